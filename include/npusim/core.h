@@ -1,0 +1,143 @@
+/* The functional model of one NPU vector core: architectural state, the
+ * unified buffer (UB), and the execution of one instruction at a time.
+ * Timing models drive it through npu_core_step() and read npu_step_info. */
+#ifndef NPUSIM_CORE_H
+#define NPUSIM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npusim/errors.h"
+#include "npusim/isa.h"
+#include "npusim/program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the special-function unit computes exp, ln, rcp, rsqrt, sqrt. */
+typedef enum npu_sfu_mode {
+    NPU_SFU_EXACT = 0, /* correctly rounded to the lane type (binary64 math, one rounding) */
+    NPU_SFU_APPROX = 1 /* the exact value rounded to `sfu_bits` significant bits first, as a
+                          table-plus-polynomial unit with an N-bit result would */
+} npu_sfu_mode;
+
+typedef struct npu_core_config {
+    unsigned vlen_bits;  /* 128 .. 2048, power of two */
+    size_t ub_bytes;     /* unified buffer capacity */
+    unsigned core_id;
+    unsigned num_cores;
+    npu_sfu_mode sfu_mode;
+    unsigned sfu_bits;   /* significant bits of an approximate SFU result, 8 .. 24 */
+} npu_core_config;
+
+/* Global memory as the core sees it: one flat byte array. */
+typedef struct npu_gm {
+    uint8_t *data;
+    uint64_t size;
+} npu_gm;
+
+typedef enum npu_core_state {
+    NPU_CORE_RUNNING = 0,
+    NPU_CORE_HALTED,       /* executed halt */
+    NPU_CORE_AT_BARRIER,   /* waiting at a barrier for the other cores */
+    NPU_CORE_TRAPPED
+} npu_core_state;
+
+typedef enum npu_trap_kind {
+    NPU_TRAP_NONE = 0,
+    NPU_TRAP_ILLEGAL,       /* word does not decode, or bad operands at run time */
+    NPU_TRAP_PC_OUT_OF_RANGE, /* ran off the program's end or jumped outside it */
+    NPU_TRAP_UB_BOUNDS,     /* UB access outside the buffer */
+    NPU_TRAP_GM_BOUNDS,     /* DMA outside global memory */
+    NPU_TRAP_MISALIGNED,    /* access not aligned to its element size */
+    NPU_TRAP_DMA_TAG,       /* dmawait on a tag that was never issued */
+    NPU_TRAP_BARRIER,       /* cores disagree on barriers (some halted) */
+    NPU_TRAP_MAX_CYCLES,    /* --max-cycles reached */
+    NPU_TRAP_MAX_INSNS,     /* --max-instructions reached */
+    NPU_TRAP_DEADLOCK,      /* no core can make progress */
+    NPU_NUM_TRAP_KINDS
+} npu_trap_kind;
+
+typedef struct npu_trap {
+    npu_trap_kind kind;
+    uint64_t pc;      /* instruction index */
+    uint64_t addr;    /* faulting address where there is one */
+    char message[160];
+} npu_trap;
+
+const char *npu_trap_name(npu_trap_kind k); /* "illegal_instruction", ... */
+
+/* DMA descriptor: rows of `row_bytes`, repeated over up to two outer
+ * dimensions with their own GM and UB strides (NC1HWC0 tiles). */
+typedef struct npu_dma_desc {
+    uint64_t count[2];
+    int64_t gm_stride[2];
+    int64_t ub_stride[2];
+} npu_dma_desc;
+
+/* One transfer, as the core issued it (for the DMA/memory timing model). */
+typedef struct npu_dma_request {
+    int to_ub;        /* 1: GM -> UB (dmald), 0: UB -> GM (dmast) */
+    unsigned tag;
+    uint64_t ub_addr, gm_addr, row_bytes;
+    npu_dma_desc shape;
+    uint64_t total_bytes;
+} npu_dma_request;
+
+/* What one executed instruction did, for timing models and traces. */
+typedef struct npu_step_info {
+    uint64_t pc;
+    const npu_insn *insn;
+    uint64_t next_pc;
+    int branch_taken;
+    /* UB traffic of a vector or scalar load/store: first byte, bytes spanned,
+     * stride between lanes (0 = unit stride) and the lanes touched. */
+    uint64_t ub_addr;
+    uint64_t ub_bytes;
+    int64_t ub_stride;
+    unsigned ub_lanes;
+    int has_dma;
+    npu_dma_request dma;
+} npu_step_info;
+
+typedef struct npu_core {
+    npu_core_config cfg;
+    const npu_program *prog;
+    npu_gm *gm;
+    uint8_t *ub;
+    uint64_t pc;
+    uint64_t s[NPU_NUM_SREGS];
+    uint8_t v[NPU_NUM_VREGS][NPU_VLENB_MAX];
+    uint64_t p[NPU_NUM_PREGS][NPU_MAX_LANES / 64]; /* one bit per lane */
+    uint64_t spr[NPU_NUM_SPRS];
+    npu_dma_desc dma_desc;
+    uint32_t dma_tags_issued; /* bit t: a DMA with tag t was issued */
+    npu_core_state state;
+    npu_trap trap;
+    uint64_t retired;
+} npu_core;
+
+/* Allocates the UB and resets the state. prog and gm stay owned by the host. */
+int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm);
+void npu_core_fini(npu_core *c);
+void npu_core_reset(npu_core *c);
+
+/* Executes the instruction at c->pc. Returns the core state afterwards; on a
+ * trap, c->trap says why and the architectural state is that before the
+ * faulting instruction. `info` may be NULL. */
+npu_core_state npu_core_step(npu_core *c, npu_step_info *info);
+
+/* Stops the core with a trap (used by run loops for limits and deadlock). */
+void npu_core_raise(npu_core *c, npu_trap_kind kind, uint64_t addr, const char *fmt, ...);
+
+/* Lane access helpers for hosts and tests. */
+static inline unsigned npu_lanes(const npu_core *c, npu_dtype dt)
+{
+    return c->cfg.vlen_bits / (8 * (dt == NPU_F16 || dt == NPU_I16 ? 2 : 4));
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,179 @@
+/* npusim activation ISA: opcodes, instruction fields, the descriptor table,
+ * encode/decode. Everything here is expanded from isa/insns.def. */
+#ifndef NPUSIM_ISA_H
+#define NPUSIM_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Architectural sizes. */
+enum {
+    NPU_NUM_SREGS = 32,
+    NPU_NUM_VREGS = 32,
+    NPU_NUM_PREGS = 8,
+    NPU_VLEN_MIN = 128,
+    NPU_VLEN_MAX = 2048,
+    NPU_VLENB_MAX = NPU_VLEN_MAX / 8,
+    NPU_MAX_LANES = NPU_VLEN_MAX / 16,
+    NPU_NUM_DMA_TAGS = 32,
+    NPU_INSN_BYTES = 8
+};
+
+/* Lane types. The dtype field of an instruction word holds one of these. */
+typedef enum npu_dtype { NPU_F16 = 0, NPU_F32 = 1, NPU_I16 = 2, NPU_I32 = 3 } npu_dtype;
+
+/* Sets of lane types an instruction accepts (bit i = npu_dtype i). */
+enum {
+    DT_NONE = 0,
+    DT_F16 = 1 << NPU_F16,
+    DT_F32 = 1 << NPU_F32,
+    DT_I16 = 1 << NPU_I16,
+    DT_I32 = 1 << NPU_I32,
+    DT_FLOAT = DT_F16 | DT_F32,
+    DT_INT = DT_I16 | DT_I32,
+    DT_ALL = DT_FLOAT | DT_INT
+};
+
+enum { F_MASK = 1, F_BRANCH = 2, F_END = 4 };
+
+/* Issue-slot classes: config says which slots take which classes. */
+typedef enum npu_class {
+    CLASS_SCALAR, CLASS_BRANCH, CLASS_VECTOR, CLASS_MEM, CLASS_DMA, CLASS_SYNC,
+    NPU_NUM_CLASSES
+} npu_class;
+
+/* Functional units. */
+typedef enum npu_unit {
+    UNIT_SCALAR, UNIT_BRANCH, UNIT_VALU, UNIT_SFU, UNIT_LSU, UNIT_DMA, UNIT_SYNC,
+    NPU_NUM_UNITS
+} npu_unit;
+
+/* What an instruction does, for the instructions-per-vector metric. */
+typedef enum npu_category {
+    CAT_ARITH, CAT_CMP, CAT_SEL, CAT_SFU, CAT_LOGIC, CAT_CVT, CAT_MOVE, CAT_CONST,
+    CAT_MEM, CAT_CTRL, NPU_NUM_CATEGORIES
+} npu_category;
+
+/* Operand kinds; each names the instruction field it is encoded in. */
+typedef enum npu_operand_kind {
+    OPK_SD = 1, /* scalar register in rd */
+    OPK_SA,     /* scalar register in rs1 */
+    OPK_SB,     /* scalar register in rs2 */
+    OPK_SC,     /* scalar register in rs3 */
+    OPK_VD,     /* vector register in rd */
+    OPK_VA,     /* vector register in rs1 */
+    OPK_VB,     /* vector register in rs2 */
+    OPK_VC,     /* vector register in rs3 */
+    OPK_PD,     /* predicate register in rd */
+    OPK_PA,     /* predicate register in rs1 */
+    OPK_PB,     /* predicate register in rs2 */
+    OPK_PS,     /* predicate register in pg, used as a selector */
+    OPK_IMM,    /* signed 32-bit integer in imm */
+    OPK_U6,     /* shift amount 0..63 in imm */
+    OPK_ULANE,  /* shift amount below the lane width in imm */
+    OPK_LIT,    /* literal rounded to the lane type, bit pattern in imm */
+    OPK_F32,    /* float literal, binary32 bit pattern in imm */
+    OPK_REL,    /* label: imm = target index - this index */
+    OPK_MEM,    /* [sa + imm]: base in rs1, byte offset in imm */
+    OPK_SPR,    /* special register name, index in imm */
+    OPK_DIM,    /* DMA descriptor dimension 1..2 in rd */
+    OPK_TAG,    /* DMA tag 0..31 in rd */
+    OPK_TAGI    /* DMA tag 0..31 in imm */
+} npu_operand_kind;
+
+typedef enum npu_format {
+#define FMT(id, n, ...) id,
+#include "formats.def"
+#undef FMT
+    NPU_NUM_FORMATS
+} npu_format;
+
+typedef enum npu_opcode {
+    NPU_OP_INVALID = 0,
+#define INSN(id, mn, opc, fmt, dts, flags, cls, unit, cat, desc) NPU_OP_##id,
+#include "insns.def"
+#undef INSN
+    NPU_NUM_OPS
+} npu_opcode;
+
+typedef enum npu_spr {
+#define SPR(id, name, idx, desc) NPU_SPR_##id = idx,
+#include "sprs.def"
+#undef SPR
+    NPU_NUM_SPRS
+} npu_spr;
+
+enum { NPU_MAX_OPERANDS = 4 };
+
+typedef struct npu_format_desc {
+    const char *name;
+    uint8_t num_operands;
+    uint8_t operands[NPU_MAX_OPERANDS]; /* npu_operand_kind */
+} npu_format_desc;
+
+typedef struct npu_insn_desc {
+    const char *mnemonic;
+    const char *description;
+    uint8_t opcode; /* byte 0 of the word */
+    uint8_t format; /* npu_format */
+    uint8_t dtypes; /* DT_* set */
+    uint8_t flags;  /* F_* */
+    uint8_t cls;    /* npu_class */
+    uint8_t unit;   /* npu_unit */
+    uint8_t category;
+} npu_insn_desc;
+
+typedef struct npu_spr_desc {
+    const char *name;
+    const char *description;
+} npu_spr_desc;
+
+/* A decoded instruction. Fields a format does not use are zero. */
+typedef struct npu_insn {
+    uint16_t op; /* npu_opcode */
+    uint8_t dt;  /* npu_dtype */
+    uint8_t rd, rs1, rs2, rs3;
+    uint8_t pg; /* predicate: lane mask when pm = 1, selector for vsel */
+    uint8_t pm; /* 1 when the instruction is masked by pg */
+    int32_t imm;
+} npu_insn;
+
+/* Instruction word layout (64 bits, little-endian in files):
+ *   [7:0] opcode  [9:8] dtype  [14:10] rd  [19:15] rs1  [24:20] rs2
+ *   [27:25] pg    [28] pm      [31:29] zero
+ *   [63:32] imm32, or rs3 in [36:32] for formats with a fourth register. */
+enum {
+    NPU_SH_OPCODE = 0, NPU_SH_DT = 8, NPU_SH_RD = 10, NPU_SH_RS1 = 15, NPU_SH_RS2 = 20,
+    NPU_SH_PG = 25, NPU_SH_PM = 28, NPU_SH_IMM = 32, NPU_SH_RS3 = 32
+};
+
+extern const npu_insn_desc npu_insn_table[NPU_NUM_OPS];
+extern const npu_format_desc npu_format_table[NPU_NUM_FORMATS];
+extern const npu_spr_desc npu_spr_table[NPU_NUM_SPRS];
+
+static inline const npu_insn_desc *npu_desc(unsigned op) { return &npu_insn_table[op]; }
+
+/* The opcode enum for an opcode byte, or NPU_OP_INVALID. */
+npu_opcode npu_opcode_from_byte(uint8_t byte);
+/* The row whose mnemonic (without a dtype suffix) is `mnemonic`, or NPU_OP_INVALID. */
+npu_opcode npu_opcode_from_mnemonic(const char *mnemonic, size_t len);
+const char *npu_dtype_name(npu_dtype dt);          /* "f16" ... */
+unsigned npu_dtype_bytes(npu_dtype dt);            /* 2 or 4 */
+int npu_spr_from_name(const char *name, size_t len); /* index or -1 */
+
+/* Which word bits a format uses (everything else must be zero). */
+uint64_t npu_format_field_mask(npu_format fmt, int maskable);
+
+uint64_t npu_encode(const npu_insn *insn);
+/* Returns 0 and fills *out, or a negative NPU_E* code when the word is not a
+ * valid instruction (unknown opcode, bad dtype, non-zero unused bits). */
+int npu_decode(uint64_t word, npu_insn *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

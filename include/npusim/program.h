@@ -1,0 +1,49 @@
+/* An assembled program: instruction words, their decoded form, and where
+ * each came from in the source (for traps, listings and per-PC stalls). */
+#ifndef NPUSIM_PROGRAM_H
+#define NPUSIM_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npusim/errors.h"
+#include "npusim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct npu_srcloc {
+    uint32_t file; /* index into npu_program.files */
+    uint32_t line; /* 1-based, 0 when unknown (a program loaded from binary) */
+} npu_srcloc;
+
+typedef struct npu_program {
+    uint64_t *words;     /* count instruction words */
+    npu_insn *insns;     /* the same, decoded */
+    npu_srcloc *locs;    /* the same, source positions (may be NULL) */
+    size_t count;
+    char **files;        /* source file names, nfiles of them */
+    size_t nfiles;
+} npu_program;
+
+void npu_program_init(npu_program *p);
+void npu_program_free(npu_program *p);
+/* Appends one instruction (words and insns kept in step). */
+int npu_program_append(npu_program *p, const npu_insn *insn, npu_srcloc loc);
+
+/* Binary file format: "NPUSIMB1" magic, uint32 count, uint32 reserved,
+ * then count little-endian 64-bit words. */
+int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *diag);
+int npu_program_read_binary(npu_program *p, const void *data, size_t size, const char *name,
+                            npu_diag *diag);
+
+/* Writes the disassembly of one instruction ("vadd.f32 v1, v2, v3, p1").
+ * `index` resolves pc-relative operands to absolute instruction indices
+ * ("@12"); the result assembles back to the same word. */
+void npu_disasm(const npu_insn *insn, size_t index, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,153 @@
+/* The instruction, format and special-register tables, and encode/decode,
+ * all expanded from the .def files. */
+#include "npusim/isa.h"
+#include "npusim/errors.h"
+
+#include <string.h>
+
+const npu_insn_desc npu_insn_table[NPU_NUM_OPS] = {
+    [NPU_OP_INVALID] = { "<invalid>", "not an instruction", 0, FMT_NONE, DT_NONE, 0, CLASS_SCALAR,
+                         UNIT_SCALAR, CAT_CTRL },
+#define INSN(id, mn, opc, fmt, dts, flg, klass, un, cat, desc) \
+    [NPU_OP_##id] = { mn, desc, opc, fmt, dts, flg, klass, un, cat },
+#include "insns.def"
+#undef INSN
+};
+
+const npu_format_desc npu_format_table[NPU_NUM_FORMATS] = {
+#define FMT(id, n, ...) [id] = { #id, n, __VA_ARGS__ },
+#include "formats.def"
+#undef FMT
+};
+
+const npu_spr_desc npu_spr_table[NPU_NUM_SPRS] = {
+#define SPR(id, nm, idx, desc) [idx] = { nm, desc },
+#include "sprs.def"
+#undef SPR
+};
+
+/* Opcode byte -> enum, built from the table on first use. */
+static uint16_t opcode_map[256];
+static int opcode_map_ready;
+
+static void build_opcode_map(void)
+{
+    for (unsigned op = 1; op < NPU_NUM_OPS; op++)
+        opcode_map[npu_insn_table[op].opcode] = (uint16_t)op;
+    opcode_map_ready = 1;
+}
+
+npu_opcode npu_opcode_from_byte(uint8_t byte)
+{
+    if (!opcode_map_ready)
+        build_opcode_map();
+    return (npu_opcode)opcode_map[byte];
+}
+
+npu_opcode npu_opcode_from_mnemonic(const char *mnemonic, size_t len)
+{
+    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
+        const char *m = npu_insn_table[op].mnemonic;
+        if (strlen(m) == len && memcmp(m, mnemonic, len) == 0)
+            return (npu_opcode)op;
+    }
+    return NPU_OP_INVALID;
+}
+
+const char *npu_dtype_name(npu_dtype dt)
+{
+    static const char *const names[] = { "f16", "f32", "i16", "i32" };
+    return (unsigned)dt < 4 ? names[dt] : "?";
+}
+
+unsigned npu_dtype_bytes(npu_dtype dt)
+{
+    return (dt == NPU_F16 || dt == NPU_I16) ? 2 : 4;
+}
+
+int npu_spr_from_name(const char *name, size_t len)
+{
+    for (int i = 0; i < NPU_NUM_SPRS; i++) {
+        const char *n = npu_spr_table[i].name;
+        if (strlen(n) == len && memcmp(n, name, len) == 0)
+            return i;
+    }
+    return -1;
+}
+
+#define FIELD(shift, bits) (((uint64_t)((1u << (bits)) - 1)) << (shift))
+
+static uint64_t operand_field_mask(npu_operand_kind k)
+{
+    switch (k) {
+    case OPK_SD: case OPK_VD: case OPK_DIM: case OPK_TAG: return FIELD(NPU_SH_RD, 5);
+    case OPK_PD: return FIELD(NPU_SH_RD, 3);
+    case OPK_SA: case OPK_VA: return FIELD(NPU_SH_RS1, 5);
+    case OPK_PA: return FIELD(NPU_SH_RS1, 3);
+    case OPK_SB: case OPK_VB: return FIELD(NPU_SH_RS2, 5);
+    case OPK_PB: return FIELD(NPU_SH_RS2, 3);
+    case OPK_SC: case OPK_VC: return FIELD(NPU_SH_RS3, 5);
+    case OPK_PS: return FIELD(NPU_SH_PG, 3);
+    case OPK_MEM: return FIELD(NPU_SH_RS1, 5) | 0xffffffff00000000ull;
+    case OPK_IMM: case OPK_U6: case OPK_ULANE: case OPK_LIT: case OPK_F32: case OPK_REL:
+    case OPK_SPR: case OPK_TAGI:
+        return 0xffffffff00000000ull;
+    }
+    return 0;
+}
+
+uint64_t npu_format_field_mask(npu_format fmt, int maskable)
+{
+    uint64_t m = FIELD(NPU_SH_OPCODE, 8) | FIELD(NPU_SH_DT, 2);
+    const npu_format_desc *f = &npu_format_table[fmt];
+    for (unsigned i = 0; i < f->num_operands; i++)
+        m |= operand_field_mask((npu_operand_kind)f->operands[i]);
+    if (maskable)
+        m |= FIELD(NPU_SH_PG, 3) | FIELD(NPU_SH_PM, 1);
+    return m;
+}
+
+uint64_t npu_encode(const npu_insn *in)
+{
+    const npu_insn_desc *d = &npu_insn_table[in->op];
+    uint64_t w = (uint64_t)d->opcode << NPU_SH_OPCODE;
+    w |= (uint64_t)(in->dt & 3) << NPU_SH_DT;
+    w |= (uint64_t)(in->rd & 31) << NPU_SH_RD;
+    w |= (uint64_t)(in->rs1 & 31) << NPU_SH_RS1;
+    w |= (uint64_t)(in->rs2 & 31) << NPU_SH_RS2;
+    w |= (uint64_t)(in->pg & 7) << NPU_SH_PG;
+    w |= (uint64_t)(in->pm & 1) << NPU_SH_PM;
+    w |= (uint64_t)(uint32_t)in->imm << NPU_SH_IMM;
+    w |= (uint64_t)(in->rs3 & 31) << NPU_SH_RS3;
+    return w;
+}
+
+int npu_decode(uint64_t w, npu_insn *out)
+{
+    memset(out, 0, sizeof *out);
+    npu_opcode op = npu_opcode_from_byte((uint8_t)(w & 0xff));
+    if (op == NPU_OP_INVALID)
+        return NPU_EDECODE;
+    const npu_insn_desc *d = &npu_insn_table[op];
+    if (w & ~npu_format_field_mask((npu_format)d->format, d->flags & F_MASK))
+        return NPU_EDECODE; /* a bit set in a field this format does not use */
+    unsigned dt = (unsigned)(w >> NPU_SH_DT) & 3;
+    if (d->dtypes == DT_NONE ? dt != 0 : !(d->dtypes & (1u << dt)))
+        return NPU_EDECODE;
+    out->op = (uint16_t)op;
+    out->dt = (uint8_t)dt;
+    out->rd = (uint8_t)((w >> NPU_SH_RD) & 31);
+    out->rs1 = (uint8_t)((w >> NPU_SH_RS1) & 31);
+    out->rs2 = (uint8_t)((w >> NPU_SH_RS2) & 31);
+    out->pg = (uint8_t)((w >> NPU_SH_PG) & 7);
+    out->pm = (uint8_t)((w >> NPU_SH_PM) & 1);
+    const npu_format_desc *f = &npu_format_table[d->format];
+    int has_rs3 = 0;
+    for (unsigned i = 0; i < f->num_operands; i++)
+        has_rs3 |= f->operands[i] == OPK_SC || f->operands[i] == OPK_VC;
+    if (has_rs3)
+        out->rs3 = (uint8_t)((w >> NPU_SH_RS3) & 31);
+    else
+        out->imm = (int32_t)(uint32_t)(w >> NPU_SH_IMM);
+    return NPU_OK;
+}
