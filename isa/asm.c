@@ -1,1 +1,441 @@
-/* placeholder: being written */
+/* The npusim assembler's driver: statements, labels, .equ, directives, the
+ * label fix-ups, and the public npu_assemble() entry points. */
+#include "asm_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors and small helpers ------------------------------------------ */
+
+static void set_diag_file(asm_ctx *c, uint32_t file)
+{
+    const char *name = file < c->nfiles && c->files[file].name ? c->files[file].name : "";
+    snprintf(c->diag->file, sizeof c->diag->file, "%s", name);
+}
+
+static int vreport(asm_ctx *c, uint32_t file, uint32_t line, int col, const char *fmt, va_list ap)
+{
+    if (c->failed)
+        return -1;
+    c->failed = 1;
+    set_diag_file(c, file);
+    c->diag->line = (int)line;
+    c->diag->col = line ? col : 0;
+    vsnprintf(c->diag->message, sizeof c->diag->message, fmt, ap);
+    return -1;
+}
+
+int asm_error(asm_ctx *c, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, c->cur.file, c->cur.line, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int asm_error_at(asm_ctx *c, uint32_t file, uint32_t line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, file, line, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int asm_grow(asm_ctx *c, void **ptr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need && n <= SIZE_MAX / 2)
+        n *= 2;
+    void *p = n >= need && n <= SIZE_MAX / elem ? realloc(*ptr, n * elem) : NULL;
+    if (!p) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    *ptr = p;
+    *cap = n;
+    return 0;
+}
+
+char *asm_strndup(asm_ctx *c, const char *s, size_t len)
+{
+    char *p = malloc(len + 1);
+    if (!p) {
+        c->status = NPU_ENOMEM;
+        asm_error(c, 0, "out of memory");
+        return NULL;
+    }
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+/* ---- hash map -------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+void *asm_map_get(const asm_map *m, const char *key, size_t len)
+{
+    if (!m->cap)
+        return NULL;
+    for (size_t i = hash_bytes(key, len) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const asm_map_slot *s = &m->slots[i];
+        if (!s->key)
+            return NULL;
+        if (s->len == len && memcmp(s->key, key, len) == 0)
+            return s->val;
+    }
+}
+
+static void map_insert(asm_map_slot *slots, size_t cap, asm_map_slot slot)
+{
+    size_t i = hash_bytes(slot.key, slot.len) & (cap - 1);
+    while (slots[i].key)
+        i = (i + 1) & (cap - 1);
+    slots[i] = slot;
+}
+
+int asm_map_put(asm_map *m, const char *key, size_t len, void *val)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        asm_map_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return NPU_ENOMEM;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].key)
+                map_insert(slots, cap, m->slots[i]);
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    char *k = malloc(len + 1);
+    if (!k)
+        return NPU_ENOMEM;
+    memcpy(k, key, len);
+    k[len] = '\0';
+    map_insert(m->slots, m->cap, (asm_map_slot){ k, len, val });
+    m->count++;
+    return NPU_OK;
+}
+
+void asm_map_free(asm_map *m, void (*free_val)(void *))
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->slots[i].key) {
+            free(m->slots[i].key);
+            free_val(m->slots[i].val);
+        }
+    }
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- labels and constants ------------------------------------------------- */
+
+/* "at line 3" in the same file, "at other.s:3" elsewhere. */
+static const char *where(const asm_ctx *c, uint32_t file, uint32_t line, char *buf, size_t size)
+{
+    if (line == 0)
+        snprintf(buf, size, "as a predefined name");
+    else if (file == c->cur.file)
+        snprintf(buf, size, "at line %u", (unsigned)line);
+    else
+        snprintf(buf, size, "at %s:%u", c->files[file].name, (unsigned)line);
+    return buf;
+}
+
+static int define_label(asm_ctx *c, const asm_token *t)
+{
+    char q[96], at[300];
+    char cls;
+    unsigned num;
+    if (asm_reg_parse(t, &cls, &num))
+        return asm_error(c, t->col, "%s is a register name, not a label",
+                         asm_tok_str(t, q, sizeof q));
+    const asm_label *old = asm_map_get(&c->labels, t->text, t->len);
+    if (old)
+        return asm_error(c, t->col, "duplicate label %s (first defined %s)",
+                         asm_tok_str(t, q, sizeof q), where(c, old->file, old->line, at, sizeof at));
+    asm_label *l = malloc(sizeof *l);
+    if (!l || asm_map_put(&c->labels, t->text, t->len, l) < 0) {
+        free(l);
+        c->status = NPU_ENOMEM;
+        return asm_error(c, t->col, "out of memory");
+    }
+    *l = (asm_label){ c->prog->count, c->cur.file, c->cur.line };
+    return 0;
+}
+
+/* .equ NAME, expr */
+static int directive_equ(asm_ctx *c, asm_lexer *lx)
+{
+    char q[96], at[300];
+    asm_token name = asm_lex_next(lx);
+    if (name.kind != TOK_IDENT) {
+        if (name.kind == TOK_BAD)
+            return -1;
+        return asm_error(c, name.col, "expected a constant name, found %s",
+                         asm_tok_str(&name, q, sizeof q));
+    }
+    if (asm_reserved_name(&name))
+        return asm_error(c, name.col, "%s is reserved and cannot name a constant",
+                         asm_tok_str(&name, q, sizeof q));
+    const asm_const *old = asm_map_get(&c->consts, name.text, name.len);
+    if (old)
+        return asm_error(c, name.col, "duplicate constant %s (first defined %s)",
+                         asm_tok_str(&name, q, sizeof q),
+                         where(c, old->file, old->line, at, sizeof at));
+    asm_token comma = asm_lex_next(lx);
+    if (!asm_tok_is(&comma, ','))
+        return comma.kind == TOK_BAD ? -1
+                                     : asm_error(c, comma.col, "expected ',', found %s",
+                                                 asm_tok_str(&comma, q, sizeof q));
+    asm_value v;
+    if (asm_parse_expr(lx, &v) < 0)
+        return -1;
+    asm_token end = asm_lex_next(lx);
+    if (end.kind != TOK_EOL)
+        return end.kind == TOK_BAD ? -1
+                                   : asm_error(c, end.col, "unexpected trailing text %s",
+                                               asm_tok_str(&end, q, sizeof q));
+    asm_const *k = malloc(sizeof *k);
+    if (!k || asm_map_put(&c->consts, name.text, name.len, k) < 0) {
+        free(k);
+        c->status = NPU_ENOMEM;
+        return asm_error(c, name.col, "out of memory");
+    }
+    *k = (asm_const){ v, c->cur.file, c->cur.line };
+    return 0;
+}
+
+/* .error "message": stops assembly, e.g. when a needed name is not defined. */
+static int directive_error(asm_ctx *c, asm_lexer *lx, asm_token t)
+{
+    asm_token msg = asm_lex_next(lx);
+    if (msg.kind == TOK_STRING)
+        return asm_error(c, t.col, "%.*s", (int)(msg.len > 200 ? 200 : msg.len), msg.text);
+    return msg.kind == TOK_BAD ? -1 : asm_error(c, t.col, ".error directive");
+}
+
+static int directive(asm_ctx *c, asm_lexer *lx, asm_token t)
+{
+    char q[96];
+#define IS(word) (t.len == sizeof(word) - 1 && memcmp(t.text, word, t.len) == 0)
+    if (IS(".equ"))
+        return directive_equ(c, lx);
+    if (IS(".macro"))
+        return asm_macro_begin(c, lx, t);
+    if (IS(".include"))
+        return asm_include(c, lx, t);
+    if (IS(".endm"))
+        return asm_error(c, t.col, ".endm without .macro");
+    if (IS(".error"))
+        return directive_error(c, lx, t);
+    if (IS(".if") || IS(".ifdef") || IS(".ifndef") || IS(".else") || IS(".endif"))
+        return asm_error(c, t.col, "%s must start its line", asm_quote(t.text, t.len, q, sizeof q));
+#undef IS
+    return asm_error(c, t.col, "unknown directive %s", asm_tok_str(&t, q, sizeof q));
+}
+
+/* label: label: mnemonic operands  |  macro args  |  .directive args */
+static int statement(asm_ctx *c)
+{
+    char q[96];
+    asm_lexer lx;
+    asm_lex_init(&lx, c, c->cur.text, c->cur.len);
+    for (;;) {
+        asm_token t = asm_lex_next(&lx);
+        if (t.kind == TOK_EOL)
+            return 0;
+        if (t.kind == TOK_DIRECTIVE)
+            return directive(c, &lx, t);
+        if (t.kind != TOK_IDENT) {
+            if (t.kind == TOK_BAD)
+                return -1;
+            return asm_error(c, t.col, "expected an instruction, found %s",
+                             asm_tok_str(&t, q, sizeof q));
+        }
+        asm_token next = asm_lex_peek(&lx);
+        if (asm_tok_is(&next, ':')) {
+            asm_lex_next(&lx);
+            if (define_label(c, &t) < 0)
+                return -1;
+            continue;
+        }
+        asm_macro *m = asm_map_get(&c->macros, t.text, t.len);
+        if (m)
+            return asm_macro_call(c, &lx, m, t);
+        return asm_insn(c, &lx, t);
+    }
+}
+
+static int resolve_fixups(asm_ctx *c)
+{
+    npu_program *p = c->prog;
+    for (size_t i = 0; i < c->nfixups; i++) {
+        const asm_fixup *f = &c->fixups[i];
+        const asm_label *l = asm_map_get(&c->labels, f->label, strlen(f->label));
+        char q[96];
+        if (!l)
+            return asm_error_at(c, f->file, f->line, f->col, "undefined label %s",
+                                asm_quote(f->label, strlen(f->label), q, sizeof q));
+        int64_t rel = (int64_t)l->index - (int64_t)f->index;
+        if (rel < INT32_MIN || rel > INT32_MAX)
+            return asm_error_at(c, f->file, f->line, f->col, "label %s is out of reach",
+                                asm_quote(f->label, strlen(f->label), q, sizeof q));
+        p->insns[f->index].imm = (int32_t)rel;
+        p->words[f->index] = npu_encode(&p->insns[f->index]);
+    }
+    return 0;
+}
+
+/* Hands the file names over to the program. */
+static int finish_files(asm_ctx *c)
+{
+    npu_program *p = c->prog;
+    p->files = calloc(c->nfiles ? c->nfiles : 1, sizeof *p->files);
+    if (!p->files) {
+        c->status = NPU_ENOMEM;
+        return asm_error_at(c, 0, 0, 0, "out of memory");
+    }
+    for (size_t i = 0; i < c->nfiles; i++) {
+        p->files[i] = c->files[i].name;
+        c->files[i].name = NULL;
+    }
+    p->nfiles = c->nfiles;
+    return 0;
+}
+
+static void free_const(void *p) { free(p); }
+static void free_nothing(void *p) { (void)p; }
+
+static void cleanup(asm_ctx *c)
+{
+    for (size_t i = 0; i < c->nframes; i++) {
+        asm_frame *f = &c->frames[i];
+        if (f->is_macro && f->args) {
+            for (size_t k = 0; k < f->macro->nparams; k++)
+                free(f->args[k]);
+            free(f->args);
+        }
+    }
+    free(c->frames);
+    for (size_t i = 0; i < c->nfiles; i++) {
+        free(c->files[i].name);
+        free(c->files[i].key);
+        if (c->files[i].owns_text)
+            free(c->files[i].text);
+    }
+    free(c->files);
+    asm_map_free(&c->labels, free_const);
+    asm_map_free(&c->consts, free_const);
+    asm_map_free(&c->macros, asm_macro_free);
+    asm_map_free(&c->dtypes, free_nothing);
+    free(c->conds);
+    asm_macro_free(c->recording);
+    for (size_t i = 0; i < c->nfixups; i++)
+        free(c->fixups[i].label);
+    free(c->fixups);
+    free(c->linebuf);
+}
+
+static int is_on_disk(const npu_asm_options *opts) { return !(opts && opts->reader); }
+
+/* Takes ownership of `text` when owns_text. */
+static int assemble(const char *name, const char *text, size_t len, int owns_text,
+                    const npu_asm_options *opts, npu_program *out, npu_diag *diag)
+{
+    npu_diag scratch;
+    asm_ctx c;
+    memset(&c, 0, sizeof c);
+    c.opts = opts;
+    c.diag = diag ? diag : &scratch;
+    memset(c.diag, 0, sizeof *c.diag);
+    c.status = NPU_ESYNTAX;
+    c.prog = out;
+    npu_program_init(out);
+    if (!name)
+        name = "<input>";
+    if (!text) {
+        text = "";
+        len = 0;
+    }
+    char *key = asm_canonical_path(name, is_on_disk(opts));
+    uint32_t top;
+    if (!key) {
+        c.status = NPU_ENOMEM;
+        asm_error_at(&c, 0, 0, 0, "out of memory");
+        if (owns_text)
+            free((char *)text);
+    } else if (asm_apply_defines(&c) < 0) {
+        if (owns_text)
+            free((char *)text);
+    } else if (asm_add_file(&c, name, key, (char *)text, len, owns_text, &top) == 0 &&
+               asm_push_file(&c, top) == 0) {
+        int r;
+        while ((r = asm_next_line(&c)) > 0) {
+            int rc = c.recording              ? asm_macro_record(&c)
+                     : asm_is_conditional(&c) ? asm_conditional(&c)
+                     : asm_skipping(&c)       ? 0
+                                              : statement(&c);
+            if (rc < 0)
+                break;
+        }
+        if (!c.failed)
+            resolve_fixups(&c);
+        if (!c.failed)
+            finish_files(&c);
+    }
+    free(key);
+    cleanup(&c);
+    if (c.failed) {
+        npu_program_free(out);
+        npu_program_init(out);
+        return c.status;
+    }
+    return NPU_OK;
+}
+
+int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
+                 npu_program *out, npu_diag *diag)
+{
+    return assemble(name, text, len, 0, opts, out, diag);
+}
+
+int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
+                      npu_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    errno = 0;
+    int rc = asm_read_source(opts, path ? path : "", &text, &len);
+    if (rc != NPU_OK || !text) {
+        int err = errno;
+        npu_program_init(out);
+        if (diag) {
+            memset(diag, 0, sizeof *diag);
+            snprintf(diag->file, sizeof diag->file, "%s", path ? path : "");
+            if (is_on_disk(opts) && err)
+                snprintf(diag->message, sizeof diag->message, "cannot read source file: %s",
+                         strerror(err));
+            else
+                snprintf(diag->message, sizeof diag->message, "cannot read source file");
+        }
+        free(text);
+        return rc == NPU_ENOMEM ? NPU_ENOMEM : NPU_EIO;
+    }
+    return assemble(path, text, len, 1, opts, out, diag);
+}

@@ -1,1 +1,91 @@
-/* placeholder: being written */
+/* NC1HWC0 packing, unpacking and padding checks. */
+#include "npusim/tensor.h"
+
+#include <string.h>
+
+#include "npusim/errors.h"
+
+static int mul_overflows(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+int npu_layout_init(npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigned esize)
+{
+    memset(l, 0, sizeof *l);
+    if (n == 0 || c == 0 || h == 0 || w == 0 || (esize != 2 && esize != 4))
+        return NPU_EINVAL;
+    l->n = n;
+    l->c = c;
+    l->h = h;
+    l->w = w;
+    l->esize = esize;
+    l->c0 = NPU_C0_BYTES / esize;
+    l->c1 = c / l->c0 + (c % l->c0 != 0);
+    uint64_t t;
+    if (mul_overflows(n, l->c1, &t) || mul_overflows(t, h, &t) || mul_overflows(t, w, &t) ||
+        mul_overflows(t, NPU_C0_BYTES, &t))
+        return NPU_EINVAL;
+    return NPU_OK;
+}
+
+uint64_t npu_layout_logical_elems(const npu_layout *l) { return l->n * l->c * l->h * l->w; }
+uint64_t npu_layout_elems(const npu_layout *l) { return l->n * l->c1 * l->h * l->w * l->c0; }
+uint64_t npu_layout_bytes(const npu_layout *l) { return npu_layout_elems(l) * l->esize; }
+
+uint64_t npu_layout_offset(const npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w)
+{
+    uint64_t c1 = c / l->c0, c0 = c % l->c0;
+    return (((n * l->c1 + c1) * l->h + h) * l->w + w) * l->c0 + c0;
+}
+
+void npu_pack_nc1hwc0(const npu_layout *l, const void *nchw, void *nc1hwc0)
+{
+    const uint8_t *src = nchw;
+    uint8_t *dst = nc1hwc0;
+    const unsigned es = l->esize;
+    memset(dst, 0, npu_layout_bytes(l));
+    for (uint64_t n = 0; n < l->n; n++)
+        for (uint64_t c = 0; c < l->c; c++)
+            for (uint64_t h = 0; h < l->h; h++)
+                for (uint64_t w = 0; w < l->w; w++) {
+                    uint64_t s = ((n * l->c + c) * l->h + h) * l->w + w;
+                    memcpy(dst + npu_layout_offset(l, n, c, h, w) * es, src + s * es, es);
+                }
+}
+
+void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw)
+{
+    const uint8_t *src = nc1hwc0;
+    uint8_t *dst = nchw;
+    const unsigned es = l->esize;
+    for (uint64_t n = 0; n < l->n; n++)
+        for (uint64_t c = 0; c < l->c; c++)
+            for (uint64_t h = 0; h < l->h; h++)
+                for (uint64_t w = 0; w < l->w; w++) {
+                    uint64_t d = ((n * l->c + c) * l->h + h) * l->w + w;
+                    memcpy(dst + d * es, src + npu_layout_offset(l, n, c, h, w) * es, es);
+                }
+}
+
+uint64_t npu_padding_nonzero(const npu_layout *l, const void *nc1hwc0)
+{
+    const uint8_t *src = nc1hwc0;
+    uint64_t bad = 0;
+    if (l->c % l->c0 == 0)
+        return 0;
+    const uint64_t c1 = l->c1 - 1; /* only the last C1 block has padded channels */
+    for (uint64_t n = 0; n < l->n; n++)
+        for (uint64_t h = 0; h < l->h; h++)
+            for (uint64_t w = 0; w < l->w; w++)
+                for (uint64_t c0 = l->c % l->c0; c0 < l->c0; c0++) {
+                    uint64_t off = ((((n * l->c1 + c1) * l->h + h) * l->w + w) * l->c0 + c0);
+                    const uint8_t *e = src + off * l->esize;
+                    for (unsigned b = 0; b < l->esize; b++)
+                        if (e[b]) {
+                            bad++;
+                            break;
+                        }
+                }
+    return bad;
+}

@@ -1,0 +1,124 @@
+// The kernels end to end through run_kernel(): every element checked against
+// the binary64 reference, on awkward shapes, VLENs and core counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "npusim/fp16.h"
+#include "runner.h"
+
+using namespace npusim;
+
+namespace {
+
+RunResult run(const std::string &kernel, const std::string &dtype, std::vector<uint64_t> shape,
+              const std::vector<std::string> &sets = {}, std::map<std::string, double> params = {})
+{
+    RunOptions o;
+    o.kernel = kernel;
+    o.dtype = dtype;
+    o.shape = shape;
+    o.params = params;
+    for (const std::string &s : sets)
+        apply_override(o.config, s);
+    return run_kernel(o);
+}
+
+std::string describe(const RunResult &r)
+{
+    std::string s = "max_ulp=" + std::to_string(r.accuracy.max_ulp) + " failures=" +
+                    std::to_string(r.accuracy.failures) + " padding_nonzero=" + std::to_string(r.padding_nonzero);
+    for (const TrapReport &t : r.traps)
+        s += std::string(" trap ") + npu_trap_name(t.trap.kind) + " at " + std::to_string(t.trap.pc) + " " + t.disasm +
+             ": " + t.trap.message;
+    return s;
+}
+
+struct Case {
+    const char *kernel;
+    const char *dtype;
+};
+
+class KernelShapes : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(KernelShapes, PassesItsBoundOnAwkwardShapes)
+{
+    const Case c = GetParam();
+    const std::vector<std::vector<uint64_t>> shapes = {
+        {1, 1, 1, 1}, {1, 3, 5, 7}, {2, 20, 9, 9}, {1, 17, 1, 3}, {3, 8, 2, 2}, {1, 16, 32, 33},
+    };
+    for (const auto &shape : shapes) {
+        RunResult r = run(c.kernel, c.dtype, shape);
+        EXPECT_TRUE(r.passed()) << c.kernel << " " << c.dtype << " shape " << shape[0] << "x" << shape[1] << "x"
+                                << shape[2] << "x" << shape[3] << ": " << describe(r);
+        EXPECT_EQ(r.accuracy.checked, shape[0] * shape[1] * shape[2] * shape[3]);
+    }
+}
+
+TEST_P(KernelShapes, RunsUnchangedAcrossVlenAndCores)
+{
+    const Case c = GetParam();
+    for (const char *vlen : {"core.vlen=128", "core.vlen=512", "core.vlen=2048"}) {
+        RunResult r = run(c.kernel, c.dtype, {1, 19, 7, 5}, {vlen});
+        EXPECT_TRUE(r.passed()) << c.kernel << " " << c.dtype << " " << vlen << ": " << describe(r);
+    }
+    for (const char *cores : {"system.cores=2", "system.cores=3", "system.cores=7"}) {
+        RunResult r = run(c.kernel, c.dtype, {1, 5, 9, 11}, {cores});
+        EXPECT_TRUE(r.passed()) << c.kernel << " " << c.dtype << " " << cores << ": " << describe(r);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelShapes,
+                         ::testing::Values(Case{"relu", "fp16"}, Case{"relu", "fp32"}, Case{"leaky_relu", "fp16"},
+                                           Case{"leaky_relu", "fp32"}, Case{"gelu_tanh", "fp16"},
+                                           Case{"gelu_tanh", "fp32"}),
+                         [](const auto &info) { return std::string(info.param.kernel) + "_" + info.param.dtype; });
+
+TEST(Kernels, LeakyReluHonoursAlphaOnBothSidesOfOne)
+{
+    for (double alpha : {0.2, 3.0, -0.5, 1.0, 0.0}) {
+        RunResult r = run("leaky_relu", "fp32", {1, 9, 4, 4}, {}, {{"alpha", alpha}});
+        EXPECT_TRUE(r.passed()) << "alpha " << alpha << ": " << describe(r);
+        EXPECT_EQ(r.params[0], double(float(alpha)));
+    }
+}
+
+TEST(Kernels, ReluInstructionsPerVectorIsOne)
+{
+    RunResult r = run("relu", "fp16", {1, 64, 8, 8});
+    EXPECT_DOUBLE_EQ(double(r.counted_instructions) / double(r.output_vectors), 1.0);
+    RunResult g = run("gelu_tanh", "fp32", {1, 64, 8, 8});
+    EXPECT_DOUBLE_EQ(double(g.counted_instructions) / double(g.output_vectors), 7.0);
+    RunResult l = run("leaky_relu", "fp32", {1, 64, 8, 8});
+    EXPECT_DOUBLE_EQ(double(l.counted_instructions) / double(l.output_vectors), 2.0);
+}
+
+TEST(Kernels, Fp16KernelsMeetTheirBoundOnEveryHalfInput)
+{
+    // All 65536 binary16 bit patterns as one input tensor (C = 1: 15 of 16
+    // lanes of each C0 block are padding, which must stay zero).
+    NpyArray in;
+    in.dtype = NPU_F16;
+    in.shape = {1, 1, 256, 256};
+    in.data.resize(65536 * 2);
+    for (uint32_t i = 0; i < 65536; i++) {
+        in.data[2 * i] = uint8_t(i);
+        in.data[2 * i + 1] = uint8_t(i >> 8);
+    }
+    std::string path = ::testing::TempDir() + "/all_halves.npy";
+    write_npy(path, in);
+    for (const char *kernel : {"relu", "leaky_relu", "gelu_tanh"}) {
+        RunOptions o;
+        o.kernel = kernel;
+        o.dtype = "fp16";
+        o.inputs["x"] = path;
+        RunResult r = run_kernel(o);
+        EXPECT_EQ(r.accuracy.checked, 65536u);
+        EXPECT_TRUE(r.passed()) << kernel << ": " << describe(r) << " worst input #" << r.accuracy.worst_index
+                                << " got " << r.accuracy.worst_got << " ref " << r.accuracy.worst_ref;
+    }
+}

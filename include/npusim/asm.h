@@ -1,15 +1,44 @@
 /* The npusim assembler: source text to npu_program.
  *
- * Syntax (one statement a line, `;` or `#` starts a comment):
- *   label:                      labels; numeric `@N` names instruction N
- *   .equ NAME, expr             named constants (integers or floats)
- *   .macro NAME a, b ... .endm  macros, arguments referenced as \a
- *   .include "file.s"           relative to the including file, then the
- *                               include path
- *   vadd.f32 v1, v2, v3, p1     a trailing predicate masks the lanes
- *   vld.f16 v1, [s2 + 64]       memory operands
- * Integer literals: 42, -7, 0x2a, 0b101; float literals: 0.044715, 1e-3,
- * 0x1p-3, inf, nan; expressions with + - * / ( ) over literals and .equ names.
+ * One statement a line; `;` or `#` starts a comment (outside "strings").
+ *   label:                      labels (several may precede a statement)
+ *   .equ NAME, expr             named constant, integer or float; defined
+ *                               before use, never redefined
+ *   .macro NAME a, b ... .endm  macro; in the body \a is an argument, \@ a
+ *                               number unique to each expansion (for labels),
+ *                               \() nothing (a separator); invoked `NAME x, y`
+ *                               (commas inside [] or () do not split)
+ *   .include "file.s"           read next to the including file, then in each
+ *                               include_dirs entry; a file already included
+ *                               is skipped (include-once)
+ *   mnemonic[.dt] operands[, pN]
+ *
+ * `.dt` is f16, f32, i16 or i32 and must be in the row's dtype set; rows
+ * without dtypes take no suffix. A trailing predicate on a maskable row sets
+ * pm = 1, pg = N. Operands, by kind (isa/formats.def):
+ *   scalar / vector / predicate register   s0..s31, v0..v31, p0..p7
+ *   imm     integer expression, signed 32-bit
+ *   u6      shift amount 0..63; ulane: 0 .. lane bits - 1
+ *   lit     literal rounded once to the lane type: f16/f32 from any number
+ *           (ties to even, overflow to infinity is an error), i16 -32768..65535
+ *           (stored sign-extended), i32 -2^31..2^32-1; or bits(N), the raw
+ *           32-bit immediate field (NaN payloads)
+ *   f32     number rounded to binary32, or bits(N)
+ *   label   a label, or @N (absolute instruction index); encoded pc-relative
+ *   mem     [sN], [sN + expr], [sN - expr]
+ *   spr     special register name (lanes.f32, vlenb, ... isa/sprs.def)
+ *   dim     1..2; tag: 0..31
+ * Pseudo-instruction: `li sd, value` takes any 64-bit integer and emits li,
+ * plus lih when the value does not fit in 32 signed bits.
+ * Integer literals: 42, -7, 0x2a, 0b101 (up to 2^64 - 1, kept as bits);
+ * float literals: 0.044715, 1e-3, .5, 0x1p-3, inf, nan. Expressions: + - * /
+ * ( ) over literals and .equ names, in 64-bit integers (overflow and division
+ * by zero are errors) until an operand is a float, then in double.
+ *
+ * Errors: the first one only, as npu_diag {file, line, col, message} naming
+ * the offending token at its real place (inside an included file; for a
+ * macro, its body line). Limits that bound hostile input: includes and macro
+ * calls nest 64 deep, expressions 256, macro expansion 4M lines / 256 MiB.
  */
 #ifndef NPUSIM_ASM_H
 #define NPUSIM_ASM_H
@@ -27,16 +56,31 @@ extern "C" {
  * returns 0 or a negative error. Hosts may supply their own (fuzzers do). */
 typedef int (*npu_asm_reader)(void *ctx, const char *path, char **text, size_t *len);
 
+/* A name defined by the host before assembly, like `cc -D`. A numeric value
+ * acts as `.equ NAME, value`; a lane-type name (f16, f32, i16, i32) makes NAME
+ * a dtype alias usable as a mnemonic suffix (`vadd.DT v1, v2, v3`), so one
+ * kernel source serves every dtype. Both are visible to `.ifdef NAME`. */
+typedef struct npu_asm_define {
+    const char *name;
+    const char *value;
+} npu_asm_define;
+
 typedef struct npu_asm_options {
     const char *const *include_dirs; /* searched after the including file's folder */
     size_t num_include_dirs;
     npu_asm_reader reader;           /* NULL: read files from disk */
     void *reader_ctx;
+    const npu_asm_define *defines;   /* predefined names (may be NULL) */
+    size_t num_defines;
 } npu_asm_options;
 
-/* Assembles `text` (named `name` in diagnostics). On error returns a negative
- * code, fills *diag with the first error (file, line, column, message) and
- * leaves *out empty. */
+/* Assembles `text` (`len` bytes, NUL bytes are an error; named `name` in
+ * diagnostics, whose folder is where its includes are looked up). *out is
+ * initialised here (free any earlier content first). Returns 0, or
+ * NPU_ESYNTAX (bad source, missing include), NPU_ENOMEM, with *diag holding
+ * the first error and *out empty. `opts` and `diag` may be NULL.
+ * npu_assemble_file reads `path` first; failing that it returns NPU_EIO with
+ * a diag for the file (line 0). */
 int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
                  npu_program *out, npu_diag *diag);
 int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,

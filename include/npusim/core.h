@@ -91,8 +91,11 @@ typedef struct npu_step_info {
     const npu_insn *insn;
     uint64_t next_pc;
     int branch_taken;
-    /* UB traffic of a vector or scalar load/store: first byte, bytes spanned,
-     * stride between lanes (0 = unit stride) and the lanes touched. */
+    /* UB traffic of a vector or scalar load/store, over its active lanes:
+     * lowest byte touched, bytes spanned (lowest to highest touched byte),
+     * byte stride between lanes (0 for sld/sst and unit-stride vld/vst;
+     * vlds/vsts report sb as given, which may itself be 0 or negative) and
+     * the number of active lanes. All zero when no lane is active. */
     uint64_t ub_addr;
     uint64_t ub_bytes;
     int64_t ub_stride;
@@ -107,6 +110,7 @@ typedef struct npu_core {
     npu_gm *gm;
     uint8_t *ub;
     uint64_t pc;
+    uint64_t next_pc; /* during a step: where the PC goes after this instruction */
     uint64_t s[NPU_NUM_SREGS];
     uint8_t v[NPU_NUM_VREGS][NPU_VLENB_MAX];
     uint64_t p[NPU_NUM_PREGS][NPU_MAX_LANES / 64]; /* one bit per lane */
@@ -115,7 +119,8 @@ typedef struct npu_core {
     uint32_t dma_tags_issued; /* bit t: a DMA with tag t was issued */
     npu_core_state state;
     npu_trap trap;
-    uint64_t retired;
+    uint64_t retired;                  /* instructions executed (a trapping one is not) */
+    uint64_t op_count[NPU_NUM_OPS];    /* retired instructions per opcode */
 } npu_core;
 
 /* Allocates the UB and resets the state. prog and gm stay owned by the host. */

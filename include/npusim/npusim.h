@@ -1,0 +1,15 @@
+/* npusim: the whole public C API in one include. Link with `pkg-config --libs npusim`. */
+#ifndef NPUSIM_NPUSIM_H
+#define NPUSIM_NPUSIM_H
+
+#include "npusim/errors.h"
+#include "npusim/isa.h"
+#include "npusim/program.h"
+#include "npusim/asm.h"
+#include "npusim/fp16.h"
+#include "npusim/core.h"
+#include "npusim/run.h"
+#include "npusim/tensor.h"
+#include "npusim/reference.h"
+
+#endif

@@ -1,0 +1,63 @@
+/* Double-precision reference functions for the activation kernels, and the
+ * accuracy check that compares a kernel's output against them. */
+#ifndef NPUSIM_REFERENCE_H
+#define NPUSIM_REFERENCE_H
+
+#include <stdint.h>
+
+#include "npusim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { NPU_REF_MAX_INPUTS = 2, NPU_REF_MAX_PARAMS = 16 };
+
+/* y = f(x[0..inputs), params). Inputs are the exact values the kernel read. */
+typedef double (*npu_ref_fn)(const double *x, const double *params);
+
+typedef struct npu_reference {
+    const char *name;
+    unsigned num_inputs;
+    npu_ref_fn fn;
+    const char *formula; /* for `npusim kernels` and reports */
+} npu_reference;
+
+const npu_reference *npu_reference_find(const char *name);
+const npu_reference *npu_reference_at(unsigned i); /* NULL past the end */
+
+/* An element passes when its error is within max_ulp ULPs of the output type
+ * OR within max_abs absolutely (for results near zero). */
+typedef struct npu_bound {
+    double max_ulp;
+    double max_abs;
+} npu_bound;
+
+typedef struct npu_accuracy {
+    uint64_t checked;
+    uint64_t failures;
+    double max_abs_err;
+    double max_ulp;
+    double sum_ulp;
+    uint64_t worst_index; /* element with the largest ULP error */
+    double worst_got, worst_ref;
+} npu_accuracy;
+
+/* ULP distance of `got` (a value of type dt) from the exact `ref`, in units of
+ * the dt spacing at |ref|; 0 when got is ref correctly rounded, INFINITY when
+ * one is NaN/inf and the other not. */
+double npu_ulp_error(double got, double ref, npu_dtype dt);
+/* The double value of element `i` of a dt-typed array. */
+double npu_load_lane(const void *data, uint64_t i, npu_dtype dt);
+/* Stores v into element `i`, rounded once to dt. */
+void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v);
+
+void npu_accuracy_init(npu_accuracy *a);
+/* Adds one element; returns 1 when it passes the bound. */
+int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
+                     const npu_bound *bound);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

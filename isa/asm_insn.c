@@ -1,0 +1,465 @@
+/* One instruction statement: mnemonic and dtype suffix, then the operands the
+ * row's format lists (isa/formats.def), each parsed by its operand kind. */
+#include "asm_internal.h"
+
+#include "npusim/fp16.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { QBUF = 96 };
+
+static const char *reg_class_name(char cls)
+{
+    return cls == 's' ? "scalar" : cls == 'v' ? "vector" : "predicate";
+}
+
+static int parse_reg(asm_lexer *lx, char cls, uint8_t *field)
+{
+    char q[QBUF];
+    asm_token t = asm_lex_next(lx);
+    char got;
+    unsigned num;
+    if (asm_reg_parse(&t, &got, &num) && got == cls) {
+        unsigned count = cls == 'p' ? NPU_NUM_PREGS : cls == 'v' ? NPU_NUM_VREGS : NPU_NUM_SREGS;
+        if (num >= count)
+            return asm_error(lx->ctx, t.col, "no register %s (%s registers are %c0..%c%u)",
+                             asm_tok_str(&t, q, sizeof q), reg_class_name(cls), cls, cls,
+                             count - 1);
+        *field = (uint8_t)num;
+        return 0;
+    }
+    if (t.kind == TOK_BAD)
+        return -1;
+    return asm_error(lx->ctx, t.col, "expected a %s register, found %s", reg_class_name(cls),
+                     asm_tok_str(&t, q, sizeof q));
+}
+
+/* An integer expression in [lo, hi]; `what` words the range error. */
+static int parse_ranged(asm_lexer *lx, const char *what, int64_t lo, int64_t hi, int64_t *out)
+{
+    int col;
+    if (asm_parse_int(lx, what, out, &col) < 0)
+        return -1;
+    if (*out < lo || *out > hi)
+        return asm_error(lx->ctx, col, "%s %lld out of range (%lld..%lld)", what,
+                         (long long)*out, (long long)lo, (long long)hi);
+    return 0;
+}
+
+static int parse_imm32(asm_lexer *lx, int32_t *imm)
+{
+    int64_t v;
+    int col;
+    if (asm_parse_int(lx, "immediate", &v, &col) < 0)
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return asm_error(lx->ctx, col, "immediate %lld out of range for a 32-bit signed immediate",
+                         (long long)v);
+    *imm = (int32_t)v;
+    return 0;
+}
+
+/* `bits(N)`: the raw 32-bit pattern of the immediate field, for literals no
+ * decimal spelling reaches (NaN payloads). */
+static int parse_bits(asm_lexer *lx, int32_t *imm)
+{
+    char q[QBUF];
+    asm_token open = asm_lex_next(lx);
+    if (!asm_tok_is(&open, '('))
+        return asm_error(lx->ctx, open.col, "expected '(' after bits, found %s",
+                         asm_tok_str(&open, q, sizeof q));
+    int64_t v;
+    if (parse_ranged(lx, "bit pattern", 0, UINT32_MAX, &v) < 0)
+        return -1;
+    asm_token close = asm_lex_next(lx);
+    if (!asm_tok_is(&close, ')'))
+        return asm_error(lx->ctx, close.col, "expected ')', found %s",
+                         asm_tok_str(&close, q, sizeof q));
+    *imm = (int32_t)(uint32_t)v;
+    return 0;
+}
+
+static int peek_bits(asm_lexer *lx)
+{
+    asm_token t = asm_lex_peek(lx);
+    if (t.kind == TOK_IDENT && t.len == 4 && memcmp(t.text, "bits", 4) == 0) {
+        asm_lex_next(lx);
+        return 1;
+    }
+    return 0;
+}
+
+/* Rounds a literal once to binary16 or binary32. Finite values that would
+ * round to infinity are errors: a kernel constant silently becoming inf is
+ * never what the author meant. */
+static int float_bits(asm_lexer *lx, const asm_value *v, int col, npu_dtype dt, uint32_t *bits)
+{
+    double d = v->is_float ? v->d : (double)v->i;
+    if (dt == NPU_F16) {
+        if (isnan(d)) {
+            *bits = NPU_F16_QNAN;
+        } else if (!isinf(d) && fabs(d) >= 65520.0) {
+            return asm_error(lx->ctx, col,
+                             "literal %.9g overflows f16 (largest finite value is 65504)", d);
+        } else {
+            *bits = npu_f64_to_f16(d);
+        }
+        return 0;
+    }
+    if (isnan(d)) {
+        *bits = NPU_F32_QNAN_BITS;
+    } else if (!isinf(d) && fabs(d) >= 0x1.ffffffp127) {
+        return asm_error(lx->ctx, col, "literal %.9g overflows f32", d);
+    } else {
+        /* From an integer, one rounding int64 -> float, not two via double. */
+        float f = v->is_float ? (float)v->d : (float)v->i;
+        *bits = npu_f32_bits(f);
+    }
+    return 0;
+}
+
+static int parse_lit(asm_lexer *lx, npu_dtype dt, int32_t *imm)
+{
+    if (peek_bits(lx))
+        return parse_bits(lx, imm);
+    asm_token first = asm_lex_peek(lx);
+    asm_value v;
+    if (asm_parse_expr(lx, &v) < 0)
+        return -1;
+    if (dt == NPU_F16 || dt == NPU_F32) {
+        uint32_t bits = 0;
+        if (float_bits(lx, &v, first.col, dt, &bits) < 0)
+            return -1;
+        *imm = (int32_t)bits;
+        return 0;
+    }
+    const char *name = npu_dtype_name(dt);
+    if (v.is_float)
+        return asm_error(lx->ctx, first.col, "expected an integer for %s lanes, found the float %.9g",
+                         name, v.d);
+    /* Signed values and unsigned bit patterns both fit (0xffff is -1 as i16);
+     * i16 is kept sign-extended in imm. */
+    int64_t lo = dt == NPU_I16 ? INT16_MIN : INT32_MIN;
+    int64_t hi = dt == NPU_I16 ? UINT16_MAX : UINT32_MAX;
+    if (v.i < lo || v.i > hi)
+        return asm_error(lx->ctx, first.col, "literal %lld out of range for %s lanes (%lld..%lld)",
+                         (long long)v.i, name, (long long)lo, (long long)hi);
+    *imm = dt == NPU_I16 ? (int16_t)(uint16_t)v.i : (int32_t)(uint32_t)v.i;
+    return 0;
+}
+
+static int parse_f32(asm_lexer *lx, int32_t *imm)
+{
+    if (peek_bits(lx))
+        return parse_bits(lx, imm);
+    asm_token first = asm_lex_peek(lx);
+    asm_value v;
+    uint32_t bits = 0;
+    if (asm_parse_expr(lx, &v) < 0 || float_bits(lx, &v, first.col, NPU_F32, &bits) < 0)
+        return -1;
+    *imm = (int32_t)bits;
+    return 0;
+}
+
+/* [sN], [sN + expr], [sN - expr] */
+static int parse_mem(asm_lexer *lx, npu_insn *in)
+{
+    char q[QBUF];
+    asm_token open = asm_lex_next(lx);
+    if (!asm_tok_is(&open, '[')) {
+        if (open.kind == TOK_BAD)
+            return -1;
+        return asm_error(lx->ctx, open.col, "expected a memory operand '[sN + offset]', found %s",
+                         asm_tok_str(&open, q, sizeof q));
+    }
+    if (parse_reg(lx, 's', &in->rs1) < 0)
+        return -1;
+    asm_token t = asm_lex_next(lx);
+    int64_t off = 0;
+    if (asm_tok_is(&t, '+') || asm_tok_is(&t, '-')) {
+        int col;
+        if (asm_parse_int(lx, "offset", &off, &col) < 0)
+            return -1;
+        if (t.text[0] == '-')
+            off = off == INT64_MIN ? INT64_MAX : -off;
+        if (off < INT32_MIN || off > INT32_MAX)
+            return asm_error(lx->ctx, col, "offset %lld out of range for a 32-bit signed offset",
+                             (long long)off);
+        t = asm_lex_next(lx);
+    }
+    if (!asm_tok_is(&t, ']')) {
+        if (t.kind == TOK_BAD)
+            return -1;
+        return asm_error(lx->ctx, t.col, "expected ']', found %s", asm_tok_str(&t, q, sizeof q));
+    }
+    in->imm = (int32_t)off;
+    return 0;
+}
+
+static int add_fixup(asm_ctx *c, const asm_token *label, size_t index)
+{
+    if (asm_grow(c, (void **)&c->fixups, &c->fixups_cap, c->nfixups + 1, sizeof *c->fixups) < 0)
+        return -1;
+    char *name = malloc(label->len + 1);
+    if (!name) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, label->col, "out of memory");
+    }
+    memcpy(name, label->text, label->len);
+    name[label->len] = '\0';
+    c->fixups[c->nfixups++] = (asm_fixup){ index, name, c->cur.file, c->cur.line, label->col };
+    return 0;
+}
+
+/* A label, or `@N`: the absolute instruction index the disassembler prints. */
+static int parse_rel(asm_lexer *lx, npu_insn *in)
+{
+    char q[QBUF];
+    asm_ctx *c = lx->ctx;
+    size_t index = c->prog->count;
+    asm_token t = asm_lex_peek(lx);
+    if (asm_tok_is(&t, '@')) {
+        asm_lex_next(lx);
+        int64_t target;
+        int col;
+        if (asm_parse_int(lx, "instruction index", &target, &col) < 0)
+            return -1;
+        int64_t rel;
+        if (__builtin_sub_overflow(target, (int64_t)index, &rel) || rel < INT32_MIN ||
+            rel > INT32_MAX)
+            return asm_error(c, col, "branch target @%lld is out of reach", (long long)target);
+        in->imm = (int32_t)rel;
+        return 0;
+    }
+    asm_lex_next(lx);
+    char cls;
+    unsigned num;
+    if (t.kind != TOK_IDENT || asm_reg_parse(&t, &cls, &num)) {
+        if (t.kind == TOK_BAD)
+            return -1;
+        return asm_error(c, t.col, "expected a label, found %s", asm_tok_str(&t, q, sizeof q));
+    }
+    return add_fixup(c, &t, index);
+}
+
+static int parse_spr(asm_lexer *lx, int32_t *imm)
+{
+    char q[QBUF];
+    asm_token t = asm_lex_next(lx);
+    if (t.kind != TOK_IDENT) {
+        if (t.kind == TOK_BAD)
+            return -1;
+        return asm_error(lx->ctx, t.col, "expected a special register name, found %s",
+                         asm_tok_str(&t, q, sizeof q));
+    }
+    int idx = npu_spr_from_name(t.text, t.len);
+    if (idx < 0)
+        return asm_error(lx->ctx, t.col, "unknown special register %s",
+                         asm_tok_str(&t, q, sizeof q));
+    *imm = idx;
+    return 0;
+}
+
+static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
+{
+    int64_t v;
+    switch (k) {
+    case OPK_SD: return parse_reg(lx, 's', &in->rd);
+    case OPK_SA: return parse_reg(lx, 's', &in->rs1);
+    case OPK_SB: return parse_reg(lx, 's', &in->rs2);
+    case OPK_SC: return parse_reg(lx, 's', &in->rs3);
+    case OPK_VD: return parse_reg(lx, 'v', &in->rd);
+    case OPK_VA: return parse_reg(lx, 'v', &in->rs1);
+    case OPK_VB: return parse_reg(lx, 'v', &in->rs2);
+    case OPK_VC: return parse_reg(lx, 'v', &in->rs3);
+    case OPK_PD: return parse_reg(lx, 'p', &in->rd);
+    case OPK_PA: return parse_reg(lx, 'p', &in->rs1);
+    case OPK_PB: return parse_reg(lx, 'p', &in->rs2);
+    case OPK_PS: return parse_reg(lx, 'p', &in->pg);
+    case OPK_IMM: return parse_imm32(lx, &in->imm);
+    case OPK_LIT: return parse_lit(lx, (npu_dtype)in->dt, &in->imm);
+    case OPK_F32: return parse_f32(lx, &in->imm);
+    case OPK_REL: return parse_rel(lx, in);
+    case OPK_MEM: return parse_mem(lx, in);
+    case OPK_SPR: return parse_spr(lx, &in->imm);
+    case OPK_U6:
+        if (parse_ranged(lx, "shift amount", 0, 63, &v) < 0)
+            return -1;
+        in->imm = (int32_t)v;
+        return 0;
+    case OPK_ULANE: {
+        int64_t bits = 8 * npu_dtype_bytes((npu_dtype)in->dt);
+        int col;
+        if (asm_parse_int(lx, "shift amount", &v, &col) < 0)
+            return -1;
+        if (v < 0 || v >= bits)
+            return asm_error(lx->ctx, col, "shift amount %lld out of range for %s lanes (0..%lld)",
+                             (long long)v, npu_dtype_name((npu_dtype)in->dt), (long long)bits - 1);
+        in->imm = (int32_t)v;
+        return 0;
+    }
+    case OPK_DIM:
+        if (parse_ranged(lx, "DMA dimension", 1, 2, &v) < 0)
+            return -1;
+        in->rd = (uint8_t)v;
+        return 0;
+    case OPK_TAG:
+    case OPK_TAGI:
+        if (parse_ranged(lx, "DMA tag", 0, NPU_NUM_DMA_TAGS - 1, &v) < 0)
+            return -1;
+        if (k == OPK_TAG)
+            in->rd = (uint8_t)v;
+        else
+            in->imm = (int32_t)v;
+        return 0;
+    }
+    return asm_error(lx->ctx, 0, "internal error: operand kind %d", (int)k);
+}
+
+static void dtype_list(unsigned dtypes, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (unsigned dt = 0; dt < 4; dt++)
+        if (dtypes & (1u << dt))
+            o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "", npu_dtype_name(dt));
+}
+
+/* Splits `vadd.f32` and checks the suffix against the row's dtype set. */
+static int parse_mnemonic(asm_ctx *c, asm_token mn, npu_opcode *op, npu_dtype *dt)
+{
+    char q[QBUF], allowed[32];
+    const char *dot = memchr(mn.text, '.', mn.len);
+    size_t base = dot ? (size_t)(dot - mn.text) : mn.len;
+    *op = npu_opcode_from_mnemonic(mn.text, base);
+    if (*op == NPU_OP_INVALID)
+        return asm_error(c, mn.col, "unknown mnemonic %s", asm_quote(mn.text, base, q, sizeof q));
+    const npu_insn_desc *d = npu_desc(*op);
+    *dt = NPU_F16;
+    if (!dot) {
+        if (d->dtypes != DT_NONE)
+            return asm_error(c, mn.col, "missing dtype suffix for %s", d->mnemonic);
+        return 0;
+    }
+    const char *suffix = dot + 1;
+    size_t slen = mn.len - base - 1;
+    int col = mn.col + (int)base;
+    char shown[QBUF];
+    asm_quote(dot, slen + 1, shown, sizeof shown);
+    shown[strlen(shown) - 1] = '\0'; /* drop the quotes: `.i16` reads better */
+    if (d->dtypes == DT_NONE)
+        return asm_error(c, col, "dtype suffix %s not allowed for %s (it takes none)", shown + 1,
+                         d->mnemonic);
+    int found = -1;
+    for (int i = 0; i < 4; i++)
+        if (slen == 3 && memcmp(suffix, npu_dtype_name((npu_dtype)i), 3) == 0)
+            found = i;
+    int alias = found < 0 ? asm_dtype_alias(c, suffix, slen) : -1;
+    if (found < 0 && alias < 0)
+        return asm_error(c, col,
+                         "unknown dtype suffix %s for %s (expected f16, f32, i16, i32 or a "
+                         "defined dtype alias)",
+                         shown + 1, d->mnemonic);
+    int chosen = found >= 0 ? found : alias;
+    if (d->dtypes & (1u << chosen)) {
+        *dt = (npu_dtype)chosen;
+        return 0;
+    }
+    dtype_list(d->dtypes, allowed, sizeof allowed);
+    if (alias >= 0)
+        return asm_error(c, col, "dtype suffix %s (= %s) not allowed for %s (allowed: %s)",
+                         shown + 1, npu_dtype_name((npu_dtype)alias), d->mnemonic, allowed);
+    return asm_error(c, col, "dtype suffix %s not allowed for %s (allowed: %s)", shown + 1,
+                     d->mnemonic, allowed);
+}
+
+static int emit(asm_ctx *c, const npu_insn *in)
+{
+    npu_srcloc loc = { c->cur.file, c->cur.line };
+    if (npu_program_append(c->prog, in, loc) < 0) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    return 0;
+}
+
+static int expect_end(asm_lexer *lx)
+{
+    char q[QBUF];
+    asm_token t = asm_lex_next(lx);
+    if (t.kind == TOK_EOL)
+        return 0;
+    if (t.kind == TOK_BAD)
+        return -1;
+    return asm_error(lx->ctx, t.col, "unexpected trailing text %s", asm_tok_str(&t, q, sizeof q));
+}
+
+/* Between operands: a comma, or an error that says how many were wanted. */
+static int expect_comma(asm_lexer *lx, const npu_insn_desc *d, unsigned wanted)
+{
+    char q[QBUF];
+    asm_token t = asm_lex_next(lx);
+    if (asm_tok_is(&t, ','))
+        return 0;
+    if (t.kind == TOK_BAD)
+        return -1;
+    if (t.kind == TOK_EOL)
+        return asm_error(lx->ctx, t.col, "too few operands for %s (expected %u)", d->mnemonic,
+                         wanted);
+    return asm_error(lx->ctx, t.col, "expected ',', found %s", asm_tok_str(&t, q, sizeof q));
+}
+
+/* `li sd, value`: one li when the value fits in 32 signed bits, else li of
+ * the low half (sign-extended) and lih of the high half. */
+static int asm_li(asm_ctx *c, asm_lexer *lx, const npu_insn_desc *d)
+{
+    npu_insn in = { .op = NPU_OP_LI };
+    int64_t v;
+    int col;
+    if (parse_reg(lx, 's', &in.rd) < 0 || expect_comma(lx, d, 2) < 0 ||
+        asm_parse_int(lx, "immediate", &v, &col) < 0 || expect_end(lx) < 0)
+        return -1;
+    in.imm = (int32_t)(uint32_t)(uint64_t)v;
+    if (emit(c, &in) < 0)
+        return -1;
+    if (v >= INT32_MIN && v <= INT32_MAX)
+        return 0;
+    in.op = NPU_OP_LIH;
+    in.imm = (int32_t)(uint32_t)((uint64_t)v >> 32);
+    return emit(c, &in);
+}
+
+int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
+{
+    npu_opcode op = NPU_OP_INVALID;
+    npu_dtype dt = NPU_F16;
+    if (parse_mnemonic(c, mn, &op, &dt) < 0)
+        return -1;
+    const npu_insn_desc *d = npu_desc(op);
+    if (op == NPU_OP_LI)
+        return asm_li(c, lx, d);
+    npu_insn in = { .op = (uint16_t)op, .dt = (uint8_t)dt };
+    const npu_format_desc *f = &npu_format_table[d->format];
+    for (unsigned i = 0; i < f->num_operands; i++) {
+        if (i > 0 && expect_comma(lx, d, f->num_operands) < 0)
+            return -1;
+        if (i == 0 && asm_lex_peek(lx).kind == TOK_EOL)
+            return asm_error(c, asm_lex_peek(lx).col, "too few operands for %s (expected %u)",
+                             d->mnemonic, f->num_operands);
+        if (parse_operand(lx, (npu_operand_kind)f->operands[i], &in) < 0)
+            return -1;
+    }
+    asm_token t = asm_lex_peek(lx);
+    if ((d->flags & F_MASK) && asm_tok_is(&t, ',')) {
+        asm_lex_next(lx);
+        if (parse_reg(lx, 'p', &in.pg) < 0)
+            return -1;
+        in.pm = 1;
+    }
+    if (expect_end(lx) < 0)
+        return -1;
+    return emit(c, &in);
+}

@@ -1,0 +1,258 @@
+/* Internals shared by the assembler's source files (isa/asm*.c); not
+ * installed. One asm_ctx lives for one npu_assemble() call. */
+#ifndef NPUSIM_ASM_INTERNAL_H
+#define NPUSIM_ASM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npusim/asm.h"
+
+/* Bounds that keep hostile input (a fuzzer, a runaway macro) finite. No real
+ * kernel comes near them; everything else (labels, program length, line
+ * length) grows dynamically. */
+enum {
+    ASM_MAX_INCLUDE_DEPTH = 64,
+    ASM_MAX_MACRO_DEPTH = 64,
+    ASM_MAX_EXPR_DEPTH = 256,
+    ASM_MAX_NUMBER_LEN = 1024,
+    ASM_MAX_MACRO_PARAMS = 64
+};
+#define ASM_MAX_EXPANDED_LINES ((size_t)4 << 20)
+#define ASM_MAX_EXPANDED_BYTES ((size_t)256 << 20)
+#define ASM_MAX_FILE_BYTES ((size_t)1 << 30)
+
+/* ---- string-keyed hash map (labels, constants, macros, files) ---------- */
+
+typedef struct asm_map_slot {
+    char *key; /* owned, NUL-terminated */
+    size_t len;
+    void *val;
+} asm_map_slot;
+
+typedef struct asm_map {
+    asm_map_slot *slots;
+    size_t cap; /* power of two, or 0 */
+    size_t count;
+} asm_map;
+
+void *asm_map_get(const asm_map *m, const char *key, size_t len);
+/* Adds a key that is not yet present; 0 or NPU_ENOMEM. */
+int asm_map_put(asm_map *m, const char *key, size_t len, void *val);
+void asm_map_free(asm_map *m, void (*free_val)(void *));
+
+/* ---- values of constant expressions ------------------------------------ */
+
+typedef struct asm_value {
+    int is_float;
+    int64_t i; /* when !is_float */
+    double d;  /* when is_float */
+} asm_value;
+
+/* ---- tokens of one statement ------------------------------------------- */
+
+typedef enum asm_tok_kind {
+    TOK_EOL,       /* end of the statement (or a comment) */
+    TOK_IDENT,     /* vadd.f32, s1, loop, lanes.f32 */
+    TOK_DIRECTIVE, /* .equ */
+    TOK_NUMBER,    /* 42, 0x1p-3, .5 (validated by the expression parser) */
+    TOK_STRING,    /* "file.s", text excludes the quotes */
+    TOK_PUNCT,     /* one of , [ ] ( ) + - * / : @ */
+    TOK_BAD        /* already reported */
+} asm_tok_kind;
+
+typedef struct asm_token {
+    asm_tok_kind kind;
+    const char *text;
+    size_t len;
+    int col; /* 1-based byte column of the token's first byte */
+} asm_token;
+
+struct asm_ctx;
+
+typedef struct asm_lexer {
+    struct asm_ctx *ctx;
+    const char *line;
+    size_t len; /* the statement's bytes before any comment */
+    size_t pos;
+    asm_token peeked;
+    int has_peeked;
+} asm_lexer;
+
+/* ---- input: files, macros, the frame stack ------------------------------ */
+
+typedef struct asm_file {
+    char *name;    /* as shown in diagnostics: the path the source was opened by */
+    char *key;     /* canonical path, for recursive-include detection */
+    char *text;    /* owned unless it is the caller's top-level text */
+    size_t len;
+    int owns_text;
+} asm_file;
+
+typedef struct asm_body_line {
+    char *text;
+    size_t len;
+    uint32_t file, line;
+} asm_body_line;
+
+typedef struct asm_macro {
+    char *name;
+    char **params;
+    size_t nparams;
+    asm_body_line *lines;
+    size_t nlines, lines_cap;
+    uint32_t file, line; /* where `.macro` was */
+} asm_macro;
+
+typedef struct asm_frame {
+    int is_macro;
+    /* file frame */
+    uint32_t file;
+    size_t pos;
+    uint32_t line;
+    /* macro frame */
+    const asm_macro *macro;
+    char **args;
+    size_t next_line;
+    unsigned long expansion; /* value of \@ */
+} asm_frame;
+
+/* The statement being assembled: where its text comes from. */
+typedef struct asm_line {
+    const char *text;
+    size_t len;
+    uint32_t file, line;
+} asm_line;
+
+typedef struct asm_label {
+    size_t index;
+    uint32_t file, line;
+} asm_label;
+
+typedef struct asm_const {
+    asm_value value;
+    uint32_t file, line;
+} asm_const;
+
+/* A label operand waiting for the label's definition. */
+typedef struct asm_fixup {
+    size_t index;
+    char *label;
+    uint32_t file, line;
+    int col;
+} asm_fixup;
+
+/* An open .if/.ifdef/.ifndef block. */
+typedef struct asm_cond {
+    uint32_t file, line;
+    int col;
+    size_t depth; /* c->nframes when opened: it must close in the same file or expansion */
+    unsigned char parent_active, active, taken, in_else;
+    char kind[8]; /* ".ifdef" */
+} asm_cond;
+
+typedef struct asm_ctx {
+    const npu_asm_options *opts;
+    npu_diag *diag;
+    int failed;
+    int status; /* NPU_ESYNTAX unless an error says otherwise */
+    npu_program *prog;
+
+    asm_file *files;
+    size_t nfiles, files_cap;
+    asm_frame *frames;
+    size_t nframes, frames_cap;
+
+    asm_map labels, consts, macros;
+    asm_map dtypes; /* dtype aliases (DT -> f32), value = (void *)(npu_dtype + 1) */
+    asm_cond *conds;
+    size_t nconds, conds_cap;
+    asm_fixup *fixups;
+    size_t nfixups, fixups_cap;
+
+    asm_line cur;
+    char *linebuf; /* a macro body line after substitution */
+    size_t linebuf_cap;
+    asm_macro *recording; /* the macro between .macro and .endm */
+    unsigned long expansions;
+    size_t expanded_lines, expanded_bytes;
+} asm_ctx;
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* Records the first error at the current statement and returns -1. Later
+ * errors are dropped, so callers simply propagate -1. */
+int asm_error(asm_ctx *c, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int asm_error_at(asm_ctx *c, uint32_t file, uint32_t line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* `'text'` (shortened when long, control bytes escaped) or `end of line`. */
+const char *asm_tok_str(const asm_token *t, char *buf, size_t size);
+/* Quotes arbitrary bytes the same way. */
+const char *asm_quote(const char *s, size_t len, char *buf, size_t size);
+/* Makes room for `need` elements of `elem` bytes in *ptr; reports "out of
+ * memory" itself. */
+int asm_grow(struct asm_ctx *c, void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* A NUL-terminated copy; reports "out of memory" itself. */
+char *asm_strndup(struct asm_ctx *c, const char *s, size_t len);
+
+/* ---- lexer (asm_lex.c) ----------------------------------------------------- */
+
+/* Length of `text` before a `;` or `#` comment (quotes are skipped). */
+size_t asm_code_len(const char *text, size_t len);
+void asm_lex_init(asm_lexer *lx, asm_ctx *c, const char *text, size_t len);
+asm_token asm_lex_next(asm_lexer *lx);
+asm_token asm_lex_peek(asm_lexer *lx);
+int asm_tok_is(const asm_token *t, char punct);
+int asm_ident_start(int ch);
+int asm_ident_char(int ch);
+/* Register name: 's', 'v' or 'p' + decimal index without leading zeros. */
+int asm_reg_parse(const asm_token *t, char *cls, unsigned *num);
+
+/* ---- expressions (asm_expr.c) -------------------------------------------- */
+
+int asm_parse_expr(asm_lexer *lx, asm_value *out);
+/* An expression that must be an integer; `what` names it in messages. */
+int asm_parse_int(asm_lexer *lx, const char *what, int64_t *out, int *col);
+
+/* ---- statements (asm_insn.c) ---------------------------------------------- */
+
+/* Assembles one instruction statement whose mnemonic token is `mn`. */
+int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn);
+
+/* ---- predefined names, conditional assembly (asm_cond.c) ------------------ */
+
+int asm_apply_defines(asm_ctx *c);
+/* The lane type a dtype alias names, or -1. */
+int asm_dtype_alias(const asm_ctx *c, const char *name, size_t len);
+/* Is the current line .if/.ifdef/.ifndef/.else/.endif? (Looked at even
+ * while skipping, so only the first word is read.) */
+int asm_is_conditional(const asm_ctx *c);
+int asm_conditional(asm_ctx *c);
+int asm_skipping(const asm_ctx *c);
+/* Before the frame on top ends: no block opened in it may stay open. */
+int asm_conds_closed(asm_ctx *c);
+int asm_reserved_name(const asm_token *t);
+
+/* ---- sources (asm_source.c) and macros (asm_macro.c) ----------------------- */
+
+int asm_add_file(asm_ctx *c, const char *name, const char *key, char *text, size_t len,
+                 int owns_text, uint32_t *index);
+int asm_push_file(asm_ctx *c, uint32_t file);
+/* Next statement into c->cur; 1 = got one, 0 = input exhausted, -1 = error. */
+int asm_next_line(asm_ctx *c);
+int asm_include(asm_ctx *c, asm_lexer *lx, asm_token directive);
+int asm_macro_begin(asm_ctx *c, asm_lexer *lx, asm_token directive);
+/* While a macro is being recorded: take the current line into it. */
+int asm_macro_record(asm_ctx *c);
+int asm_macro_call(asm_ctx *c, asm_lexer *lx, asm_macro *m, asm_token name);
+void asm_macro_free(void *m);
+void asm_free_args(char **args, size_t n);
+/* Substitutes one body line of the expansion `f` into c->linebuf / c->cur. */
+int asm_macro_substitute(asm_ctx *c, const asm_frame *f, const asm_body_line *bl);
+char *asm_canonical_path(const char *path, int on_disk);
+/* Reads a whole source file through opts->reader, or from disk. */
+int asm_read_source(const npu_asm_options *opts, const char *path, char **text, size_t *len);
+
+#endif

@@ -1,0 +1,95 @@
+; Shared skeleton of every one-input elementwise kernel: split the NC1HWC0
+; tensor across cores, stream it through the UB in tiles with double-buffered
+; DMA (load tile i+1 and store tile i-1 while computing tile i), and mask the
+; last vector of a tile with a predicate so no shape needs a scalar tail loop.
+;
+; Calling convention (docs/kernels.md): s1 = input GM address, s2 = output GM
+; address, s3.. = parameters as binary32 bits. The skeleton owns s16..s31,
+; v0 (input vector), p7 (tail mask); a kernel's setup/body macros use the rest.
+;
+; Multi-core split: the tensor is a flat run of 32-byte C0 blocks; core k of n
+; takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)).
+
+.equ TILE, 8192                ; bytes per tile buffer
+.equ IN0, 0                    ; UB layout: two input and two output buffers
+.equ IN1, 8192
+.equ OUT0, 16384
+.equ OUT1, 24576
+
+; One tile: prefetch the next, wait for this one, compute, store.
+;   s20 bytes left (this tile included)  s21 GM input  s22 GM output
+;   s24 this tile's bytes                s26 tiles done so far
+.macro ELT_TILE body, B, NB, INB, INNB, OUTB, STB
+    sub     s28, s20, s24           ; bytes after this tile
+    beqz    s28, noprefetch\@
+    min     s29, s28, s23           ; next tile's bytes
+    add     s30, s21, s24
+    li      s31, \INNB
+    dmald   s31, s30, s29, \NB      ; prefetch tile i+1 into the other buffer
+noprefetch\@:
+    dmawait \B                      ; tile i is in the UB
+    slti    s31, s26, 2
+    bnez    s31, outfree\@
+    dmawait \STB                    ; tile i-2's store has left OUT buffer B
+outfree\@:
+    li      s10, \INB
+    li      s11, \OUTB
+    divu    s13, s24, s17           ; elements in this tile
+vec\@:
+    pwhile.DT p7, s13
+    vld.DT  v0, [s10], p7
+    \body   v1, v0
+    vst.DT  v1, [s11], p7
+    add     s10, s10, s14
+    add     s11, s11, s14
+    sub     s13, s13, s15
+    blt     s0, s13, vec\@
+    li      s31, \OUTB
+    dmast   s31, s22, s24, \STB     ; store tile i
+    add     s21, s21, s24
+    add     s22, s22, s24
+    sub     s20, s20, s24
+    addi    s26, s26, 1
+    mv      s24, s29
+.endm
+
+; ELTWISE_1IN body: runs `body vout, vin` over the whole tensor.
+.macro ELTWISE_1IN body
+    srd     s16, elems
+    srd     s17, esize
+    mul     s16, s16, s17           ; tensor bytes
+    srli    s16, s16, 5             ; C0 blocks
+    srd     s18, ncores
+    add     s19, s16, s18
+    addi    s19, s19, -1
+    divu    s19, s19, s18           ; blocks per core, rounded up
+    srd     s25, coreid
+    mul     s25, s25, s19           ; first block of this core
+    add     s20, s25, s19
+    min     s20, s20, s16           ; end block of this core
+    bge     s25, s20, done\@        ; no work for this core
+    sub     s20, s20, s25
+    slli    s20, s20, 5             ; bytes for this core
+    slli    s25, s25, 5
+    add     s21, s1, s25            ; GM input cursor
+    add     s22, s2, s25            ; GM output cursor
+    srd     s14, vlenb
+    divu    s15, s14, s17           ; lanes per vector
+    li      s23, TILE
+    min     s24, s20, s23           ; tile 0 bytes
+    li      s31, IN0
+    dmald   s31, s21, s24, 0
+    li      s26, 0
+    li      s29, 0
+pair\@:
+    ELT_TILE \body, 0, 1, IN0, IN1, OUT0, 2
+    beqz    s20, drain\@
+    ELT_TILE \body, 1, 0, IN1, IN0, OUT1, 3
+    bnez    s20, pair\@
+drain\@:
+    dmawait 2
+    slti    s31, s26, 2
+    bnez    s31, done\@
+    dmawait 3
+done\@:
+.endm

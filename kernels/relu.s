@@ -1,0 +1,17 @@
+; @kernel     relu
+; @summary    max(x, 0): one vmax per vector
+; @input      x range=-8,8
+; @output     y
+; @dtypes     fp16 fp32
+; @reference  relu
+; @bound      fp16 ulp=0
+; @bound      fp32 ulp=0
+.include "lib/eltwise.s"
+
+.macro relu_body out, in
+    vmax.DT \out, \in, v31
+.endm
+
+    vbcasti.DT v31, 0.0
+    ELTWISE_1IN relu_body
+    halt

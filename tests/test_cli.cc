@@ -1,0 +1,216 @@
+// The npusim command line, end to end on real files: exit codes, the one-line
+// error contract, reports, .npy in and out, asm/dis.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "npy.h"
+
+#ifndef NPUSIM_EXE
+#error "NPUSIM_EXE must name the npusim binary"
+#endif
+
+namespace {
+
+struct Result {
+    int status;
+    std::string out, err;
+};
+
+std::string tmpdir()
+{
+    static std::string dir = [] {
+        std::string t = ::testing::TempDir() + "/npusim_cli_XXXXXX";
+        return std::string(mkdtemp(t.data()));
+    }();
+    return dir;
+}
+
+std::string slurp(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+Result run_cli(const std::string &args)
+{
+    std::string err = tmpdir() + "/stderr.txt";
+    std::string cmd = std::string(NPUSIM_EXE) + " " + args + " 2>" + err;
+    Result r{};
+    FILE *p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+        r.out.append(buf.data(), n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.err = slurp(err);
+    return r;
+}
+
+void write(const std::string &path, const std::string &text)
+{
+    std::ofstream(path) << text;
+}
+
+int count_lines(const std::string &s)
+{
+    int n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n;
+}
+
+}  // namespace
+
+TEST(Cli, GeluTanhFp16PrintsAReportAndPasses)
+{
+    Result r = run_cli("run gelu_tanh --dtype fp16 --shape 1,3,5,7");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("Result: PASS"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Max ULP"), std::string::npos);
+    EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, GeluTanhFp32OnALargerShapePasses)
+{
+    Result r = run_cli("run gelu_tanh --dtype fp32 --shape 2,20,9,9");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("Checked:                   3240"), std::string::npos) << r.out;
+}
+
+TEST(Cli, AssemblyErrorIsOneLineWithPosition)
+{
+    std::string path = tmpdir() + "/bad.s";
+    write(path,
+          "; @kernel bad\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "    vbcasti.f32 v1, 0.0\n    vmax.f32 v2, v1, s3\n    halt\n");
+    Result r = run_cli("run " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind(path + ":8:", 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, UnknownKernelAndBadShapeAreOneLineErrors)
+{
+    Result r = run_cli("run no_such_kernel");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1);
+    EXPECT_NE(r.err.find("unknown kernel 'no_such_kernel'"), std::string::npos) << r.err;
+    r = run_cli("run relu --shape 1,0,3,3");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--shape: '0' is not a positive integer"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadConfigKeyNamesItsPath)
+{
+    std::string path = tmpdir() + "/bad.yaml";
+    write(path, "core:\n  vlen: 256\n  vlne: 3\n");
+    Result r = run_cli("run relu --config " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, path + ":3:3: core.vlne: unknown key\n");
+    r = run_cli("run relu --set core.vlen=384");
+    EXPECT_EQ(r.err, "--set core.vlen: 384 is not a power of two (128 .. 2048)\n");
+}
+
+TEST(Cli, JsonReportHasTheStableKeys)
+{
+    Result r = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    for (const char *k : {"kernel", "dtype", "shape", "config", "instructions", "elements",
+                          "instructions_per_vector", "accuracy", "sim"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    for (const char *k : {"max_abs_err", "max_ulp", "mean_ulp", "checked", "failures", "padding_ok"})
+        EXPECT_TRUE(j["accuracy"].contains(k)) << k;
+    EXPECT_EQ(j["accuracy"]["checked"], 64);
+    EXPECT_EQ(j["kernel"], "relu");
+}
+
+TEST(Cli, NpyInputAndOutputRoundTrip)
+{
+    npusim::NpyArray in;
+    in.dtype = NPU_F32;
+    in.shape = {1, 3, 2, 2};
+    std::vector<float> vals = {-3, -2, -1, 0, 1, 2, 3, 4, -0.5f, 0.5f, -7, 7};
+    in.data.assign(reinterpret_cast<uint8_t *>(vals.data()), reinterpret_cast<uint8_t *>(vals.data()) + 48);
+    std::string ip = tmpdir() + "/x.npy", op = tmpdir() + "/y.npy";
+    npusim::write_npy(ip, in);
+    Result r = run_cli("run relu --dtype fp32 --input x=" + ip + " --output y=" + op + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    npusim::NpyArray out = npusim::read_npy(op);
+    ASSERT_EQ(out.shape, in.shape);
+    const float *y = reinterpret_cast<const float *>(out.data.data());
+    for (size_t i = 0; i < vals.size(); i++)
+        EXPECT_EQ(y[i], vals[i] > 0 ? vals[i] : 0.0f) << i;
+}
+
+TEST(Cli, RunawayProgramStopsWithANamedReason)
+{
+    std::string path = tmpdir() + "/spin.s";
+    write(path,
+          "; @kernel spin\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "top:\n    j top\n");
+    Result r = run_cli("run " + path + " --max-instructions 1000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("trap: core 0: max_instructions"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Result: FAIL"), std::string::npos);
+}
+
+TEST(Cli, GuestFaultIsATrapReportNotACrash)
+{
+    std::string path = tmpdir() + "/oob.s";
+    write(path,
+          "; @kernel oob\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "    li s5, 0x7fffffff\n    vld.f32 v1, [s5]\n    halt\n");
+    Result r = run_cli("run " + path);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("ub_bounds"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("vld.f32 v1, [s5]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(path + ":8"), std::string::npos) << r.out;
+}
+
+TEST(Cli, AsmThenDisRoundTrips)
+{
+    std::string src = tmpdir() + "/k.s", bin = tmpdir() + "/k.bin";
+    write(src, "top:\n    vfma.f32 v1, v2, v3, v4, p2\n    loop s3, top\n    halt\n");
+    Result a = run_cli("asm " + src + " -o " + bin);
+    ASSERT_EQ(a.status, 0) << a.err;
+    Result d = run_cli("dis " + bin);
+    ASSERT_EQ(d.status, 0) << d.err;
+    EXPECT_NE(d.out.find("vfma.f32 v1, v2, v3, v4, p2"), std::string::npos) << d.out;
+    EXPECT_NE(d.out.find("loop s3, @0"), std::string::npos) << d.out;
+}
+
+TEST(Cli, IsaJsonListsEveryInstruction)
+{
+    Result r = run_cli("isa --json");
+    ASSERT_EQ(r.status, 0);
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["instructions"].size(), size_t(NPU_NUM_OPS - 1));
+    bool found = false;
+    for (const auto &i : j["instructions"])
+        if (i["mnemonic"] == "vexp") {
+            found = true;
+            EXPECT_EQ(i["unit"], "sfu");
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST(Cli, KernelsListsTheManifests)
+{
+    Result r = run_cli("kernels");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *k : {"relu", "leaky_relu", "gelu_tanh"})
+        EXPECT_NE(r.out.find(k), std::string::npos) << k;
+    EXPECT_NE(r.out.find("alpha=0.01"), std::string::npos) << r.out;
+}

@@ -1,0 +1,15 @@
+// Output files are written to a temporary name beside the target and renamed
+// into place, so a killed run never leaves a truncated file that looks complete.
+#pragma once
+
+#include <string>
+
+namespace npusim {
+
+// Writes `data` to `path` atomically. Throws npusim::Error on failure.
+void write_file_atomic(const std::string &path, const std::string &data);
+
+// Reads a whole file. Throws npusim::Error naming the file on failure.
+std::string read_file(const std::string &path);
+
+}  // namespace npusim

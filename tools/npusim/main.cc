@@ -1,0 +1,334 @@
+// The npusim command line: run, asm, dis, isa, kernels, config.
+// Exit status: 0 success, 1 the simulated kernel failed (trap or accuracy),
+// 2 bad input (the one-line error says what and where).
+#include <CLI/CLI.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <iostream>
+
+#include "atomic_file.h"
+#include "config.h"
+#include "error.h"
+#include "manifest.h"
+#include "npusim/npusim.h"
+#include "report.h"
+#include "runner.h"
+
+using namespace npusim;
+
+namespace {
+
+void write_output(const std::string &path, const std::string &text)
+{
+    if (path == "-")
+        std::cout << text;
+    else
+        write_file_atomic(path, text);
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string &flag, const std::string &s)
+{
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+        throw Error(flag + " " + s + ": expected NAME=VALUE");
+    return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+Config build_config(const std::string &file, const std::vector<std::string> &sets)
+{
+    Config cfg = file.empty() ? default_config() : load_config(file);
+    for (const std::string &s : sets)
+        apply_override(cfg, s);
+    return cfg;
+}
+
+int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
+            const std::string &shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
+            const std::vector<std::string> &params, const std::string &json_path, bool quiet)
+{
+    RunOptions opts = base;
+    opts.config = build_config(config_file, sets);
+    opts.shape = parse_shape(shape);
+    for (const std::string &s : inputs)
+        opts.inputs.insert(split_assignment("--input", s));
+    for (const std::string &s : outputs)
+        opts.outputs.insert(split_assignment("--output", s));
+    for (const std::string &s : params) {
+        auto kv = split_assignment("--param", s);
+        char *end = nullptr;
+        double v = std::strtod(kv.second.c_str(), &end);
+        if (*end != '\0')
+            throw Error("--param " + s + ": '" + kv.second + "' is not a number");
+        opts.params[kv.first] = v;
+    }
+    RunResult r = run_kernel(opts);
+    for (const auto &kv : opts.outputs)
+        write_npy(kv.second, r.tensors.at(kv.first));
+    if (!json_path.empty())
+        write_output(json_path, report_json(r).dump(2) + "\n");
+    if (!quiet && json_path != "-")
+        std::cout << report_text(r);
+    else
+        for (const TrapReport &t : r.traps)
+            std::cerr << trap_text(t) << "\n";
+    return r.passed() ? 0 : 1;
+}
+
+int cmd_asm(const std::string &in, const std::string &out, const std::vector<std::string> &incdirs,
+            const std::vector<std::string> &defs)
+{
+    std::vector<const char *> dirs;
+    for (const std::string &d : incdirs)
+        dirs.push_back(d.c_str());
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const std::string &d : defs)
+        kv.push_back(split_assignment("-D", d));
+    std::vector<npu_asm_define> defines;
+    for (const auto &p : kv)
+        defines.push_back({p.first.c_str(), p.second.c_str()});
+    npu_asm_options o{};
+    o.include_dirs = dirs.data();
+    o.num_include_dirs = dirs.size();
+    o.defines = defines.data();
+    o.num_defines = defines.size();
+    npu_program p;
+    npu_program_init(&p);
+    npu_diag d{};
+    if (npu_assemble_file(in.c_str(), &o, &p, &d) != NPU_OK) {
+        char line[600];
+        npu_diag_format(&d, line, sizeof line);
+        throw Error(line);
+    }
+    int rc = npu_program_write_binary(&p, out.c_str(), &d);
+    size_t count = p.count;
+    npu_program_free(&p);
+    if (rc != NPU_OK) {
+        char line[600];
+        npu_diag_format(&d, line, sizeof line);
+        throw Error(line);
+    }
+    std::cerr << out << ": " << count << " instructions\n";
+    return 0;
+}
+
+int cmd_dis(const std::string &in)
+{
+    std::string bytes = read_file(in);
+    npu_program p;
+    npu_program_init(&p);
+    npu_diag d{};
+    if (npu_program_read_binary(&p, bytes.data(), bytes.size(), in.c_str(), &d) != NPU_OK) {
+        char line[600];
+        npu_diag_format(&d, line, sizeof line);
+        throw Error(line);
+    }
+    for (size_t i = 0; i < p.count; i++) {
+        char buf[160];
+        if (p.insns[i].op == NPU_OP_INVALID)
+            std::snprintf(buf, sizeof buf, ".word 0x%016" PRIx64 " ; does not decode", p.words[i]);
+        else
+            npu_disasm(&p.insns[i], i, buf, sizeof buf);
+        std::printf("%6zu:  %016" PRIx64 "  %s\n", i, p.words[i], buf);
+    }
+    npu_program_free(&p);
+    return 0;
+}
+
+const char *class_name(unsigned c)
+{
+    static const char *const n[] = {"scalar", "branch", "vector", "mem", "dma", "sync"};
+    return c < NPU_NUM_CLASSES ? n[c] : "?";
+}
+const char *unit_name(unsigned u)
+{
+    static const char *const n[] = {"scalar", "branch", "valu", "sfu", "lsu", "dma", "sync"};
+    return u < NPU_NUM_UNITS ? n[u] : "?";
+}
+const char *category_name(unsigned c)
+{
+    static const char *const n[] = {"arith", "cmp", "sel", "sfu", "logic", "cvt", "move", "const", "mem", "ctrl"};
+    return c < NPU_NUM_CATEGORIES ? n[c] : "?";
+}
+
+std::string operand_syntax(unsigned fmt)
+{
+    static const char *const names[] = {"",    "sd",  "sa",   "sb",   "sc",   "vd",   "va",   "vb",
+                                        "vc",  "pd",  "pa",   "pb",   "ps",   "imm",  "shamt", "shamt",
+                                        "lit", "flt", "label", "[sa + off]", "special", "dim", "tag", "tag"};
+    const npu_format_desc &f = npu_format_table[fmt];
+    std::string s;
+    for (unsigned i = 0; i < f.num_operands; i++)
+        s += (i ? ", " : "") + std::string(names[f.operands[i]]);
+    return s;
+}
+
+std::string dtypes_text(unsigned dts)
+{
+    std::string s;
+    for (unsigned d = 0; d < 4; d++)
+        if (dts & (1u << d))
+            s += (s.empty() ? "" : ",") + std::string(npu_dtype_name(npu_dtype(d)));
+    return s;
+}
+
+int cmd_isa(bool json)
+{
+    nlohmann::json arr = nlohmann::json::array();
+    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
+        const npu_insn_desc &d = npu_insn_table[op];
+        std::string ops = operand_syntax(d.format);
+        if (d.flags & F_MASK)
+            ops += ops.empty() ? "[pmask]" : " [, pmask]";
+        if (json) {
+            arr.push_back({{"mnemonic", d.mnemonic},
+                           {"opcode", d.opcode},
+                           {"operands", ops},
+                           {"dtypes", dtypes_text(d.dtypes)},
+                           {"maskable", bool(d.flags & F_MASK)},
+                           {"class", class_name(d.cls)},
+                           {"unit", unit_name(d.unit)},
+                           {"category", category_name(d.category)},
+                           {"description", d.description}});
+        } else {
+            std::string mn = d.mnemonic;
+            if (d.dtypes)
+                mn += ".{" + dtypes_text(d.dtypes) + "}";
+            std::printf("%-28s %-34s %-7s %-7s %s\n", mn.c_str(), ops.c_str(), class_name(d.cls), unit_name(d.unit),
+                        d.description);
+        }
+    }
+    if (json) {
+        nlohmann::json sprs = nlohmann::json::array();
+        for (unsigned i = 0; i < NPU_NUM_SPRS; i++)
+            sprs.push_back({{"name", npu_spr_table[i].name}, {"description", npu_spr_table[i].description}});
+        std::cout << nlohmann::json({{"instructions", arr}, {"special_registers", sprs}}).dump(2) << "\n";
+    }
+    return 0;
+}
+
+int cmd_kernels(bool json)
+{
+    nlohmann::json arr = nlohmann::json::array();
+    for (const std::string &path : list_kernels()) {
+        Manifest m = load_manifest(path);
+        nlohmann::json params = nlohmann::json::array();
+        std::string ptxt;
+        for (const ParamDecl &p : m.params) {
+            params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
+            char b[64];
+            std::snprintf(b, sizeof b, "%s%s=%g", ptxt.empty() ? "" : " ", p.name.c_str(), p.default_value);
+            ptxt += b;
+        }
+        nlohmann::json bounds = nlohmann::json::object();
+        std::string btxt;
+        for (const auto &kv : m.bounds) {
+            bounds[kv.first] = {{"ulp", kv.second.max_ulp}, {"abs", kv.second.max_abs}};
+            char b[96];
+            std::snprintf(b, sizeof b, "%s%s<=%gulp", btxt.empty() ? "" : " ", kv.first.c_str(), kv.second.max_ulp);
+            btxt += b;
+        }
+        std::string dts;
+        for (const std::string &d : m.dtypes)
+            dts += (dts.empty() ? "" : ",") + d;
+        if (json)
+            arr.push_back({{"name", m.name}, {"summary", m.summary}, {"path", m.path}, {"dtypes", m.dtypes},
+                           {"params", params}, {"reference", m.reference}, {"bounds", bounds}});
+        else
+            std::printf("%-14s %-10s %-22s %-26s %s\n", m.name.c_str(), dts.c_str(), ptxt.empty() ? "-" : ptxt.c_str(),
+                        btxt.c_str(), m.summary.c_str());
+    }
+    if (json)
+        std::cout << arr.dump(2) << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    CLI::App app{"npusim: a cycle-level NPU vector-core simulator with an activation ISA"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "npusim 0.1.0");
+
+    RunOptions ropts;
+    std::string config_file, shape = "1,16,8,8", json_path;
+    std::vector<std::string> sets, inputs, outputs, params;
+    bool quiet = false;
+    auto *run = app.add_subcommand("run", "Run a kernel on a tensor and check it against its reference");
+    run->add_option("kernel", ropts.kernel, "Kernel name from kernels/ or a path to a .s file")->required();
+    run->add_option("--dtype", ropts.dtype, "Element type: fp16 or fp32")->check(CLI::IsMember({"fp16", "fp32"}));
+    run->add_option("--shape", shape, "Logical NCHW shape, e.g. 1,64,56,56");
+    run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
+    run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
+    run->add_option("--seed", ropts.seed, "Seed of the random inputs");
+    run->add_option("--input", inputs, "Read input NAME from a .npy file, NAME=FILE.npy (repeatable)");
+    run->add_option("--output", outputs, "Write tensor NAME to a .npy file, NAME=FILE.npy (repeatable)");
+    run->add_option("--param", params, "Set a kernel parameter, NAME=VALUE (repeatable)");
+    run->add_option("--json", json_path, "Write the JSON report to FILE, or - for stdout");
+    run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)");
+    run->add_option("--max-instructions", ropts.max_instructions, "Stop a run after N instructions per core (0: no limit)");
+    run->add_flag("-q,--quiet", quiet, "Print no text report");
+
+    std::string asm_in, asm_out;
+    std::vector<std::string> asm_inc, asm_defs;
+    auto *as = app.add_subcommand("asm", "Assemble a .s file into a binary program");
+    as->add_option("file", asm_in, "Assembly source")->required();
+    as->add_option("-o,--output", asm_out, "Output binary")->required();
+    as->add_option("-I,--include", asm_inc, "Include folder (repeatable)");
+    as->add_option("-D,--define", asm_defs, "Define NAME=VALUE (a number, or a dtype for suffix aliases)");
+
+    std::string dis_in;
+    auto *dis = app.add_subcommand("dis", "Disassemble a binary program");
+    dis->add_option("file", dis_in, "Binary program from `npusim asm`")->required();
+
+    bool isa_json = false;
+    auto *isa = app.add_subcommand("isa", "List every instruction: operands, class, unit, description");
+    isa->add_flag("--json", isa_json, "Print JSON");
+
+    bool kernels_json = false;
+    auto *kern = app.add_subcommand("kernels", "List the kernels with their parameters, dtypes and bounds");
+    kern->add_flag("--json", kernels_json, "Print JSON");
+
+    std::string show_file;
+    std::vector<std::string> show_sets;
+    auto *config = app.add_subcommand("config", "Show a resolved config or the reference of every key");
+    config->require_subcommand(1);
+    auto *show = config->add_subcommand("show", "Print the resolved config");
+    show->add_option("file", show_file, "Config YAML (defaults when omitted)");
+    show->add_option("--set", show_sets, "Override a key, KEY=VALUE (repeatable)");
+    auto *docs = config->add_subcommand("docs", "Print the config reference table (Markdown)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    try {
+        if (*run)
+            return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet);
+        if (*as)
+            return cmd_asm(asm_in, asm_out, asm_inc, asm_defs);
+        if (*dis)
+            return cmd_dis(dis_in);
+        if (*isa)
+            return cmd_isa(isa_json);
+        if (*kern)
+            return cmd_kernels(kernels_json);
+        if (*show) {
+            std::cout << config_to_yaml(build_config(show_file, show_sets));
+            return 0;
+        }
+        if (*docs) {
+            std::cout << config_docs();
+            return 0;
+        }
+    } catch (const Error &e) {
+        std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const std::exception &e) {
+        std::cerr << "npusim: internal error: " << e.what() << "\n";
+        return 3;
+    }
+    return 0;
+}

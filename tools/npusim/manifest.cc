@@ -1,0 +1,231 @@
+// Manifest parsing and kernel lookup.
+#include "manifest.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "atomic_file.h"
+#include "error.h"
+
+#ifndef NPUSIM_KERNELS_DIR
+#define NPUSIM_KERNELS_DIR "kernels"
+#endif
+
+namespace npusim {
+namespace {
+
+struct LineCtx {
+    const std::string &file;
+    int line;
+    [[noreturn]] void fail(size_t col, const std::string &msg) const
+    {
+        throw Error(file + ":" + std::to_string(line) + ":" + std::to_string(col + 1) + ": " + msg);
+    }
+};
+
+std::vector<std::pair<std::string, size_t>> words(const std::string &s, size_t from)
+{
+    std::vector<std::pair<std::string, size_t>> out;
+    size_t i = from;
+    while (i < s.size()) {
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < s.size() && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (i > start)
+            out.emplace_back(s.substr(start, i - start), start);
+    }
+    return out;
+}
+
+double parse_number(const LineCtx &ctx, const std::string &w, size_t col)
+{
+    char *end = nullptr;
+    double v = std::strtod(w.c_str(), &end);
+    if (w.empty() || *end != '\0')
+        ctx.fail(col, "expected a number, found '" + w + "'");
+    return v;
+}
+
+void parse_tensor(Manifest &m, const LineCtx &ctx, bool input,
+                  const std::vector<std::pair<std::string, size_t>> &w)
+{
+    if (w.size() < 2)
+        ctx.fail(w[0].second, std::string("@") + (input ? "input" : "output") + " needs a tensor name");
+    TensorDecl t;
+    t.name = w[1].first;
+    t.is_input = input;
+    for (size_t k = 2; k < w.size(); k++) {
+        const std::string &opt = w[k].first;
+        if (opt.rfind("range=", 0) == 0) {
+            std::string r = opt.substr(6);
+            size_t comma = r.find(',');
+            if (comma == std::string::npos)
+                ctx.fail(w[k].second, "range needs LO,HI, found '" + r + "'");
+            t.range_lo = parse_number(ctx, r.substr(0, comma), w[k].second + 6);
+            t.range_hi = parse_number(ctx, r.substr(comma + 1), w[k].second + 7 + comma);
+            if (!(t.range_lo < t.range_hi))
+                ctx.fail(w[k].second, "range LO must be below HI");
+        } else {
+            ctx.fail(w[k].second, "unknown tensor option '" + opt + "'");
+        }
+    }
+    for (const TensorDecl &o : m.tensors)
+        if (o.name == t.name)
+            ctx.fail(w[1].second, "duplicate tensor '" + t.name + "'");
+    if (input && !m.tensors.empty() && !m.tensors.back().is_input)
+        ctx.fail(w[0].second, "inputs must be declared before outputs");
+    m.tensors.push_back(t);
+}
+
+void parse_bound(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
+{
+    if (w.size() < 3)
+        ctx.fail(w[0].second, "@bound needs a dtype and ulp=N and/or abs=X");
+    npu_bound b{0.0, 0.0};
+    for (size_t k = 2; k < w.size(); k++) {
+        const std::string &opt = w[k].first;
+        if (opt.rfind("ulp=", 0) == 0)
+            b.max_ulp = parse_number(ctx, opt.substr(4), w[k].second + 4);
+        else if (opt.rfind("abs=", 0) == 0)
+            b.max_abs = parse_number(ctx, opt.substr(4), w[k].second + 4);
+        else
+            ctx.fail(w[k].second, "unknown bound option '" + opt + "' (ulp=N, abs=X)");
+    }
+    m.bounds[w[1].first] = b;
+}
+
+}  // namespace
+
+size_t Manifest::num_inputs() const
+{
+    return size_t(std::count_if(tensors.begin(), tensors.end(), [](const TensorDecl &t) { return t.is_input; }));
+}
+
+bool Manifest::supports(const std::string &dtype) const
+{
+    return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+Manifest parse_manifest(const std::string &path, const std::string &text)
+{
+    Manifest m;
+    m.path = path;
+    std::istringstream in(text);
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        lineno++;
+        size_t at = line.find("; @");
+        if (at == std::string::npos || line.find_first_not_of(" \t") != at)
+            continue;
+        LineCtx ctx{path, lineno};
+        auto w = words(line, at + 2);
+        const std::string key = w[0].first.substr(1);
+        auto rest = [&](size_t from) {
+            std::string s;
+            for (size_t k = from; k < w.size(); k++)
+                s += (k > from ? " " : "") + w[k].first;
+            return s;
+        };
+        if (key == "kernel") {
+            if (w.size() != 2)
+                ctx.fail(w[0].second, "@kernel takes one name");
+            m.name = w[1].first;
+        } else if (key == "summary") {
+            m.summary = rest(1);
+        } else if (key == "input" || key == "output") {
+            parse_tensor(m, ctx, key == "input", w);
+        } else if (key == "param") {
+            if (w.size() < 3)
+                ctx.fail(w[0].second, "@param needs a name and a default value");
+            ParamDecl p{w[1].first, parse_number(ctx, w[2].first, w[2].second), rest(3)};
+            m.params.push_back(p);
+        } else if (key == "dtypes") {
+            for (size_t k = 1; k < w.size(); k++) {
+                if (w[k].first != "fp16" && w[k].first != "fp32")
+                    ctx.fail(w[k].second, "unknown dtype '" + w[k].first + "' (fp16, fp32)");
+                m.dtypes.push_back(w[k].first);
+            }
+        } else if (key == "reference") {
+            if (w.size() != 2)
+                ctx.fail(w[0].second, "@reference takes one function name");
+            if (!npu_reference_find(w[1].first.c_str()))
+                ctx.fail(w[1].second, "unknown reference function '" + w[1].first + "'");
+            m.reference = w[1].first;
+        } else if (key == "bound") {
+            parse_bound(m, ctx, w);
+        } else if (key == "note") {
+            m.notes.push_back(rest(1));
+        } else {
+            ctx.fail(w[0].second, "unknown manifest key '@" + key + "'");
+        }
+    }
+    auto need = [&](bool ok, const std::string &what) {
+        if (!ok)
+            throw Error(path + ": manifest has no " + what);
+    };
+    need(!m.name.empty(), "@kernel line");
+    need(m.num_inputs() > 0, "@input");
+    need(m.tensors.size() > m.num_inputs(), "@output");
+    need(!m.dtypes.empty(), "@dtypes");
+    need(!m.reference.empty(), "@reference");
+    for (const std::string &dt : m.dtypes)
+        need(m.bounds.count(dt) > 0, "@bound for " + dt);
+    const npu_reference *ref = npu_reference_find(m.reference.c_str());
+    if (ref->num_inputs != m.num_inputs())
+        throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
+                    " inputs, the manifest declares " + std::to_string(m.num_inputs()));
+    return m;
+}
+
+Manifest load_manifest(const std::string &path)
+{
+    return parse_manifest(path, read_file(path));
+}
+
+std::string kernels_dir()
+{
+    if (const char *env = std::getenv("NPUSIM_KERNELS"))
+        return env;
+    return NPUSIM_KERNELS_DIR;
+}
+
+std::string resolve_kernel(const std::string &name_or_path)
+{
+    struct stat st;
+    if (name_or_path.find('/') != std::string::npos ||
+        (name_or_path.size() > 2 && name_or_path.compare(name_or_path.size() - 2, 2, ".s") == 0)) {
+        if (stat(name_or_path.c_str(), &st) != 0)
+            throw Error(name_or_path + ": no such kernel file");
+        return name_or_path;
+    }
+    std::string p = kernels_dir() + "/" + name_or_path + ".s";
+    if (stat(p.c_str(), &st) != 0)
+        throw Error("unknown kernel '" + name_or_path + "' (see `npusim kernels`; looked in " +
+                    kernels_dir() + ")");
+    return p;
+}
+
+std::vector<std::string> list_kernels()
+{
+    std::vector<std::string> out;
+    DIR *d = opendir(kernels_dir().c_str());
+    if (!d)
+        return out;
+    while (dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() > 2 && n.compare(n.size() - 2, 2, ".s") == 0)
+            out.push_back(kernels_dir() + "/" + n);
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace npusim

@@ -1,0 +1,50 @@
+// A kernel's manifest: the `; @key value` lines at the top of its .s file.
+// It declares tensors, scalar parameters with defaults, dtypes, the
+// reference function and the accuracy bound per dtype.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "npusim/reference.h"
+
+namespace npusim {
+
+struct TensorDecl {
+    std::string name;
+    bool is_input = true;
+    double range_lo = -8.0, range_hi = 8.0;  // seeded random inputs are uniform here
+};
+
+struct ParamDecl {
+    std::string name;
+    double default_value = 0.0;
+    std::string description;
+};
+
+struct Manifest {
+    std::string path;        // the .s file
+    std::string name;        // @kernel
+    std::string summary;     // @summary
+    std::vector<TensorDecl> tensors;  // inputs first, in declaration order, then outputs
+    std::vector<ParamDecl> params;
+    std::vector<std::string> dtypes;  // "fp16", "fp32"
+    std::string reference;   // name in npu_reference table
+    std::map<std::string, npu_bound> bounds;  // per dtype
+    std::vector<std::string> notes;           // @note lines (why a bound is what it is)
+
+    size_t num_inputs() const;
+    bool supports(const std::string &dtype) const;
+};
+
+// Parses the manifest of `path`. Throws npusim::Error with file:line:col.
+Manifest parse_manifest(const std::string &path, const std::string &text);
+Manifest load_manifest(const std::string &path);
+
+// Kernel lookup: a name in the kernels folder, or a path to a .s file.
+std::string kernels_dir();
+std::string resolve_kernel(const std::string &name_or_path);
+std::vector<std::string> list_kernels();  // paths of every kernels/*.s with a manifest
+
+}  // namespace npusim

@@ -1,0 +1,316 @@
+// run_kernel(): assemble, place tensors in GM (NC1HWC0), run the cores,
+// unpack the outputs and check every element against the reference.
+#include "runner.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "error.h"
+#include "npusim/asm.h"
+#include "npusim/fp16.h"
+#include "npusim/reference.h"
+#include "npusim/run.h"
+
+namespace npusim {
+namespace {
+
+// splitmix64: a tiny, well-mixed generator; seeds must give the same inputs
+// on every machine, so no std:: distributions (their output is unspecified).
+struct Rng {
+    uint64_t s;
+    uint64_t next()
+    {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * double(next() >> 11) * 0x1p-53; }
+};
+
+constexpr uint64_t kGmAlign = 4096;  // tensors start on page boundaries in GM
+constexpr size_t kMaxFailedShown = 8;
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+struct Placed {
+    const TensorDecl *decl;
+    uint64_t gm_addr;
+    NpyArray nchw;  // logical data
+};
+
+NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, const std::vector<uint64_t> &shape,
+                    unsigned index)
+{
+    auto it = opts.inputs.find(t.name);
+    if (it != opts.inputs.end()) {
+        NpyArray a = read_npy(it->second);
+        if (a.dtype != dt)
+            throw Error(it->second + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + opts.dtype);
+        if (a.shape != shape) {
+            std::string s;
+            for (uint64_t d : a.shape)
+                s += (s.empty() ? "" : ",") + std::to_string(d);
+            throw Error(it->second + ": shape (" + s + ") does not match the run's NCHW shape");
+        }
+        return a;
+    }
+    NpyArray a;
+    a.dtype = dt;
+    a.shape = shape;
+    uint64_t count = shape[0] * shape[1] * shape[2] * shape[3];
+    a.data.resize(count * npu_dtype_bytes(dt));
+    Rng rng{opts.seed * 0x100000001b3ull + index};
+    for (uint64_t i = 0; i < count; i++)
+        npu_store_lane(a.data.data(), i, dt, rng.uniform(t.range_lo, t.range_hi));
+    return a;
+}
+
+std::string disasm_at(const npu_program &prog, uint64_t pc, std::string *srcloc)
+{
+    if (pc >= prog.count)
+        return "(outside the program)";
+    char buf[128];
+    npu_disasm(&prog.insns[pc], pc, buf, sizeof buf);
+    if (prog.locs && prog.locs[pc].line)
+        *srcloc = std::string(prog.files[prog.locs[pc].file]) + ":" + std::to_string(prog.locs[pc].line);
+    return buf;
+}
+
+struct ProgramHolder {
+    npu_program p;
+    ProgramHolder() { npu_program_init(&p); }
+    ~ProgramHolder() { npu_program_free(&p); }
+};
+
+}  // namespace
+
+npu_dtype parse_dtype(const std::string &name)
+{
+    if (name == "fp16")
+        return NPU_F16;
+    if (name == "fp32")
+        return NPU_F32;
+    throw Error("--dtype: unknown dtype '" + name + "' (fp16, fp32)");
+}
+
+std::vector<uint64_t> parse_shape(const std::string &text)
+{
+    std::vector<uint64_t> dims;
+    std::stringstream ss(text);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+        size_t used = 0;
+        unsigned long long v = 0;
+        try {
+            v = std::stoull(part, &used);
+        } catch (const std::exception &) {
+            used = 0;
+        }
+        if (used == 0 || used != part.size() || v == 0 || part[0] == '-')
+            throw Error("--shape: '" + part + "' is not a positive integer (expected N,C,H,W)");
+        dims.push_back(v);
+    }
+    if (dims.empty() || dims.size() > 4)
+        throw Error("--shape: expected 1 to 4 dimensions N,C,H,W, got '" + text + "'");
+    while (dims.size() < 4)  // "C,H,W" -> 1,C,H,W; "C" -> 1,C,1,1
+        dims.insert(dims.begin(), 1);
+    return dims;
+}
+
+RunResult run_kernel(const RunOptions &opts)
+{
+    auto t0 = std::chrono::steady_clock::now();
+    RunResult r;
+    r.manifest = load_manifest(resolve_kernel(opts.kernel));
+    const Manifest &m = r.manifest;
+    if (!m.supports(opts.dtype))
+        throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + opts.dtype);
+    r.dtype = parse_dtype(opts.dtype);
+    r.bound = m.bounds.at(opts.dtype);
+    r.config = opts.config;
+    const unsigned esize = npu_dtype_bytes(r.dtype);
+
+    for (const auto &kv : opts.params) {
+        bool known = false;
+        for (const ParamDecl &p : m.params)
+            known |= p.name == kv.first;
+        if (!known)
+            throw Error("--param " + kv.first + ": kernel '" + m.name + "' has no such parameter");
+    }
+    for (const ParamDecl &p : m.params) {
+        auto it = opts.params.find(p.name);
+        // Kernels receive parameters as binary32, so the reference uses that value.
+        r.params.push_back(double(float(it != opts.params.end() ? it->second : p.default_value)));
+    }
+    for (const auto &kv : opts.inputs) {
+        bool ok = false;
+        for (const TensorDecl &t : m.tensors)
+            ok |= t.name == kv.first && t.is_input;
+        if (!ok)
+            throw Error("--input " + kv.first + ": kernel '" + m.name + "' has no input of that name");
+    }
+    for (const auto &kv : opts.outputs) {
+        bool ok = false;
+        for (const TensorDecl &t : m.tensors)
+            ok |= t.name == kv.first;
+        if (!ok)
+            throw Error("--output " + kv.first + ": kernel '" + m.name + "' has no tensor of that name");
+    }
+
+    // The shape comes from the first --input file when there is one.
+    std::vector<uint64_t> shape = opts.shape;
+    for (const TensorDecl &t : m.tensors)
+        if (t.is_input && opts.inputs.count(t.name)) {
+            NpyArray a = read_npy(opts.inputs.at(t.name));
+            if (a.shape.empty() || a.shape.size() > 4)
+                throw Error(opts.inputs.at(t.name) + ": expected a 1-D to 4-D array, got " +
+                            std::to_string(a.shape.size()) + "-D");
+            shape = a.shape;
+            while (shape.size() < 4)
+                shape.insert(shape.begin(), 1);
+            break;
+        }
+    if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], esize) != NPU_OK)
+        throw Error("--shape: tensor too large");
+
+    // Assemble with the kernel's dtype available as the suffix alias DT.
+    ProgramHolder prog;
+    const char *dt_name = npu_dtype_name(r.dtype);
+    npu_asm_define defines[] = {{"DT", dt_name}};
+    npu_asm_options aopts{};
+    std::string kdir = kernels_dir();
+    const char *inc[] = {kdir.c_str()};
+    aopts.include_dirs = inc;
+    aopts.num_include_dirs = 1;
+    aopts.defines = defines;
+    aopts.num_defines = 1;
+    npu_diag diag{};
+    if (npu_assemble_file(m.path.c_str(), &aopts, &prog.p, &diag) != NPU_OK) {
+        char line[600];
+        npu_diag_format(&diag, line, sizeof line);
+        throw Error(line);
+    }
+
+    // Place tensors in GM, page-aligned, inputs then outputs.
+    std::vector<Placed> placed;
+    uint64_t gm_size = 0;
+    unsigned input_index = 0;
+    for (const TensorDecl &t : m.tensors) {
+        Placed pl{&t, gm_size, {}};
+        std::vector<uint64_t> nchw = shape;
+        if (t.is_input)
+            pl.nchw = make_input(t, opts, r.dtype, nchw, input_index++);
+        gm_size = align_up(gm_size + npu_layout_bytes(&r.layout), kGmAlign);
+        placed.push_back(std::move(pl));
+    }
+    std::vector<uint8_t> gm_bytes(gm_size, 0);
+    for (Placed &pl : placed) {
+        uint8_t *dst = gm_bytes.data() + pl.gm_addr;
+        if (pl.decl->is_input)
+            npu_pack_nc1hwc0(&r.layout, pl.nchw.data.data(), dst);
+        else  // poison: an element the kernel never writes reads as NaN
+            std::memset(dst, 0xff, npu_layout_bytes(&r.layout));
+    }
+    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+
+    // Cores: s1.. = tensor addresses, then parameters as binary32 bits.
+    const unsigned ncores = r.config.cores;
+    std::vector<std::unique_ptr<npu_core>> cores;
+    std::vector<npu_core *> core_ptrs;
+    for (unsigned k = 0; k < ncores; k++) {
+        npu_core_config cc = r.config.core;
+        cc.core_id = k;
+        cc.num_cores = ncores;
+        auto core = std::make_unique<npu_core>();
+        if (npu_core_init(core.get(), &cc, &prog.p, &gm) != NPU_OK)
+            throw Error("cannot allocate core " + std::to_string(k) + " (UB of " + std::to_string(cc.ub_bytes) + " bytes)");
+        unsigned reg = 1;
+        for (const Placed &pl : placed)
+            core->s[reg++] = pl.gm_addr;
+        for (double p : r.params)
+            core->s[reg++] = npu_f32_bits(float(p));
+        core->spr[NPU_SPR_SHAPE_N] = r.layout.n;
+        core->spr[NPU_SPR_SHAPE_C] = r.layout.c;
+        core->spr[NPU_SPR_SHAPE_H] = r.layout.h;
+        core->spr[NPU_SPR_SHAPE_W] = r.layout.w;
+        core->spr[NPU_SPR_SHAPE_C1] = r.layout.c1;
+        core->spr[NPU_SPR_SHAPE_C0] = r.layout.c0;
+        core->spr[NPU_SPR_ELEMS] = npu_layout_elems(&r.layout);
+        core->spr[NPU_SPR_ESIZE] = esize;
+        core_ptrs.push_back(core.get());
+        cores.push_back(std::move(core));
+    }
+
+    npu_run_limits lim{opts.max_instructions, opts.max_cycles};
+    npu_run_functional(core_ptrs.data(), ncores, &lim);
+
+    for (unsigned k = 0; k < ncores; k++) {
+        npu_core *c = cores[k].get();
+        r.instructions += c->retired;
+        r.instructions_per_core.push_back(c->retired);
+        for (unsigned op = 0; op < NPU_NUM_OPS; op++)
+            r.op_counts[op] += c->op_count[op];
+        if (c->state == NPU_CORE_TRAPPED) {
+            TrapReport tr;
+            tr.core = k;
+            tr.trap = c->trap;
+            tr.disasm = disasm_at(prog.p, c->trap.pc, &tr.srcloc);
+            r.traps.push_back(tr);
+        }
+    }
+    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
+        unsigned cat = npu_insn_table[op].category;
+        if (cat == CAT_ARITH || cat == CAT_CMP || cat == CAT_SEL || cat == CAT_SFU || cat == CAT_LOGIC ||
+            cat == CAT_CVT)
+            r.counted_instructions += r.op_counts[op];
+    }
+    const uint64_t vlenb = r.config.core.vlen_bits / 8;
+    r.output_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
+
+    // Unpack every tensor; check outputs element by element.
+    for (Placed &pl : placed) {
+        if (!pl.decl->is_input) {
+            pl.nchw.dtype = r.dtype;
+            pl.nchw.shape = shape;
+            pl.nchw.data.resize(npu_layout_logical_elems(&r.layout) * esize);
+            npu_unpack_nc1hwc0(&r.layout, gm_bytes.data() + pl.gm_addr, pl.nchw.data.data());
+        }
+    }
+    npu_accuracy_init(&r.accuracy);
+    if (r.traps.empty()) {
+        const npu_reference *ref = npu_reference_find(m.reference.c_str());
+        const uint64_t count = npu_layout_logical_elems(&r.layout);
+        std::vector<const Placed *> ins;
+        for (const Placed &pl : placed)
+            if (pl.decl->is_input)
+                ins.push_back(&pl);
+        for (const Placed &pl : placed) {
+            if (pl.decl->is_input)
+                continue;
+            for (uint64_t i = 0; i < count; i++) {
+                double x[NPU_REF_MAX_INPUTS];
+                for (size_t k = 0; k < ins.size(); k++)
+                    x[k] = npu_load_lane(ins[k]->nchw.data.data(), i, r.dtype);
+                double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
+                double want = ref->fn(x, r.params.data());
+                if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.bound) && r.failed.size() < kMaxFailedShown) {
+                    FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
+                    r.failed.push_back(f);
+                }
+            }
+            r.padding_nonzero += npu_padding_nonzero(&r.layout, gm_bytes.data() + pl.gm_addr);
+        }
+        r.checked = true;
+    }
+    for (Placed &pl : placed)
+        r.tensors[pl.decl->name] = std::move(pl.nchw);
+    for (auto &c : cores)
+        npu_core_fini(c.get());
+    r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+}  // namespace npusim

@@ -1,0 +1,76 @@
+// One kernel run, as data: kernel + config + inputs in, outputs + stats +
+// accuracy out. The CLI, `compare` and sweeps all go through run_kernel().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "manifest.h"
+#include "npy.h"
+#include "npusim/core.h"
+#include "npusim/program.h"
+#include "npusim/tensor.h"
+
+namespace npusim {
+
+struct RunOptions {
+    std::string kernel;  // name or path
+    std::string dtype = "fp32";
+    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W
+    Config config = default_config();
+    uint64_t seed = 1;
+    std::map<std::string, std::string> inputs;   // tensor name -> .npy path
+    std::map<std::string, std::string> outputs;  // tensor name -> .npy path
+    std::map<std::string, double> params;        // overrides of manifest defaults
+    uint64_t max_cycles = 0;
+    uint64_t max_instructions = 0;
+};
+
+struct TrapReport {
+    unsigned core = 0;
+    npu_trap trap{};
+    std::string disasm;   // the faulting instruction
+    std::string srcloc;   // file:line of it, when known
+};
+
+struct FailedElement {
+    uint64_t index;   // NCHW element index
+    double inputs[NPU_REF_MAX_INPUTS];
+    double got, ref, ulp;
+};
+
+struct RunResult {
+    Manifest manifest;
+    npu_dtype dtype = NPU_F32;
+    npu_layout layout{};
+    Config config;
+    std::vector<double> params;  // resolved, manifest order
+    uint64_t instructions = 0;   // all cores
+    std::vector<uint64_t> instructions_per_core;
+    uint64_t op_counts[NPU_NUM_OPS] = {};
+    uint64_t counted_instructions = 0;  // arith/cmp/sel/sfu/logic/cvt
+    uint64_t output_vectors = 0;
+    npu_accuracy accuracy{};
+    npu_bound bound{};
+    std::vector<FailedElement> failed;  // the first few elements outside the bound
+    uint64_t padding_nonzero = 0;
+    bool checked = false;       // accuracy computed (the run completed)
+    std::vector<TrapReport> traps;
+    double host_seconds = 0;
+    std::map<std::string, NpyArray> tensors;  // every tensor, NCHW, after the run
+
+    bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
+};
+
+// Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
+// Guest faults are not exceptions: they come back in RunResult::traps.
+RunResult run_kernel(const RunOptions &opts);
+
+npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
+std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
+
+}  // namespace npusim
