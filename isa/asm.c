@@ -225,7 +225,7 @@ static int directive_equ(asm_ctx *c, asm_lexer *lx)
 static int directive_error(asm_ctx *c, asm_lexer *lx, asm_token t)
 {
     asm_token msg = asm_lex_next(lx);
-    if (msg.kind == TOK_STRING)
+    if (msg.kind == TOK_STRING && msg.len > 0)
         return asm_error(c, t.col, "%.*s", (int)(msg.len > 200 ? 200 : msg.len), msg.text);
     return msg.kind == TOK_BAD ? -1 : asm_error(c, t.col, ".error directive");
 }

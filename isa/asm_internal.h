@@ -18,8 +18,9 @@ enum {
     ASM_MAX_NUMBER_LEN = 1024,
     ASM_MAX_MACRO_PARAMS = 64
 };
-#define ASM_MAX_EXPANDED_LINES ((size_t)4 << 20)
-#define ASM_MAX_EXPANDED_BYTES ((size_t)256 << 20)
+#define ASM_MAX_EXPANDED_LINES ((size_t)1 << 20)
+#define ASM_MAX_EXPANDED_BYTES ((size_t)64 << 20)
+#define ASM_MAX_EXPANDED_LINE ((size_t)1 << 20) /* one body line after substitution */
 #define ASM_MAX_FILE_BYTES ((size_t)1 << 30)
 
 /* ---- string-keyed hash map (labels, constants, macros, files) ---------- */

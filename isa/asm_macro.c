@@ -246,6 +246,10 @@ int asm_macro_call(asm_ctx *c, asm_lexer *lx, asm_macro *m, asm_token name)
 
 static int append(asm_ctx *c, size_t *o, const char *s, size_t n)
 {
+    /* Arguments that hold \a twice double per nesting level: stop early. */
+    if (*o + n > ASM_MAX_EXPANDED_LINE)
+        return asm_error(c, 0, "macro expansion of one line is too long (over %zu bytes)",
+                         (size_t)ASM_MAX_EXPANDED_LINE);
     if (asm_grow(c, (void **)&c->linebuf, &c->linebuf_cap, *o + n + 1, 1) < 0)
         return -1;
     memcpy(c->linebuf + *o, s, n);

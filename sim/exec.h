@@ -8,6 +8,7 @@
 
 #include "npusim/core.h"
 #include "npusim/fp16.h"
+#include "fp16_inline.h"
 
 #if defined(__GNUC__)
 #define NPU_UNUSED __attribute__((unused))
@@ -113,9 +114,15 @@ static inline float canon32(float x)
     return x != x ? npu_f32_from_bits(NPU_F32_QNAN_BITS) : x;
 }
 
+/* f16 lane <-> binary64: widening is exact, narrowing rounds once. */
 static inline double h2d(uint16_t h)
 {
-    return (double)npu_f16_to_f32(h);
+    return (double)f16_to_f32_inline(h);
+}
+
+static inline uint16_t d2h(double d)
+{
+    return f64_to_f16_inline(d);
 }
 
 static inline int f16_isnan(uint16_t h)

@@ -19,25 +19,23 @@
 #define WRAP(expr) ((lane_t)(ulane_t)(expr))
 #define U32(x) ((uint32_t)(ulane_t)(x))
 
-static inline uint16_t f16_of(double x) { return npu_f64_to_f16(x); }
-
 /* ---- arithmetic ------------------------------------------------------------ */
 
 EXEC(VADD)
 {
-    V_LOOP(r = f16_of(h2d(a) + h2d(b)), r = canon32(a + b),
+    V_LOOP(r = d2h(h2d(a) + h2d(b)), r = canon32(a + b),
            r = WRAP(U32(a) + U32(b)), r = WRAP(U32(a) + U32(b)));
 }
 
 EXEC(VSUB)
 {
-    V_LOOP(r = f16_of(h2d(a) - h2d(b)), r = canon32(a - b),
+    V_LOOP(r = d2h(h2d(a) - h2d(b)), r = canon32(a - b),
            r = WRAP(U32(a) - U32(b)), r = WRAP(U32(a) - U32(b)));
 }
 
 EXEC(VMUL)
 {
-    V_LOOP(r = f16_of(h2d(a) * h2d(b)), r = canon32(a * b),
+    V_LOOP(r = d2h(h2d(a) * h2d(b)), r = canon32(a * b),
            r = WRAP(U32(a) * U32(b)), r = WRAP(U32(a) * U32(b)));
 }
 
@@ -96,7 +94,7 @@ EXEC(VNEG)
 /* nearbyint rounds ties to even in the default environment, which npusim
  * never changes. Every binary16 is exact in binary64, and so is its integral
  * rounding, so the f16 path has no double rounding. */
-EXEC(VRND) { V_FP_LOOP(r = f16_of(nearbyint(h2d(a))), r = canon32(nearbyintf(a))); }
+EXEC(VRND) { V_FP_LOOP(r = d2h(nearbyint(h2d(a))), r = canon32(nearbyintf(a))); }
 
 EXEC(VMOV) { V_BITS_LOOP(r = a); }
 
@@ -106,7 +104,7 @@ EXEC(VBCAST)
 {
     uint64_t s = sreg(c, in->rs1);
     float f = npu_f32_from_bits((uint32_t)s);
-    V_LOOP(r = npu_f32_to_f16(f), r = canon32(f), r = (int16_t)(uint16_t)s, r = (int32_t)(uint32_t)s);
+    V_LOOP(r = d2h((double)f), r = canon32(f), r = (int16_t)(uint16_t)s, r = (int32_t)(uint32_t)s);
 }
 
 /* The assembler has already rounded the literal to the lane type. */
@@ -216,7 +214,7 @@ static void widen_f16_half(npu_core *c, const npu_insn *in, unsigned first)
     uint8_t *vd = vreg(c, in->rd);
     for (unsigned i = 0; i < n32; i++)
         if (lane_active(c, in, i))
-            put_f32(vd, i, npu_f16_to_f32(get_u16(src, first + i)));
+            put_f32(vd, i, f16_to_f32_inline(get_u16(src, first + i)));
 }
 
 EXEC(VCVTL) { widen_f16_half(c, in, 0); }
@@ -233,7 +231,7 @@ EXEC(VCVTN)
         if (!lane_active(c, in, i))
             continue;
         float f = i < n32 ? get_f32(lo, i) : get_f32(hi, i - n32);
-        put_u16(vd, i, npu_f32_to_f16(f));
+        put_u16(vd, i, d2h((double)f));
     }
 }
 
@@ -264,7 +262,7 @@ EXEC(VFTOI)
 EXEC(VITOF)
 {
     if (in->dt == NPU_F16)
-        VLANES(uint16_t, uint16_t, 2, get_u16, put_u16, r = f16_of((double)(int16_t)a));
+        VLANES(uint16_t, uint16_t, 2, get_u16, put_u16, r = d2h((double)(int16_t)a));
     else
         VLANES(uint32_t, uint32_t, 4, get_u32, put_u32, r = npu_f32_bits((float)(int32_t)a));
 }

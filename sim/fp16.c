@@ -1,82 +1,23 @@
 /* IEEE binary16 helpers for the fp16 lanes: exact widening, one-rounding
  * narrowing from binary32/binary64, and a correctly rounded binary16 FMA. */
-#include "npusim/fp16.h"
+#include "fp16_inline.h"
 
 #include <math.h>
-#include <string.h>
-
-static uint64_t f64_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double f64_from_bits(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
 
 float npu_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t frac = h & 0x3ffu;
+    return f16_to_f32_inline(h);
+}
 
-    if (exp == 0x1f)
-        return npu_f32_from_bits(frac ? NPU_F32_QNAN_BITS : (sign | 0x7f800000u));
-    if (exp == 0) {
-        /* Zero or subnormal: frac * 2^-24, exact in binary32. */
-        float mag = (float)frac * 0x1p-24f;
-        return npu_f32_from_bits(sign | npu_f32_bits(mag));
-    }
-    return npu_f32_from_bits(sign | ((exp + 112u) << 23) | (frac << 13));
+uint16_t npu_f64_to_f16(double d)
+{
+    return f64_to_f16_inline(d);
 }
 
 /* Every binary32 is exact in binary64, so narrowing via double rounds once. */
 uint16_t npu_f32_to_f16(float f)
 {
-    return npu_f64_to_f16((double)f);
-}
-
-uint16_t npu_f64_to_f16(double d)
-{
-    uint64_t u = f64_bits(d);
-    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
-    int biased = (int)((u >> 52) & 0x7ff);
-    uint64_t mant = u & ((1ull << 52) - 1);
-
-    if (biased == 0x7ff)
-        return mant ? NPU_F16_QNAN : (uint16_t)(sign | 0x7c00u);
-    if (biased == 0)
-        return sign; /* zero, or a binary64 subnormal: far below half of 2^-24 */
-
-    int e = biased - 1023;
-    if (e > 15)
-        return (uint16_t)(sign | 0x7c00u);
-    mant |= 1ull << 52; /* value = mant * 2^(e - 52) */
-
-    /* The result's quantum is 2^(max(e, -14) - 10): normal halves keep 11
-     * significant bits, subnormals are multiples of 2^-24. */
-    int qexp = (e < -14 ? -14 : e) - 10;
-    int shift = qexp - (e - 52); /* >= 42 */
-    if (shift > 54)
-        return sign; /* below a quarter of the smallest subnormal */
-    uint64_t kept = mant >> shift;
-    uint64_t rest = mant & ((1ull << shift) - 1);
-    uint64_t half = 1ull << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-
-    /* kept includes the implicit bit for normals, so adding it to the
-     * exponent field (minus one) yields the encoding, and a carry out of the
-     * significand (kept == 2048, or 1024 from a subnormal) bumps the exponent. */
-    uint32_t bits = ((uint32_t)(qexp + 24) << 10) + (uint32_t)kept;
-    if (bits >= 0x7c00u)
-        return (uint16_t)(sign | 0x7c00u);
-    return (uint16_t)(sign | bits);
+    return f64_to_f16_inline((double)f);
 }
 
 float npu_f64_to_f32(double d)
@@ -92,10 +33,10 @@ float npu_f64_to_f32(double d)
  * bit so the final rounding to binary16 is correct (53 >= 11 + 2 bits). */
 uint16_t npu_f16_fma(uint16_t a, uint16_t b, uint16_t c)
 {
-    double da = npu_f16_to_f32(a), db = npu_f16_to_f32(b), dc = npu_f16_to_f32(c);
+    double da = f16_to_f32_inline(a), db = f16_to_f32_inline(b), dc = f16_to_f32_inline(c);
     double p = da * db;
     if (!isfinite(p) || !isfinite(dc))
-        return npu_f64_to_f16(p + dc); /* inf/NaN rules of plain addition */
+        return f64_to_f16_inline(p + dc); /* inf/NaN rules of plain addition */
 
     double s = p + dc;
     double bp = s - dc;
@@ -110,5 +51,5 @@ uint16_t npu_f16_fma(uint16_t a, uint16_t b, uint16_t c)
             s = f64_from_bits(su);
         }
     }
-    return npu_f64_to_f16(s);
+    return f64_to_f16_inline(s);
 }

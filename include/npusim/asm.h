@@ -11,10 +11,16 @@
  *   .include "file.s"           read next to the including file, then in each
  *                               include_dirs entry; a file already included
  *                               is skipped (include-once)
+ *   .ifdef NAME / .ifndef NAME / .if expr  ...  [.else ...]  .endif
+ *                               conditional assembly (NAME: a constant, a
+ *                               dtype alias or a macro; expr non-zero); a
+ *                               block closes in the file or macro it opened in
+ *   .error "message"            stops with that message
  *   mnemonic[.dt] operands[, pN]
  *
- * `.dt` is f16, f32, i16 or i32 and must be in the row's dtype set; rows
- * without dtypes take no suffix. A trailing predicate on a maskable row sets
+ * `.dt` is f16, f32, i16 or i32, or a dtype alias from npu_asm_options
+ * defines (`vadd.DT`), and must be in the row's dtype set; rows without
+ * dtypes take no suffix. A trailing predicate on a maskable row sets
  * pm = 1, pg = N. Operands, by kind (isa/formats.def):
  *   scalar / vector / predicate register   s0..s31, v0..v31, p0..p7
  *   imm     integer expression, signed 32-bit
@@ -38,7 +44,8 @@
  * Errors: the first one only, as npu_diag {file, line, col, message} naming
  * the offending token at its real place (inside an included file; for a
  * macro, its body line). Limits that bound hostile input: includes and macro
- * calls nest 64 deep, expressions 256, macro expansion 4M lines / 256 MiB.
+ * calls nest 64 deep, expressions 256; macro expansion stops at 1M lines,
+ * 64 MiB in all, or 1 MiB for one line.
  */
 #ifndef NPUSIM_ASM_H
 #define NPUSIM_ASM_H
@@ -59,7 +66,9 @@ typedef int (*npu_asm_reader)(void *ctx, const char *path, char **text, size_t *
 /* A name defined by the host before assembly, like `cc -D`. A numeric value
  * acts as `.equ NAME, value`; a lane-type name (f16, f32, i16, i32) makes NAME
  * a dtype alias usable as a mnemonic suffix (`vadd.DT v1, v2, v3`), so one
- * kernel source serves every dtype. Both are visible to `.ifdef NAME`. */
+ * kernel source serves every dtype. Both are visible to `.ifdef NAME`. An
+ * empty or NULL value defines NAME as 1. A bad name or value fails the
+ * assembly with a diag for the file "<defines>". */
 typedef struct npu_asm_define {
     const char *name;
     const char *value;

@@ -176,17 +176,18 @@ RunResult run_kernel(const RunOptions &opts)
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], esize) != NPU_OK)
         throw Error("--shape: tensor too large");
 
-    // Assemble with the kernel's dtype available as the suffix alias DT.
+    // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
     ProgramHolder prog;
     const char *dt_name = npu_dtype_name(r.dtype);
-    npu_asm_define defines[] = {{"DT", dt_name}};
+    const char *dt_bytes = esize == 2 ? "2" : "4";
+    npu_asm_define defines[] = {{"DT", dt_name}, {"DT_BYTES", dt_bytes}};
     npu_asm_options aopts{};
     std::string kdir = kernels_dir();
     const char *inc[] = {kdir.c_str()};
     aopts.include_dirs = inc;
     aopts.num_include_dirs = 1;
     aopts.defines = defines;
-    aopts.num_defines = 1;
+    aopts.num_defines = 2;
     npu_diag diag{};
     if (npu_assemble_file(m.path.c_str(), &aopts, &prog.p, &diag) != NPU_OK) {
         char line[600];
