@@ -228,7 +228,7 @@ int asm_macro_call(asm_ctx *c, asm_lexer *lx, asm_macro *m, asm_token name)
     }
     size_t depth = 0;
     for (size_t i = 0; i < c->nframes; i++)
-        depth += c->frames[i].is_macro;
+        depth += c->frames[i].is_macro != 0;
     if (depth >= ASM_MAX_MACRO_DEPTH) {
         asm_free_args(args, nargs);
         return asm_error(c, name.col,

@@ -596,6 +596,25 @@ TEST(Asm, HostReaderServesIncludes)
     EXPECT_EQ(r.prog.insns[2].imm, -1);
 }
 
+TEST(Asm, IncludeChainsAreBoundedInDepth)
+{
+    // f0.s includes f1.s includes f2.s ...: every file distinct, no recursion.
+    auto reader = [](void *, const char *path, char **text, size_t *len) -> int {
+        int n = atoi(strrchr(path, 'f') + 1);
+        std::string body = ".include \"f" + std::to_string(n + 1) + ".s\"\n";
+        *text = strdup(body.c_str());
+        *len = body.size();
+        return NPU_OK;
+    };
+    npu_asm_options opts{};
+    opts.reader = reader;
+    FileResult r;
+    r.rc = npu_assemble_file("f0.s", &opts, &r.prog, &r.diag);
+    EXPECT_EQ(r.rc, NPU_ESYNTAX);
+    EXPECT_STREQ(r.diag.message, "includes nested too deeply (limit 64)");
+    EXPECT_STREQ(r.diag.file, "f63.s");
+}
+
 // ---- error messages: text, line and column --------------------------------------
 
 TEST(Asm, UnknownMnemonicNamesIt) { ExpectError("nop\n  vadx.f32 v1, v2, v3\n", 2, 3, "unknown mnemonic 'vadx'"); }
@@ -665,6 +684,7 @@ TEST(Asm, LexicalAndExpressionErrors)
     ExpectError(".equ X, 1\n.equ X, 2\n", 2, 6, "duplicate constant 'X' (first defined at line 1)");
     ExpectError(".equ s1, 2\n", 1, 6, "'s1' is reserved and cannot name a constant");
     ExpectError(".bogus 1\n", 1, 1, "unknown directive '.bogus'");
+    ExpectError("  .error \"\"\n", 1, 3, ".error directive");
     ExpectError("srd s1, lanes.f64\n", 1, 9, "unknown special register 'lanes.f64'");
     ExpectError(".include \"a.s\n", 1, 10, "unterminated string");
     ExpectError("42\n", 1, 1, "expected an instruction, found '42'");

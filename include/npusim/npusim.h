@@ -9,6 +9,7 @@
 #include "npusim/fp16.h"
 #include "npusim/core.h"
 #include "npusim/run.h"
+#include "npusim/timing.h"
 #include "npusim/tensor.h"
 #include "npusim/reference.h"
 

@@ -21,6 +21,13 @@ typedef struct npu_run_limits {
  * number of trapped cores (0: every core halted). */
 unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
 
+/* The same with timing: each core's timing model runs ahead on its own clock;
+ * a barrier releases every core at the cycle after the last one reached it.
+ * max_cycles compares against each core's local cycle. Finishes every core
+ * (drain) before returning the number of trapped cores. */
+struct npu_timed_core;
+unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,21 +10,92 @@
 namespace npusim {
 namespace {
 
-const std::vector<ConfigKey> kSchema = {
-    {"core.vlen", KeyType::Int, "256", NPU_VLEN_MIN, NPU_VLEN_MAX, nullptr, "bits",
-     "vector register width; a power of two (256 = one C0 block: 16 fp16 or 8 fp32 lanes)"},
-    {"core.ub_bytes", KeyType::Int, "262144", 1024, int64_t(1) << 30, nullptr, "bytes",
-     "unified buffer (UB) capacity per core"},
-    {"sfu.mode", KeyType::Enum, "exact", 0, 0, "exact|approx", nullptr,
-     "exact: exp/ln/rcp/rsqrt/sqrt correctly rounded; approx: results carry sfu.bits significant bits"},
-    {"sfu.bits", KeyType::Int, "12", 8, 24, nullptr, "bits",
-     "significant bits of an approximate SFU result (sfu.mode: approx)"},
-    {"system.cores", KeyType::Int, "1", 1, 64, nullptr, "cores", "vector cores running the kernel"},
-};
+#define INT_KEY(path, def, lo, hi, unit, desc, field)                                          \
+    ConfigKey{path, KeyType::Int, (def) ? (def) : "", lo, hi, "", unit, desc,                   \
+              [](Config &c, int64_t v) { c.field = decltype(c.field)(v); },                    \
+              [](const Config &c) { return int64_t(c.field); }}
+
+#define UNIT_KEYS(name, u, what)                                                               \
+    INT_KEY("units." name ".count", nullptr, 1, NPU_MAX_UNIT_COUNT, "", "instances of the " what, \
+            timing.unit[u].count),                                                             \
+    INT_KEY("units." name ".latency", nullptr, 1, 10000, "cycles", "issue to result of the " what, \
+            timing.unit[u].latency),                                                           \
+    INT_KEY("units." name ".interval", nullptr, 1, 10000, "cycles",                            \
+            "initiation interval of the " what " (1 = fully pipelined)", timing.unit[u].interval)
+
+std::vector<ConfigKey> build_schema()
+{
+    std::vector<ConfigKey> k = {
+        INT_KEY("core.vlen", nullptr, NPU_VLEN_MIN, NPU_VLEN_MAX, "bits",
+                "vector register width, a power of two (256 = one C0 block: 16 fp16 or 8 fp32 lanes)", core.vlen_bits),
+        INT_KEY("core.ub_bytes", nullptr, 32768, int64_t(1) << 30, "bytes", "unified buffer (UB) capacity per core",
+                core.ub_bytes),
+        INT_KEY("issue.width", nullptr, 1, NPU_MAX_ISSUE_WIDTH, "slots", "issue slots W: instructions issued per cycle at most",
+                timing.issue_width),
+        ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
+                  "classes each slot accepts, slot 0 first: a list of class sets like scalar+branch+sync "
+                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr},
+        INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a taken branch",
+                timing.branch_penalty),
+        UNIT_KEYS("scalar", UNIT_SCALAR, "scalar ALU"),
+        UNIT_KEYS("branch", UNIT_BRANCH, "branch unit"),
+        UNIT_KEYS("valu", UNIT_VALU, "vector ALUs (add, mul, fma, compare, select, convert)"),
+        UNIT_KEYS("sfu", UNIT_SFU, "special-function unit (exp, ln, rcp, rsqrt, sqrt)"),
+        UNIT_KEYS("lsu", UNIT_LSU, "UB load/store unit"),
+        UNIT_KEYS("dma", UNIT_DMA, "DMA issue port"),
+        UNIT_KEYS("sync", UNIT_SYNC, "sync unit (dmawait, barrier, halt)"),
+        INT_KEY("ub.banks", nullptr, 1, 64, "banks", "UB banks; an access takes as many cycles as lanes it puts in one bank",
+                timing.ub_banks),
+        INT_KEY("ub.bank_bytes", nullptr, 2, 4096, "bytes", "width of one UB bank", timing.ub_bank_bytes),
+        ConfigKey{"sfu.mode", KeyType::Enum, "exact", 0, 0, "exact|approx", "",
+                  "exact: exp/ln/rcp/rsqrt/sqrt correctly rounded; approx: results carry sfu.bits significant bits",
+                  [](Config &c, int64_t v) { c.core.sfu_mode = v == 0 ? NPU_SFU_EXACT : NPU_SFU_APPROX; },
+                  [](const Config &c) { return int64_t(c.core.sfu_mode == NPU_SFU_EXACT ? 0 : 1); }},
+        INT_KEY("sfu.bits", "12", 8, 24, "bits", "significant bits of an approximate SFU result (sfu.mode: approx)",
+                core.sfu_bits),
+        INT_KEY("dma.latency", nullptr, 0, 1000000, "cycles", "ideal memory: cycles from a transfer's start to its completion, beyond its bytes",
+                timing.dma_latency),
+        INT_KEY("dma.bytes_per_cycle", nullptr, 1, 4096, "bytes/cycle", "ideal memory: bandwidth of each core's DMA engine",
+                timing.dma_bytes_per_cycle),
+        INT_KEY("dma.queue_depth", nullptr, 1, 64, "transfers", "DMA transfers in flight per core; one more waits",
+                timing.dma_queue_depth),
+        INT_KEY("system.cores", "1", 1, 64, "cores", "vector cores running the kernel", cores),
+        ConfigKey{"sim.mode", KeyType::Enum, "timed", 0, 0, "timed|functional", "",
+                  "timed: cycle-exact timing; functional: results and instruction counts only (faster)",
+                  [](Config &c, int64_t v) { c.timed = v == 0; },
+                  [](const Config &c) { return int64_t(c.timed ? 0 : 1); }},
+    };
+    // Defaults come from the C models' own defaults, so there is one source.
+    Config d;
+    d.core.vlen_bits = 256;
+    d.core.ub_bytes = 256 * 1024;
+    d.core.sfu_bits = 12;
+    npu_timing_config_default(&d.timing);
+    for (ConfigKey &key : k)
+        if (key.default_text.empty() && key.get)
+            key.default_text = std::to_string(key.get(d));
+    for (ConfigKey &key : k)
+        if (key.type == KeyType::SlotList) {
+            std::string s;
+            for (unsigned i = 0; i < d.timing.issue_width; i++)
+                s += (i ? "," : "") + class_set_text(d.timing.slot_classes[i]);
+            key.default_text = s;
+        }
+    return k;
+}
+
+#undef UNIT_KEYS
+#undef INT_KEY
+
+const std::vector<ConfigKey> &schema()
+{
+    static const std::vector<ConfigKey> s = build_schema();
+    return s;
+}
 
 const ConfigKey *find_key(const std::string &path)
 {
-    for (const ConfigKey &k : kSchema)
+    for (const ConfigKey &k : schema())
         if (path == k.path)
             return &k;
     return nullptr;
@@ -33,21 +104,45 @@ const ConfigKey *find_key(const std::string &path)
 std::string allowed(const ConfigKey &k)
 {
     if (k.type == KeyType::Enum)
-        return std::string("one of ") + k.choices;
+        return "one of " + k.choices;
+    if (k.type == KeyType::SlotList)
+        return "1 .. " + std::to_string(NPU_MAX_ISSUE_WIDTH) + " class sets";
     return std::to_string(k.min) + " .. " + std::to_string(k.max);
+}
+
+const char *const kClassNames[NPU_NUM_CLASSES] = {"scalar", "branch", "vector", "mem", "dma", "sync"};
+
+void set_slots(Config &cfg, const std::vector<std::string> &sets, const std::string &where)
+{
+    if (sets.empty() || sets.size() > NPU_MAX_ISSUE_WIDTH)
+        throw Error(where + "issue.slots: expected 1 .. " + std::to_string(NPU_MAX_ISSUE_WIDTH) + " class sets, got " +
+                    std::to_string(sets.size()));
+    for (size_t i = 0; i < NPU_MAX_ISSUE_WIDTH; i++)
+        cfg.timing.slot_classes[i] = i < sets.size() ? parse_class_set(sets[i], where + "issue.slots[" + std::to_string(i) + "]") : 0;
+    cfg.timing.issue_width = unsigned(sets.size());
 }
 
 // Parses and range-checks a value, then stores it. `where` prefixes errors.
 void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const std::string &where)
 {
-    std::string path = k.path;
-    if (k.type == KeyType::Enum) {
-        std::string choices = std::string("|") + k.choices + "|";
-        if (value.empty() || choices.find("|" + value + "|") == std::string::npos)
-            throw Error(where + path + ": '" + value + "' is not " + allowed(k));
-        if (path == "sfu.mode")
-            cfg.core.sfu_mode = value == "exact" ? NPU_SFU_EXACT : NPU_SFU_APPROX;
+    if (k.type == KeyType::SlotList) {
+        std::vector<std::string> sets;
+        std::stringstream ss(value);
+        std::string part;
+        while (std::getline(ss, part, ','))
+            sets.push_back(part);
+        set_slots(cfg, sets, where);
         return;
+    }
+    if (k.type == KeyType::Enum) {
+        std::stringstream ss(k.choices);
+        std::string c;
+        for (int64_t i = 0; std::getline(ss, c, '|'); i++)
+            if (c == value) {
+                k.set(cfg, i);
+                return;
+            }
+        throw Error(where + k.path + ": '" + value + "' is not " + allowed(k));
     }
     size_t used = 0;
     long long v = 0;
@@ -57,21 +152,13 @@ void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const st
         used = 0;
     }
     if (used == 0 || used != value.size())
-        throw Error(where + path + ": expected an integer, got '" + value + "'");
+        throw Error(where + k.path + ": expected an integer, got '" + value + "'");
     if (v < k.min || v > k.max)
-        throw Error(where + path + ": " + value + " is out of range (" + allowed(k) +
-                    (k.unit ? std::string(" ") + k.unit : "") + ")");
-    if (path == "core.vlen") {
-        if (v & (v - 1))
-            throw Error(where + path + ": " + value + " is not a power of two (" + allowed(k) + ")");
-        cfg.core.vlen_bits = unsigned(v);
-    } else if (path == "core.ub_bytes") {
-        cfg.core.ub_bytes = size_t(v);
-    } else if (path == "sfu.bits") {
-        cfg.core.sfu_bits = unsigned(v);
-    } else if (path == "system.cores") {
-        cfg.cores = unsigned(v);
-    }
+        throw Error(where + k.path + ": " + value + " is out of range (" + allowed(k) +
+                    (k.unit.empty() ? "" : " " + k.unit) + ")");
+    if (k.path == "core.vlen" && (v & (v - 1)))
+        throw Error(where + k.path + ": " + value + " is not a power of two (" + allowed(k) + ")");
+    k.set(cfg, v);
 }
 
 std::string mark_prefix(const std::string &file, const YAML::Mark &m)
@@ -82,40 +169,96 @@ std::string mark_prefix(const std::string &file, const YAML::Mark &m)
 void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, const std::string &file)
 {
     if (!node.IsMap())
-        throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : prefix) +
-                    ": expected a mapping");
+        throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : prefix) + ": expected a mapping");
     for (const auto &kv : node) {
         std::string key = kv.first.as<std::string>();
         std::string path = prefix.empty() ? key : prefix + "." + key;
-        if (kv.second.IsMap()) {
+        const ConfigKey *k = find_key(path);
+        if (!k && kv.second.IsMap()) {
             bool is_section = false;
-            for (const ConfigKey &k : kSchema)
-                is_section |= std::string(k.path).rfind(path + ".", 0) == 0;
+            for (const ConfigKey &s : schema())
+                is_section |= s.path.rfind(path + ".", 0) == 0;
             if (!is_section)
                 throw Error(mark_prefix(file, kv.first.Mark()) + path + ": unknown key");
             load_node(cfg, kv.second, path, file);
             continue;
         }
-        const ConfigKey *k = find_key(path);
         if (!k)
             throw Error(mark_prefix(file, kv.first.Mark()) + path + ": unknown key");
+        const std::string where = mark_prefix(file, kv.second.Mark());
+        if (k->type == KeyType::SlotList) {
+            if (!kv.second.IsSequence())
+                throw Error(where + path + ": expected a list of class sets, e.g. [scalar+branch+sync, vector]");
+            std::vector<std::string> sets;
+            for (const auto &item : kv.second) {
+                if (!item.IsScalar())
+                    throw Error(mark_prefix(file, item.Mark()) + path + ": expected a class set like vector or mem+dma");
+                sets.push_back(item.Scalar());
+            }
+            set_slots(cfg, sets, where);
+            continue;
+        }
         if (!kv.second.IsScalar())
-            throw Error(mark_prefix(file, kv.second.Mark()) + path + ": expected a scalar value");
-        set_key(cfg, *k, kv.second.Scalar(), mark_prefix(file, kv.second.Mark()));
+            throw Error(where + path + ": expected a scalar value");
+        set_key(cfg, *k, kv.second.Scalar(), where);
     }
 }
 
 }  // namespace
 
-const std::vector<ConfigKey> &config_schema() { return kSchema; }
+uint32_t parse_class_set(const std::string &text, const std::string &where)
+{
+    uint32_t mask = 0;
+    if (text == "any")
+        return (1u << NPU_NUM_CLASSES) - 1;
+    std::stringstream ss(text);
+    std::string name;
+    while (std::getline(ss, name, '+')) {
+        bool found = false;
+        for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
+            if (name == kClassNames[c]) {
+                mask |= 1u << c;
+                found = true;
+            }
+        if (!found)
+            throw Error(where + ": unknown instruction class '" + name +
+                        "' (scalar, branch, vector, mem, dma, sync)");
+    }
+    if (!mask)
+        throw Error(where + ": empty class set");
+    return mask;
+}
+
+std::string class_set_text(uint32_t mask)
+{
+    std::string s;
+    for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
+        if (mask & (1u << c))
+            s += (s.empty() ? "" : "+") + std::string(kClassNames[c]);
+    return s;
+}
+
+const std::vector<ConfigKey> &config_schema() { return schema(); }
 
 Config default_config()
 {
     Config cfg;
-    for (const ConfigKey &k : kSchema)
+    for (const ConfigKey &k : schema())
         set_key(cfg, k, k.default_text, "<default> ");
-    cfg.core.num_cores = cfg.cores;
     return cfg;
+}
+
+void validate_config(const Config &cfg)
+{
+    unsigned listed = 0;
+    while (listed < NPU_MAX_ISSUE_WIDTH && cfg.timing.slot_classes[listed])
+        listed++;
+    if (listed != cfg.timing.issue_width)
+        throw Error("issue.width: " + std::to_string(cfg.timing.issue_width) + " does not match the " +
+                    std::to_string(listed) + " slots of issue.slots (set both, e.g. issue.slots=any,any for width 2)");
+    char msg[160];
+    if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
+        throw Error(cfg.source + ": " + msg);
 }
 
 Config load_config(const std::string &path)
@@ -147,22 +290,54 @@ void apply_override(Config &cfg, const std::string &assignment)
     set_key(cfg, *k, assignment.substr(eq + 1), "--set ");
 }
 
+std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const ConfigKey &k : schema()) {
+        std::string v;
+        if (k.type == KeyType::SlotList) {
+            for (unsigned i = 0; i < NPU_MAX_ISSUE_WIDTH && cfg.timing.slot_classes[i]; i++)
+                v += (i ? "," : "") + class_set_text(cfg.timing.slot_classes[i]);
+        } else if (k.type == KeyType::Enum) {
+            std::stringstream ss(k.choices);
+            std::string c;
+            for (int64_t i = 0; std::getline(ss, c, '|'); i++)
+                if (i == k.get(cfg))
+                    v = c;
+        } else {
+            v = std::to_string(k.get(cfg));
+        }
+        out.emplace_back(k.path, v);
+    }
+    return out;
+}
+
 std::string config_to_yaml(const Config &cfg)
 {
+    YAML::Node root;
+    for (const auto &kv : config_values(cfg)) {
+        std::vector<std::string> parts;
+        std::stringstream ss(kv.first);
+        std::string p;
+        while (std::getline(ss, p, '.'))
+            parts.push_back(p);
+        YAML::Node leaf;
+        if (kv.first == "issue.slots") {
+            std::stringstream vs(kv.second);
+            std::string set;
+            while (std::getline(vs, set, ','))
+                leaf.push_back(set);
+            leaf.SetStyle(YAML::EmitterStyle::Flow);
+        } else {
+            leaf = kv.second;
+        }
+        if (parts.size() == 2)
+            root[parts[0]][parts[1]] = leaf;
+        else
+            root[parts[0]][parts[1]][parts[2]] = leaf;
+    }
     YAML::Emitter out;
-    out << YAML::BeginMap;
-    out << YAML::Key << "core" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "vlen" << YAML::Value << cfg.core.vlen_bits;
-    out << YAML::Key << "ub_bytes" << YAML::Value << cfg.core.ub_bytes;
-    out << YAML::EndMap;
-    out << YAML::Key << "sfu" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "mode" << YAML::Value << (cfg.core.sfu_mode == NPU_SFU_EXACT ? "exact" : "approx");
-    out << YAML::Key << "bits" << YAML::Value << cfg.core.sfu_bits;
-    out << YAML::EndMap;
-    out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "cores" << YAML::Value << cfg.cores;
-    out << YAML::EndMap;
-    out << YAML::EndMap;
+    out << root;
     return std::string(out.c_str()) + "\n";
 }
 
@@ -170,10 +345,10 @@ std::string config_docs()
 {
     std::ostringstream os;
     os << "| key | type | default | allowed | unit | description |\n|---|---|---|---|---|---|\n";
-    for (const ConfigKey &k : kSchema)
-        os << "| `" << k.path << "` | " << (k.type == KeyType::Int ? "int" : "enum") << " | "
-           << k.default_text << " | " << allowed(k) << " | " << (k.unit ? k.unit : "") << " | "
-           << k.description << " |\n";
+    for (const ConfigKey &k : schema())
+        os << "| `" << k.path << "` | "
+           << (k.type == KeyType::Int ? "int" : k.type == KeyType::Enum ? "enum" : "list") << " | "
+           << k.default_text << " | " << allowed(k) << " | " << k.unit << " | " << k.description << " |\n";
     return os.str();
 }
 

@@ -1,6 +1,7 @@
 // Hardware configuration: every key is declared once in a schema table with
-// its type, default, range, unit and description. The same table loads YAML,
-// applies `--set key=value`, validates, and prints `npusim config docs`.
+// its type, default, range, unit, description and accessors. The same table
+// loads YAML, applies `--set key=value`, validates, prints the resolved
+// config and `npusim config docs`.
 #pragma once
 
 #include <cstdint>
@@ -8,38 +9,51 @@
 #include <vector>
 
 #include "npusim/core.h"
+#include "npusim/timing.h"
 
 namespace npusim {
 
 struct Config {
-    npu_core_config core{};  // vlen, ub, sfu; core_id/num_cores set per core
+    npu_core_config core{};      // vlen, ub, sfu; core_id/num_cores are set per core
+    npu_timing_config timing{};  // slots, units, UB banks, DMA
     unsigned cores = 1;
+    bool timed = true;           // false: functional only (sim.mode: functional)
     std::string source = "<defaults>";  // where it came from, for reports
 };
 
-enum class KeyType { Int, Enum };
+enum class KeyType { Int, Enum, SlotList };
 
 struct ConfigKey {
-    const char *path;         // dotted YAML path, e.g. "core.vlen"
+    std::string path;         // dotted YAML path, e.g. "core.vlen"
     KeyType type;
-    const char *default_text;
+    std::string default_text;
     int64_t min, max;         // inclusive range for Int
-    const char *choices;      // "a|b" for Enum
-    const char *unit;
-    const char *description;
+    std::string choices;      // "a|b" for Enum
+    std::string unit;
+    std::string description;
+    void (*set)(Config &, int64_t);        // Int and Enum (enum: index into choices)
+    int64_t (*get)(const Config &);
 };
 
 const std::vector<ConfigKey> &config_schema();
 
 Config default_config();
 // Loads a YAML file over the defaults. Throws npusim::Error with
-// `file:line:col: message` or `key.path: message`.
+// `file:line:col: key.path: message`.
 Config load_config(const std::string &path);
 // Applies one `key=value` override.
 void apply_override(Config &cfg, const std::string &assignment);
+// Checks cross-key rules (every class has a slot, ...). Throws npusim::Error.
+void validate_config(const Config &cfg);
 // Resolved config as YAML text (for reports and `config show`).
 std::string config_to_yaml(const Config &cfg);
+// Every key's value as dotted name -> text, in schema order (for JSON reports).
+std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg);
 // Markdown reference table of every key.
 std::string config_docs();
+
+// "scalar+branch+sync" <-> class bit mask.
+uint32_t parse_class_set(const std::string &text, const std::string &where);
+std::string class_set_text(uint32_t mask);
 
 }  // namespace npusim

@@ -40,6 +40,7 @@ Config build_config(const std::string &file, const std::vector<std::string> &set
     Config cfg = file.empty() ? default_config() : load_config(file);
     for (const std::string &s : sets)
         apply_override(cfg, s);
+    validate_config(cfg);
     return cfg;
 }
 

@@ -1,9 +1,11 @@
-// Text and JSON reports of one run.
+// Text and JSON reports of one run. The text report reads like llvm-mca's:
+// summary, slot and unit pressure, stalls, the stalling lines, bound,
+// accuracy.
 #include "report.h"
 
 #include <cinttypes>
-#include <cstdarg>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <sstream>
 
@@ -21,14 +23,89 @@ std::string fmt(const char *f, ...)
     return buf;
 }
 
-std::string shape_text(const npu_layout &l)
-{
-    return fmt("%" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64, l.n, l.c, l.h, l.w);
-}
-
 double json_number(double v)
 {
     return std::isfinite(v) ? v : -1.0;  // JSON has no inf: -1 marks "unbounded"
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+const char *dtype_text(const RunResult &r) { return r.dtype == NPU_F16 ? "fp16" : "fp32"; }
+
+double per_vector(const RunResult &r)
+{
+    return r.output_vectors ? double(r.counted_instructions) / double(r.output_vectors) : 0.0;
+}
+
+unsigned unit_count(const RunResult &r, unsigned u)
+{
+    return r.config.timing.unit[u].count * unsigned(r.core_stats.size());
+}
+
+void text_timing(std::ostringstream &os, const RunResult &r)
+{
+    const npu_core_stats &s = r.stats;
+    const double cycles = double(s.cycles);
+    const unsigned ncores = unsigned(r.core_stats.size());
+    const unsigned width = r.config.timing.issue_width;
+
+    os << "\nIssue slots (instructions issued per cycle" << (ncores > 1 ? ", all cores" : "") << "):\n";
+    for (unsigned k = 0; k <= width; k++)
+        os << fmt("  %u: %12" PRIu64 "  (%5.1f%%)\n", k, s.issue_histogram[k],
+                  100.0 * ratio(double(s.issue_histogram[k]), cycles * ncores));
+    os << "\nSlot pressure:\n";
+    for (unsigned k = 0; k < width; k++)
+        os << fmt("  slot %u  %-26s %12" PRIu64 " issued  %5.1f%% busy\n", k,
+                  class_set_text(r.config.timing.slot_classes[k]).c_str(), s.slot_issued[k],
+                  100.0 * ratio(double(s.slot_issued[k]), cycles * ncores));
+    os << "\nUnit pressure:\n";
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        os << fmt("  %-7s x%-2u %12" PRIu64 " issued %12" PRIu64 " busy cycles  %5.1f%% utilised\n",
+                  npu_unit_name(npu_unit(u)), unit_count(r, u), s.unit_issued[u], s.unit_busy[u],
+                  100.0 * ratio(double(s.unit_busy[u]), cycles * unit_count(r, u)));
+
+    os << "\nStalls (cycles with no issue, by the reason that held the oldest instruction):\n";
+    uint64_t stalled = 0;
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        stalled += s.stall[i];
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
+        os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)", npu_stall_name(npu_stall(i)), s.stall[i],
+                  100.0 * ratio(double(s.stall[i]), cycles * ncores));
+        if (i == NPU_STALL_RAW && s.stall[i]) {
+            os << "  on";
+            for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+                if (s.raw_by_unit[u])
+                    os << fmt(" %s %" PRIu64, npu_unit_name(npu_unit(u)), s.raw_by_unit[u]);
+        }
+        os << "\n";
+    }
+    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issue", s.issue_cycles,
+              100.0 * ratio(double(s.issue_cycles), cycles * ncores));
+
+    if (!r.hot_pcs.empty()) {
+        os << "\nStalling instructions (most stall cycles first):\n";
+        os << "  cycles   share  reason      pc     instruction\n";
+        for (size_t i = 0; i < r.hot_pcs.size() && i < 8; i++) {
+            const PcStalls &p = r.hot_pcs[i];
+            unsigned worst = 0;
+            for (unsigned k = 1; k < NPU_NUM_STALLS; k++)
+                if (p.by_reason[k] > p.by_reason[worst])
+                    worst = k;
+            os << fmt("  %-8" PRIu64 " %5.1f%%  %-10s  %-5" PRIu64 "  %-34s %s\n", p.total,
+                      100.0 * ratio(double(p.total), double(stalled)), npu_stall_name(npu_stall(worst)), p.pc,
+                      p.disasm.c_str(), p.srcloc.c_str());
+        }
+    }
+
+    const Bound &b = r.bound_analysis;
+    os << "\nBound:\n";
+    os << fmt("  Resource:                  %12.0f cycles (%s)\n", b.resource_cycles, b.resource_name.c_str());
+    os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DMA bytes at %u bytes/cycle%s)\n",
+              b.memory_cycles, s.dma_bytes_in + s.dma_bytes_out, r.config.timing.dma_bytes_per_cycle,
+              ncores > 1 ? " per core" : "");
+    os << fmt("  Dependency:                %12.0f cycles (longest register chain)\n", b.dependency_cycles);
+    os << fmt("  Bound:                     %12.0f cycles, %s-bound\n", b.bound_cycles, b.binding.c_str());
+    os << fmt("  Efficiency:                %12.3f (bound / cycles)\n", b.efficiency);
 }
 
 }  // namespace
@@ -49,31 +126,88 @@ nlohmann::json report_json(const RunResult &r)
 {
     using nlohmann::json;
     json j;
+    const uint64_t elements = npu_layout_logical_elems(&r.layout);
     j["kernel"] = r.manifest.name;
-    j["dtype"] = r.dtype == NPU_F16 ? "fp16" : "fp32";
+    j["dtype"] = dtype_text(r);
     j["shape"] = {r.layout.n, r.layout.c, r.layout.h, r.layout.w};
     j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
-    j["config"] = {{"source", r.config.source},
-                   {"core", {{"vlen", r.config.core.vlen_bits}, {"ub_bytes", r.config.core.ub_bytes}}},
-                   {"sfu", {{"mode", r.config.core.sfu_mode == NPU_SFU_EXACT ? "exact" : "approx"},
-                            {"bits", r.config.core.sfu_bits}}},
-                   {"system", {{"cores", r.config.cores}}}};
+    json cfg = json::object();
+    for (const auto &kv : config_values(r.config))
+        cfg[kv.first] = kv.second;
+    cfg["source"] = r.config.source;
+    j["config"] = cfg;
     json params = json::object();
     for (size_t i = 0; i < r.manifest.params.size(); i++)
         params[r.manifest.params[i].name] = r.params[i];
     j["params"] = params;
-    j["timing"] = "functional";
+    j["timing"] = r.timed ? "timed" : "functional";
     j["instructions"] = r.instructions;
     j["instructions_per_core"] = r.instructions_per_core;
-    j["elements"] = npu_layout_logical_elems(&r.layout);
+    j["elements"] = elements;
     j["elements_padded"] = npu_layout_elems(&r.layout);
     j["output_vectors"] = r.output_vectors;
-    j["instructions_per_vector"] = r.output_vectors ? double(r.counted_instructions) / double(r.output_vectors) : 0.0;
+    j["instructions_per_vector"] = per_vector(r);
     json ops = json::object();
     for (unsigned op = 1; op < NPU_NUM_OPS; op++)
         if (r.op_counts[op])
             ops[npu_insn_table[op].mnemonic] = r.op_counts[op];
     j["opcodes"] = ops;
+    if (r.timed) {
+        const npu_core_stats &s = r.stats;
+        const unsigned ncores = unsigned(r.core_stats.size());
+        j["cycles"] = s.cycles;
+        j["ipc"] = ratio(double(s.instructions), double(s.cycles) * ncores);
+        j["cycles_per_element"] = ratio(double(s.cycles), double(elements));
+        json hist = json::array(), slots = json::array(), slot_issued = json::array();
+        for (unsigned k = 0; k <= r.config.timing.issue_width; k++)
+            hist.push_back(s.issue_histogram[k]);
+        for (unsigned k = 0; k < r.config.timing.issue_width; k++) {
+            slots.push_back(ratio(double(s.slot_issued[k]), double(s.cycles) * ncores));
+            slot_issued.push_back(s.slot_issued[k]);
+        }
+        j["issue"] = {{"width", r.config.timing.issue_width}, {"histogram", hist}, {"slot_busy", slots},
+                      {"slot_issued", slot_issued}, {"issue_cycles", s.issue_cycles}};
+        json units = json::object();
+        for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+            units[npu_unit_name(npu_unit(u))] = {
+                {"busy_cycles", s.unit_busy[u]},
+                {"issued", s.unit_issued[u]},
+                {"count", unit_count(r, u)},
+                {"utilisation", ratio(double(s.unit_busy[u]), double(s.cycles) * unit_count(r, u))}};
+        j["units"] = units;
+        json stalls = json::object(), raw_by = json::object();
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+            stalls[npu_stall_name(npu_stall(i))] = s.stall[i];
+        for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+            raw_by[npu_unit_name(npu_unit(u))] = s.raw_by_unit[u];
+        j["stalls"] = stalls;
+        j["raw_by_unit"] = raw_by;
+        json hot = json::array();
+        for (size_t i = 0; i < r.hot_pcs.size() && i < 16; i++) {
+            json reasons = json::object();
+            for (unsigned k = 0; k < NPU_NUM_STALLS; k++)
+                if (r.hot_pcs[i].by_reason[k])
+                    reasons[npu_stall_name(npu_stall(k))] = r.hot_pcs[i].by_reason[k];
+            hot.push_back({{"pc", r.hot_pcs[i].pc}, {"instruction", r.hot_pcs[i].disasm},
+                           {"source", r.hot_pcs[i].srcloc}, {"cycles", r.hot_pcs[i].total}, {"reasons", reasons}});
+        }
+        j["stall_pcs"] = hot;
+        // Ideal memory (until the L2/DRAM models land): DMA bytes at the DMA bandwidth.
+        j["dram"] = {{"model", "ideal"},
+                     {"bytes_read", s.dma_bytes_in},
+                     {"bytes_written", s.dma_bytes_out},
+                     {"busy_cycles", uint64_t(std::ceil(r.bound_analysis.memory_cycles * ncores))}};
+        j["dma"] = {{"transfers", s.dma_transfers}, {"bytes_in", s.dma_bytes_in}, {"bytes_out", s.dma_bytes_out}};
+        const Bound &b = r.bound_analysis;
+        j["bound"] = {{"compute_cycles", b.resource_cycles}, {"resource", b.resource_name},
+                      {"memory_cycles", b.memory_cycles},    {"dependency_cycles", b.dependency_cycles},
+                      {"bound_cycles", b.bound_cycles},      {"binding", b.binding},
+                      {"efficiency", b.efficiency}};
+        json per_core = json::array();
+        for (const npu_core_stats &cs : r.core_stats)
+            per_core.push_back({{"cycles", cs.cycles}, {"instructions", cs.instructions}, {"issue_cycles", cs.issue_cycles}});
+        j["cores"] = per_core;
+    }
     j["accuracy"] = {{"checked", r.accuracy.checked},
                      {"failures", r.accuracy.failures},
                      {"max_ulp", json_number(r.accuracy.max_ulp)},
@@ -94,7 +228,9 @@ nlohmann::json report_json(const RunResult &r)
                          {"message", t.trap.message}});
     j["traps"] = traps;
     j["passed"] = r.passed();
+    const double cyc = r.timed ? double(r.stats.cycles) : 0.0;
     j["sim"] = {{"host_seconds", r.host_seconds},
+                {"sim_cycles_per_second", r.host_seconds > 0 ? cyc / r.host_seconds : 0.0},
                 {"sim_instructions_per_second", r.host_seconds > 0 ? double(r.instructions) / r.host_seconds : 0.0}};
     return j;
 }
@@ -102,28 +238,43 @@ nlohmann::json report_json(const RunResult &r)
 std::string report_text(const RunResult &r)
 {
     std::ostringstream os;
-    const char *dt = r.dtype == NPU_F16 ? "fp16" : "fp32";
+    const uint64_t elements = npu_layout_logical_elems(&r.layout);
     os << fmt("Kernel:      %s (%s)\n", r.manifest.name.c_str(), r.manifest.path.c_str());
-    os << fmt("Tensor:      %s NCHW %s, NC1HWC0 %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "\n", dt,
-              shape_text(r.layout).c_str(), r.layout.n, r.layout.c1, r.layout.h, r.layout.w, r.layout.c0);
-    os << fmt("Config:      %s (VLEN %u, UB %zu bytes, SFU %s, %u core%s)\n", r.config.source.c_str(),
-              r.config.core.vlen_bits, r.config.core.ub_bytes,
-              r.config.core.sfu_mode == NPU_SFU_EXACT ? "exact" : "approx", r.config.cores, r.config.cores > 1 ? "s" : "");
+    os << fmt("Tensor:      %s NCHW %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", NC1HWC0 %" PRIu64 "x%" PRIu64
+              "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "\n",
+              dtype_text(r), r.layout.n, r.layout.c, r.layout.h, r.layout.w, r.layout.n, r.layout.c1, r.layout.h,
+              r.layout.w, r.layout.c0);
+    os << fmt("Config:      %s (VLEN %u, W=%u, UB %zu KiB, SFU %s, %u core%s)\n", r.config.source.c_str(),
+              r.config.core.vlen_bits, r.config.timing.issue_width, r.config.core.ub_bytes / 1024,
+              r.config.core.sfu_mode == NPU_SFU_EXACT ? "exact" : "approx", r.config.cores,
+              r.config.cores > 1 ? "s" : "");
     if (!r.params.empty()) {
         os << "Parameters: ";
         for (size_t i = 0; i < r.params.size(); i++)
             os << fmt(" %s=%g", r.manifest.params[i].name.c_str(), r.params[i]);
         os << "\n";
     }
-    os << "\nSummary (functional run: cycle timing is not modelled in this build)\n";
-    os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
-    os << fmt("  Elements:                  %" PRIu64 " (%" PRIu64 " with padding)\n",
-              npu_layout_logical_elems(&r.layout), npu_layout_elems(&r.layout));
+    os << "\nSummary" << (r.timed ? "" : " (functional run: no timing, sim.mode=functional)") << "\n";
+    if (r.timed) {
+        os << fmt("  Cycles:                    %" PRIu64 "\n", r.stats.cycles);
+        os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
+        os << fmt("  IPC:                       %.3f\n",
+                  ratio(double(r.instructions), double(r.stats.cycles) * double(r.core_stats.size())));
+    } else {
+        os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
+    }
+    os << fmt("  Elements:                  %" PRIu64 " (%" PRIu64 " with padding)\n", elements,
+              npu_layout_elems(&r.layout));
+    if (r.timed)
+        os << fmt("  Cycles per element:        %.4f\n", ratio(double(r.stats.cycles), double(elements)));
     os << fmt("  Output vectors:            %" PRIu64 "\n", r.output_vectors);
-    os << fmt("  Instructions per vector:   %.2f (arithmetic, compare, select, SFU, logic, convert)\n",
-              r.output_vectors ? double(r.counted_instructions) / double(r.output_vectors) : 0.0);
-    os << fmt("  Instructions per element:  %.3f (all)\n",
-              double(r.instructions) / double(npu_layout_logical_elems(&r.layout)));
+    os << fmt("  Instructions per vector:   %.2f (arithmetic, compare, select, SFU, logic, convert)\n", per_vector(r));
+    if (r.core_stats.size() > 1)
+        for (size_t k = 0; k < r.core_stats.size(); k++)
+            os << fmt("  Core %zu:                    %" PRIu64 " cycles, %" PRIu64 " instructions\n", k,
+                      r.core_stats[k].cycles, r.core_stats[k].instructions);
+    if (r.timed)
+        text_timing(os, r);
 
     for (const TrapReport &t : r.traps)
         os << "\n" << trap_text(t) << "\n";

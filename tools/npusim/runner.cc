@@ -2,6 +2,7 @@
 // unpack the outputs and check every element against the reference.
 #include "runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -85,7 +86,97 @@ struct ProgramHolder {
     ~ProgramHolder() { npu_program_free(&p); }
 };
 
+// Sums per-core stats (cycles: the slowest core), ranks stalling PCs, and
+// computes the bound analysis.
+void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, const npu_program &prog)
+{
+    npu_core_stats &t = r.stats;
+    std::vector<PcStalls> pcs(prog.count + 1);
+    for (npu_timed_core *tc : timed) {
+        const npu_core_stats &s = *npu_timed_stats(tc);
+        r.core_stats.push_back(s);
+        t.cycles = std::max(t.cycles, s.cycles);
+        t.critical_path = std::max(t.critical_path, s.critical_path);
+        t.instructions += s.instructions;
+        t.issue_cycles += s.issue_cycles;
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+            t.stall[i] += s.stall[i];
+        for (unsigned i = 0; i < NPU_NUM_UNITS; i++) {
+            t.raw_by_unit[i] += s.raw_by_unit[i];
+            t.unit_issued[i] += s.unit_issued[i];
+            t.unit_busy[i] += s.unit_busy[i];
+        }
+        for (unsigned i = 0; i <= NPU_MAX_ISSUE_WIDTH; i++)
+            t.issue_histogram[i] += s.issue_histogram[i];
+        for (unsigned i = 0; i < NPU_MAX_ISSUE_WIDTH; i++)
+            t.slot_issued[i] += s.slot_issued[i];
+        for (unsigned i = 0; i < NPU_NUM_CLASSES; i++)
+            t.class_issued[i] += s.class_issued[i];
+        t.dma_transfers += s.dma_transfers;
+        t.dma_bytes_in += s.dma_bytes_in;
+        t.dma_bytes_out += s.dma_bytes_out;
+        t.ub_bank_extra += s.ub_bank_extra;
+        for (uint64_t pc = 0; pc <= prog.count; pc++) {
+            const uint64_t *st = npu_timed_pc_stalls(tc, pc);
+            for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
+                pcs[pc].by_reason[i] += st[i];
+                pcs[pc].total += st[i];
+            }
+        }
+    }
+    for (uint64_t pc = 0; pc <= prog.count; pc++) {
+        if (!pcs[pc].total)
+            continue;
+        pcs[pc].pc = pc;
+        pcs[pc].disasm = pc < prog.count ? disasm_at(prog, pc, &pcs[pc].srcloc) : "(end of program: drain)";
+        r.hot_pcs.push_back(pcs[pc]);
+    }
+    std::stable_sort(r.hot_pcs.begin(), r.hot_pcs.end(),
+                     [](const PcStalls &a, const PcStalls &b) { return a.total > b.total; });
+    r.bound_analysis = analyse_bound(r);
+}
+
 }  // namespace
+
+Bound analyse_bound(const RunResult &r)
+{
+    const npu_timing_config &tc = r.config.timing;
+    const npu_core_stats &s = r.stats;
+    const double ncores = double(r.core_stats.size() ? r.core_stats.size() : 1);
+    Bound b;
+    // Work is spread over the cores, so capacities scale with them.
+    auto consider = [&](double cycles, const std::string &name) {
+        if (cycles > b.resource_cycles) {
+            b.resource_cycles = cycles;
+            b.resource_name = name;
+        }
+    };
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        consider(double(s.unit_busy[u]) / (tc.unit[u].count * ncores), std::string("unit ") + npu_unit_name(npu_unit(u)));
+    consider(double(s.instructions) / (tc.issue_width * ncores), "issue width");
+    for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
+        unsigned slots = 0;
+        for (unsigned k = 0; k < tc.issue_width; k++)
+            slots += (tc.slot_classes[k] >> c) & 1;
+        if (slots)
+            consider(double(s.class_issued[c]) / (slots * ncores),
+                     std::string("slots for ") + npu_class_name(npu_class(c)));
+    }
+    b.memory_cycles = double(s.dma_bytes_in + s.dma_bytes_out) / (double(tc.dma_bytes_per_cycle) * ncores);
+    b.dependency_cycles = double(s.critical_path);
+    b.bound_cycles = b.resource_cycles;
+    b.binding = "resource";
+    if (b.memory_cycles > b.bound_cycles) {
+        b.bound_cycles = b.memory_cycles;
+        b.binding = "memory";
+    }
+    if (b.dependency_cycles > b.bound_cycles) {
+        b.bound_cycles = b.dependency_cycles;
+        b.binding = "dependency";
+    }
+    b.efficiency = s.cycles ? b.bound_cycles / double(s.cycles) : 0.0;
+    return b;
+}
 
 npu_dtype parse_dtype(const std::string &name)
 {
@@ -246,7 +337,27 @@ RunResult run_kernel(const RunOptions &opts)
     }
 
     npu_run_limits lim{opts.max_instructions, opts.max_cycles};
-    npu_run_functional(core_ptrs.data(), ncores, &lim);
+    std::vector<npu_timed_core *> timed;
+    r.timed = r.config.timed;
+    if (r.timed) {
+        for (unsigned k = 0; k < ncores; k++) {
+            npu_timed_core *tc = npu_timed_core_new(cores[k].get(), &r.config.timing);
+            if (!tc) {
+                for (npu_timed_core *t : timed)
+                    npu_timed_core_free(t);
+                throw Error("cannot build the timing model (check the issue/unit config)");
+            }
+            timed.push_back(tc);
+            if (opts.attach)
+                opts.attach(k, tc);
+        }
+        if (opts.engine)
+            opts.engine(timed.data(), ncores, lim);
+        else
+            npu_run_timed(timed.data(), ncores, &lim);
+    } else {
+        npu_run_functional(core_ptrs.data(), ncores, &lim);
+    }
 
     for (unsigned k = 0; k < ncores; k++) {
         npu_core *c = cores[k].get();
@@ -261,6 +372,11 @@ RunResult run_kernel(const RunOptions &opts)
             tr.disasm = disasm_at(prog.p, c->trap.pc, &tr.srcloc);
             r.traps.push_back(tr);
         }
+    }
+    if (r.timed) {
+        collect_timing(r, timed, prog.p);
+        for (npu_timed_core *t : timed)
+            npu_timed_core_free(t);
     }
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         unsigned cat = npu_insn_table[op].category;

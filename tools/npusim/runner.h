@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,9 +14,15 @@
 #include "npy.h"
 #include "npusim/core.h"
 #include "npusim/program.h"
+#include "npusim/run.h"
 #include "npusim/tensor.h"
+#include "npusim/timing.h"
 
 namespace npusim {
+
+// Drives the timed cores to completion: the C run loop (npu_run_timed, the
+// default) or the SystemC top. Must leave every core finished.
+using Engine = std::function<void(npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim)>;
 
 struct RunOptions {
     std::string kernel;  // name or path
@@ -28,6 +35,9 @@ struct RunOptions {
     std::map<std::string, double> params;        // overrides of manifest defaults
     uint64_t max_cycles = 0;
     uint64_t max_instructions = 0;
+    Engine engine;  // empty: npu_run_timed
+    // Called once per core after its timing model exists (traces attach hooks here).
+    std::function<void(unsigned core, npu_timed_core *)> attach;
 };
 
 struct TrapReport {
@@ -41,6 +51,26 @@ struct FailedElement {
     uint64_t index;   // NCHW element index
     double inputs[NPU_REF_MAX_INPUTS];
     double got, ref, ulp;
+};
+
+// Where a kernel stalls: one static instruction and its stall cycles by reason.
+struct PcStalls {
+    uint64_t pc = 0;
+    std::string disasm, srcloc;
+    uint64_t total = 0;
+    uint64_t by_reason[NPU_NUM_STALLS] = {};
+};
+
+// The hardware limit of a run: the largest of its bounds, and how close the
+// run came to it (efficiency = bound_cycles / cycles).
+struct Bound {
+    double resource_cycles = 0;   // max over units and slots of work / capacity
+    std::string resource_name;    // the binding resource, e.g. "unit valu"
+    double memory_cycles = 0;     // DMA bytes / bandwidth
+    double dependency_cycles = 0; // longest register-dependency chain
+    double bound_cycles = 0;
+    std::string binding;          // "resource", "memory" or "dependency"
+    double efficiency = 0;
 };
 
 struct RunResult {
@@ -60,6 +90,11 @@ struct RunResult {
     uint64_t padding_nonzero = 0;
     bool checked = false;       // accuracy computed (the run completed)
     std::vector<TrapReport> traps;
+    bool timed = false;
+    npu_core_stats stats{};                 // all cores: sums, with cycles = the slowest core
+    std::vector<npu_core_stats> core_stats; // per core
+    std::vector<PcStalls> hot_pcs;          // static instructions by stall cycles, worst first
+    Bound bound_analysis;
     double host_seconds = 0;
     std::map<std::string, NpyArray> tensors;  // every tensor, NCHW, after the run
 
@@ -69,6 +104,8 @@ struct RunResult {
 // Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
 // Guest faults are not exceptions: they come back in RunResult::traps.
 RunResult run_kernel(const RunOptions &opts);
+
+Bound analyse_bound(const RunResult &r);
 
 npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
 std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"

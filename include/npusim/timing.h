@@ -1,0 +1,125 @@
+/* The cycle-exact timing model of one core: in-order issue into W slots,
+ * functional units with latency and initiation interval, a register
+ * scoreboard, taken-branch penalty, UB bank conflicts, asynchronous DMA to an
+ * ideal memory, and stall attribution.
+ *
+ * It is event-driven: each instruction's issue cycle is computed from the
+ * cycles its slot, operands, unit and sync conditions become ready, so the
+ * cost is per instruction, never per cycle. Every cycle of a run is either an
+ * issue cycle or is charged to exactly one stall reason:
+ *     issue_cycles + sum(stall[]) == cycles.
+ * The reason for a gap before an instruction is the constraint that was
+ * satisfied last (the one that held back this, the oldest waiting,
+ * instruction); ties go to the earlier reason in npu_stall order. */
+#ifndef NPUSIM_TIMING_H
+#define NPUSIM_TIMING_H
+
+#include <stdint.h>
+
+#include "npusim/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { NPU_MAX_ISSUE_WIDTH = 8, NPU_MAX_UNIT_COUNT = 8 };
+
+typedef enum npu_stall {
+    NPU_STALL_SYNC,      /* waiting at a barrier for other cores */
+    NPU_STALL_DMA_WAIT,  /* dmawait on a transfer in flight, or the DMA queue is full */
+    NPU_STALL_RAW,       /* an operand is not ready (split by producer unit) */
+    NPU_STALL_UB_BANK,   /* the LSU is still busy with a bank-conflicted access */
+    NPU_STALL_UNIT_BUSY, /* every instance of the unit is inside its initiation interval */
+    NPU_STALL_BRANCH,    /* refetch after a taken branch */
+    NPU_STALL_SLOT,      /* no free slot accepts the class (shows only when W = 1 slot is taken) */
+    NPU_STALL_DRAIN,     /* after the last issue: waiting for results and DMA to finish */
+    NPU_NUM_STALLS
+} npu_stall;
+
+const char *npu_stall_name(npu_stall s);   /* "raw", "unit_busy", ... */
+const char *npu_unit_name(npu_unit u);     /* "valu", "sfu", ... */
+const char *npu_class_name(npu_class c);   /* "vector", "mem", ... */
+
+typedef struct npu_unit_timing {
+    unsigned count;    /* instances */
+    unsigned latency;  /* cycles from issue to result */
+    unsigned interval; /* initiation interval: cycles an instance stays busy (1 = pipelined) */
+} npu_unit_timing;
+
+typedef struct npu_timing_config {
+    unsigned issue_width;                        /* W slots */
+    uint32_t slot_classes[NPU_MAX_ISSUE_WIDTH];  /* bit c: slot accepts npu_class c */
+    npu_unit_timing unit[NPU_NUM_UNITS];
+    unsigned branch_penalty;  /* cycles lost after a taken branch */
+    unsigned ub_banks;        /* UB banks ... */
+    unsigned ub_bank_bytes;   /* ... each this wide; an access takes max(lanes per bank) cycles */
+    /* DMA into the ideal memory (until the memory system replaces it). */
+    unsigned dma_latency;         /* cycles from a transfer's start to its completion, beyond its bytes */
+    unsigned dma_bytes_per_cycle; /* bandwidth of the core's DMA engine */
+    unsigned dma_queue_depth;     /* transfers in flight per core */
+} npu_timing_config;
+
+/* The default vector core (configs/default.yaml says the same). */
+void npu_timing_config_default(npu_timing_config *cfg);
+/* Returns 0, or NPU_EINVAL with a message naming the bad field. */
+int npu_timing_config_check(const npu_timing_config *cfg, char *msg, unsigned size);
+
+typedef struct npu_core_stats {
+    uint64_t cycles;        /* first issue opportunity to the last completion */
+    uint64_t instructions;
+    uint64_t issue_cycles;  /* cycles issuing at least one instruction */
+    uint64_t stall[NPU_NUM_STALLS];
+    uint64_t raw_by_unit[NPU_NUM_UNITS]; /* stall[RAW] split by the producer's unit */
+    uint64_t issue_histogram[NPU_MAX_ISSUE_WIDTH + 1]; /* cycles issuing k instructions */
+    uint64_t slot_issued[NPU_MAX_ISSUE_WIDTH];
+    uint64_t unit_issued[NPU_NUM_UNITS];
+    uint64_t unit_busy[NPU_NUM_UNITS];   /* instance-cycles inside an initiation interval */
+    uint64_t class_issued[NPU_NUM_CLASSES];
+    uint64_t dma_transfers, dma_bytes_in, dma_bytes_out;
+    uint64_t ub_bank_extra;              /* extra LSU cycles caused by bank conflicts */
+    uint64_t critical_path;              /* longest register-dependency chain, in cycles */
+} npu_core_stats;
+
+/* One issued instruction, for pipeline traces. */
+typedef struct npu_issue_event {
+    uint64_t seq;        /* dynamic instruction number */
+    uint64_t pc;
+    const npu_insn *insn;
+    uint64_t ready;      /* cycle the instruction became the oldest waiting one */
+    uint64_t issue;      /* issue cycle */
+    uint64_t complete;   /* result ready (DMA: transfer complete) */
+    unsigned slot;
+    npu_unit unit;
+    npu_stall stall;     /* reason for cycles between ready and issue (if any) */
+    uint64_t stall_cycles;
+} npu_issue_event;
+
+typedef void (*npu_issue_hook)(void *ctx, const npu_issue_event *ev);
+
+/* A core with timing: wraps a functional npu_core it does not own. */
+typedef struct npu_timed_core npu_timed_core; /* defined in sim/timing.c */
+
+npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg);
+void npu_timed_core_free(npu_timed_core *tc);
+void npu_timed_core_set_hook(npu_timed_core *tc, npu_issue_hook hook, void *ctx);
+
+/* Executes and times one instruction. Returns the core state afterwards. */
+npu_core_state npu_timed_step(npu_timed_core *tc);
+/* The cycle at which the next instruction could issue at the earliest (the
+ * core's local time, for temporal decoupling). */
+uint64_t npu_timed_now(const npu_timed_core *tc);
+/* Release from a barrier: the next instruction issues no earlier than `cycle`;
+ * the gap is charged to sync. */
+void npu_timed_release(npu_timed_core *tc, uint64_t cycle);
+/* Ends the run: charges the drain to the last completion and fixes cycles. */
+void npu_timed_finish(npu_timed_core *tc);
+
+const npu_core_stats *npu_timed_stats(const npu_timed_core *tc);
+npu_core *npu_timed_core_core(npu_timed_core *tc);
+/* Stall cycles charged while pc was the waiting instruction: [reason]. */
+const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
