@@ -212,9 +212,39 @@ static int parse_sum(asm_lexer *lx, asm_value *out, int depth)
     }
 }
 
+/* A comparison yields the integer 1 or 0, so `.if DT_BYTES == 2` reads
+ * naturally. At most one comparison per expression: no chains. */
+static int parse_compare(asm_lexer *lx, asm_value *out)
+{
+    if (parse_sum(lx, out, 0) < 0)
+        return -1;
+    asm_token op = asm_lex_peek(lx);
+    if (op.kind != TOK_PUNCT || !strchr("=!<>", op.text[0]))
+        return 0;
+    asm_lex_next(lx);
+    if (op.len == 1 && (op.text[0] == '=' || op.text[0] == '!'))
+        return asm_error(lx->ctx, op.col, "expected '%c=', found '%c'", op.text[0], op.text[0]);
+    asm_value rhs;
+    if (parse_sum(lx, &rhs, 0) < 0)
+        return -1;
+    double x = as_double(out), y = as_double(&rhs);
+    int both_int = !out->is_float && !rhs.is_float;
+    int lt = both_int ? out->i < rhs.i : x < y;
+    int gt = both_int ? out->i > rhs.i : x > y;
+    int eq = both_int ? out->i == rhs.i : x == y;
+    int r;
+    if (op.len == 2)
+        r = op.text[0] == '=' ? eq : op.text[0] == '!' ? !eq : op.text[0] == '<' ? lt || eq : gt || eq;
+    else
+        r = op.text[0] == '<' ? lt : gt;
+    out->is_float = 0;
+    out->i = r;
+    return 0;
+}
+
 int asm_parse_expr(asm_lexer *lx, asm_value *out)
 {
-    return parse_sum(lx, out, 0);
+    return parse_compare(lx, out);
 }
 
 int asm_parse_int(asm_lexer *lx, const char *what, int64_t *out, int *col)

@@ -111,7 +111,12 @@ static asm_token lex(asm_lexer *lx)
         t.col = (int)start + 1;
         return t;
     }
-    if (strchr(",[]()+-*/:@", ch) && ch != '\0') {
+    /* Comparisons for .if: == != <= >= < > (two-character forms first). */
+    if ((ch == '=' || ch == '!' || ch == '<' || ch == '>') && s[start + 1] == '=') {
+        lx->pos = start + 2;
+        return make(lx, TOK_PUNCT, start, start + 2);
+    }
+    if (strchr(",[]()+-*/:@<>", ch) && ch != '\0') {
         lx->pos = start + 1;
         return make(lx, TOK_PUNCT, start, start + 1);
     }
