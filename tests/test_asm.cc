@@ -422,13 +422,24 @@ TEST(Asm, ConditionalAssemblyPicksOneBranch)
                       "  .endif\n"
                       "  vdiv.junk is never read\n"
                       ".endif\n"
-                      ".if TILE > 0\n" // not an expression we support: only read when active
+                      ".if TILE > 0\n"
+                      "  halt\n"
+                      ".endif\n"
+                      ".if TILE == 0\n"
+                      "  nop\n"
                       ".endif\n";
     Assembled fast;
     AssembleWith(fast, src, { { "FAST", nullptr }, { "TILE", "0" } });
-    // `.if TILE > 0` is active and `>` is not an operator: an error, at line 9.
-    EXPECT_EQ(fast.rc, NPU_ESYNTAX);
-    EXPECT_EQ(fast.diag.line, 9);
+    ASSERT_EQ(fast.rc, NPU_OK) << fast.diag.message;
+    ASSERT_EQ(fast.prog.count, 2u);
+    EXPECT_EQ(fast[0].op, NPU_OP_VRCP);
+    EXPECT_EQ(fast[1].op, NPU_OP_NOP);
+
+    Assembled bad;
+    AssembleWith(bad, ".if 1 = 1\n.endif\n", {});
+    EXPECT_EQ(bad.rc, NPU_ESYNTAX);
+    EXPECT_STREQ(bad.diag.message, "expected '==', found '='");
+    EXPECT_EQ(bad.diag.col, 7);
 
     Assembled b;
     AssembleWith(b, ".ifdef FAST\nvrcp.f32 v1, v2\n.else\nvsqrt.f32 v1, v2\n.endif\n"
@@ -680,7 +691,8 @@ TEST(Asm, LexicalAndExpressionErrors)
     ExpectError("addi s1, s2, N\n", 1, 14, "undefined constant 'N'");
     ExpectError("addi s1, s2, 1.5\n", 1, 14, "expected an integer immediate, found the float 1.5");
     ExpectError("addi s1, s2, 0x7fffffffffffffff + 1\n", 1, 33, "integer overflow in expression");
-    ExpectError("nop ! \n", 1, 5, "unexpected character '!'");
+    ExpectError("nop $ \n", 1, 5, "unexpected character '$'");
+    ExpectError("nop ! \n", 1, 5, "unexpected trailing text '!'");
     ExpectError(".equ X, 1\n.equ X, 2\n", 2, 6, "duplicate constant 'X' (first defined at line 1)");
     ExpectError(".equ s1, 2\n", 1, 6, "'s1' is reserved and cannot name a constant");
     ExpectError(".bogus 1\n", 1, 1, "unknown directive '.bogus'");

@@ -171,10 +171,10 @@ TEST(Cli, GuestFaultIsATrapReportNotACrash)
     std::string path = tmpdir() + "/oob.s";
     write(path,
           "; @kernel oob\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
-          "    li s5, 0x7fffffff\n    vld.f32 v1, [s5]\n    halt\n");
+          "    li s5, 0x7ffffff0\n    vld.f32 v1, [s5]\n    halt\n");
     Result r = run_cli("run " + path);
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("ub_bounds"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ub_out_of_bounds"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("vld.f32 v1, [s5]"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(path + ":8"), std::string::npos) << r.out;
 }

@@ -5,7 +5,7 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 "$ROOT/tools/build.sh"
-rm -rf "$ROOT/build/tests/results"
+
 status=0
 meson test -C "$ROOT/build" --print-errorlogs "$@" || status=$?
 /usr/bin/python3 "$ROOT/tools/test_summary.py" "$ROOT/build" || status=1
