@@ -377,6 +377,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->unit_free[d->unit][inst] = t + ut->interval + extra;
     tc->unit_bank[d->unit][inst] = extra != 0;
     uint64_t complete = t + ut->latency + extra;
+    uint64_t dma_start = 0;
 
     if (info.has_dma) {
         const npu_dma_request *rq = &info.dma;
@@ -391,6 +392,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         uint64_t start = t + 1 > tc->dma_engine_free ? t + 1 : tc->dma_engine_free;
         uint64_t transfer = (rq->total_bytes + cfg->dma_bytes_per_cycle - 1) / cfg->dma_bytes_per_cycle;
         tc->dma_engine_free = start + transfer;
+        dma_start = start;
         uint64_t done = start + transfer + cfg->dma_latency;
         tc->dma_fifo[(tc->dma_head + tc->dma_count) % DMA_FIFO] = done;
         tc->dma_count++;
@@ -430,7 +432,8 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.class_issued[d->cls]++;
 
     if (tc->hook) {
-        npu_issue_event ev = { tc->seq, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap };
+        npu_issue_event ev = { tc->seq, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
+                               tc->dma_count, dma_start };
         tc->hook(tc->hook_ctx, &ev);
     }
     tc->seq++;

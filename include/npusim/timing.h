@@ -90,8 +90,10 @@ typedef struct npu_issue_event {
     uint64_t complete;   /* result ready (DMA: transfer complete) */
     unsigned slot;
     npu_unit unit;
-    npu_stall stall;     /* reason for cycles between ready and issue (if any) */
-    uint64_t stall_cycles;
+    npu_stall stall;     /* reason for the empty cycles just before this issue (if any) */
+    uint64_t stall_cycles; /* empty cycles charged just before this issue */
+    unsigned dma_inflight; /* DMA transfers in flight after this issue */
+    uint64_t dma_start;    /* DMA: cycle the transfer starts moving bytes (0 otherwise) */
 } npu_issue_event;
 
 typedef void (*npu_issue_hook)(void *ctx, const npu_issue_event *ev);
