@@ -189,6 +189,14 @@ static int parse_mem(asm_lexer *lx, npu_insn *in)
             return asm_error(lx->ctx, col, "offset %lld out of range for a 32-bit signed offset",
                              (long long)off);
         t = asm_lex_next(lx);
+        /* `[s2 + 3 vl]`: the offset counts vector lengths (vector accesses only). */
+        if (t.kind == TOK_IDENT && t.len == 2 && memcmp(t.text, "vl", 2) == 0) {
+            unsigned fmt = npu_insn_table[in->op].format;
+            if (fmt != FMT_VMEM && fmt != FMT_VMEMS)
+                return asm_error(lx->ctx, t.col, "'vl' offsets are for vector loads and stores only");
+            in->vl = 1;
+            t = asm_lex_next(lx);
+        }
     }
     if (!asm_tok_is(&t, ']')) {
         if (t.kind == TOK_BAD)

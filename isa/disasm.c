@@ -141,12 +141,12 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
     case OPK_F32: put_f32(o, (uint32_t)in->imm); return;
     case OPK_REL: put(o, "@%lld", (long long)index + in->imm); return;
     case OPK_MEM:
-        if (in->imm == 0)
+        if (in->imm == 0 && !in->vl)
             put(o, "[s%u]", in->rs1);
-        else if (in->imm > 0)
-            put(o, "[s%u + %d]", in->rs1, in->imm);
+        else if (in->imm >= 0)
+            put(o, "[s%u + %d%s]", in->rs1, in->imm, in->vl ? " vl" : "");
         else
-            put(o, "[s%u - %lld]", in->rs1, -(long long)in->imm);
+            put(o, "[s%u - %lld%s]", in->rs1, -(long long)in->imm, in->vl ? " vl" : "");
         return;
     case OPK_SPR:
         if (in->imm >= 0 && in->imm < NPU_NUM_SPRS)

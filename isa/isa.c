@@ -104,6 +104,8 @@ uint64_t npu_format_field_mask(npu_format fmt, int maskable)
         m |= operand_field_mask((npu_operand_kind)f->operands[i]);
     if (maskable)
         m |= FIELD(NPU_SH_PG, 3) | FIELD(NPU_SH_PM, 1);
+    if (fmt == FMT_VMEM || fmt == FMT_VMEMS)
+        m |= FIELD(NPU_SH_VL, 1);
     return m;
 }
 
@@ -117,6 +119,7 @@ uint64_t npu_encode(const npu_insn *in)
     w |= (uint64_t)(in->rs2 & 31) << NPU_SH_RS2;
     w |= (uint64_t)(in->pg & 7) << NPU_SH_PG;
     w |= (uint64_t)(in->pm & 1) << NPU_SH_PM;
+    w |= (uint64_t)(in->vl & 1) << NPU_SH_VL;
     w |= (uint64_t)(uint32_t)in->imm << NPU_SH_IMM;
     w |= (uint64_t)(in->rs3 & 31) << NPU_SH_RS3;
     return w;
@@ -141,6 +144,7 @@ int npu_decode(uint64_t w, npu_insn *out)
     out->rs2 = (uint8_t)((w >> NPU_SH_RS2) & 31);
     out->pg = (uint8_t)((w >> NPU_SH_PG) & 7);
     out->pm = (uint8_t)((w >> NPU_SH_PM) & 1);
+    out->vl = (uint8_t)((w >> NPU_SH_VL) & 1);
     const npu_format_desc *f = &npu_format_table[d->format];
     int has_rs3 = 0;
     for (unsigned i = 0; i < f->num_operands; i++)

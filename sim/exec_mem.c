@@ -102,8 +102,11 @@ static void vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, 
     uint64_t lo = UINT64_MAX, hi = 0;
     uint8_t *v = vreg(c, in->rd);
     for (unsigned i = 0; i < n; i++) {
-        if (!lane_active(c, in, i))
+        if (!lane_active(c, in, i)) {
+            if (!store) /* masked loads zero their inactive lanes: no merge, no false dependency */
+                memset(v + i * es, 0, es);
             continue;
+        }
         uint64_t a = base + (uint64_t)i * stride;
         if (store)
             memcpy(c->ub + a, v + i * es, es); /* both sides little-endian bytes */
@@ -121,7 +124,9 @@ static void vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, 
     }
 }
 
-#define VMEM_BASE (sreg(c, in->rs1) + (uint64_t)(int64_t)in->imm)
+/* The offset counts bytes, or vector lengths when the `vl` bit is set. */
+#define VMEM_BASE \
+    (sreg(c, in->rs1) + (uint64_t)(int64_t)in->imm * (in->vl ? c->cfg.vlen_bits / 8u : 1u))
 
 EXEC(VLD) { vector_access(c, in, info, 0, VMEM_BASE, esize_of(in->dt), 0); }
 EXEC(VST) { vector_access(c, in, info, 1, VMEM_BASE, esize_of(in->dt), 0); }

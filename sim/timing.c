@@ -186,10 +186,12 @@ static void compute_deps(const npu_insn *in, pc_deps *d)
         }
     }
     if (in->pm) {
-        /* Masked writes merge: the mask and the old destination are read too. */
+        /* Masked writes merge: the mask and the old destination are read too
+         * (masked loads zero their inactive lanes instead, so they read only the mask). */
         add_src(d, RID_P + (in->pg & 7));
-        for (unsigned i = 0; i < d->ndst; i++)
-            add_src(d, d->dst[i]);
+        if (in->op != NPU_OP_VLD && in->op != NPU_OP_VLDS)
+            for (unsigned i = 0; i < d->ndst; i++)
+                add_src(d, d->dst[i]);
     }
 }
 

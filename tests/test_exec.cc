@@ -1243,15 +1243,31 @@ TEST_P(ExecVlen, MaskedStoreWritesOnlyActiveLanesAndSkipsBoundsOfInactiveOnes)
     EXPECT_EQ(info.ub_lanes, 3u);
     EXPECT_EQ(info.ub_bytes, 12u);
 
-    // A masked load leaves inactive lanes of vd untouched.
+    // A masked load zeroes the inactive lanes of vd (no merge: the old value
+    // is not an input, so a masked tail load carries no false dependency).
     std::memset(m.c.v[3], 0x77, sizeof m.c.v[3]);
     m.c.p[1][0] = 2;
     m.c.s[2] = 0;
     std::memcpy(m.c.ub + 4, "\x01\x02\x03\x04", 4);
     ASSERT_EQ(m.exec(masked(vmem(NPU_OP_VLD, NPU_F32, 3, 2, 0), 1)), NPU_CORE_HALTED);
     EXPECT_EQ(m.lane(3, NPU_F32, 1), 0x04030201u);
-    EXPECT_EQ(m.lane(3, NPU_F32, 0), 0x77777777u);
-    EXPECT_EQ(m.lane(3, NPU_F32, n - 1), 0x77777777u);
+    EXPECT_EQ(m.lane(3, NPU_F32, 0), 0u);
+    EXPECT_EQ(m.lane(3, NPU_F32, n - 1), 0u);
+}
+
+TEST_P(ExecVlen, VlOffsetsCountVectorLengths)
+{
+    Machine m(GetParam());
+    const unsigned vlenb = GetParam() / 8;
+    for (unsigned i = 0; i < 4 * vlenb; i++)
+        m.c.ub[i] = uint8_t(i);
+    m.c.s[2] = 0;
+    npu_insn ld = vmem(NPU_OP_VLD, NPU_I16, 1, 2, 3);
+    ld.vl = 1;  // [s2 + 3 vl]
+    npu_step_info info;
+    ASSERT_EQ(m.exec(ld, &info), NPU_CORE_HALTED) << m.c.trap.message;
+    EXPECT_EQ(info.ub_addr, 3u * vlenb);
+    EXPECT_EQ(m.lane(1, NPU_I16, 0), uint32_t(uint8_t(3 * vlenb) | (uint8_t(3 * vlenb + 1) << 8)));
 }
 
 TEST_P(ExecVlen, StridedAccessesPlaceLaneIAtBasePlusIStride)

@@ -26,7 +26,7 @@ std::string Disasm(const npu_insn &in, size_t index = 0)
 bool SameInsn(const npu_insn &a, const npu_insn &b)
 {
     return a.op == b.op && a.dt == b.dt && a.rd == b.rd && a.rs1 == b.rs1 && a.rs2 == b.rs2 &&
-           a.rs3 == b.rs3 && a.pg == b.pg && a.pm == b.pm && a.imm == b.imm;
+           a.rs3 == b.rs3 && a.pg == b.pg && a.pm == b.pm && a.vl == b.vl && a.imm == b.imm;
 }
 
 // Word bits every instance of a row has fixed, and their values
@@ -226,6 +226,10 @@ public:
         case OPK_MEM:
             in.rs1 = (uint8_t)Bits(5);
             in.imm = Chance(20) ? 0 : Chance(10) ? INT32_MIN : Int32();
+            {
+                unsigned fmt = npu_insn_table[in.op].format;
+                in.vl = (fmt == FMT_VMEM || fmt == FMT_VMEMS) && Chance(30);
+            }
             break;
         case OPK_SPR: in.imm = (int32_t)(rng_() % NPU_NUM_SPRS); break;
         case OPK_DIM: in.rd = (uint8_t)(1 + rng_() % 2); break;

@@ -139,16 +139,17 @@ typedef struct npu_insn {
     uint8_t rd, rs1, rs2, rs3;
     uint8_t pg; /* predicate: lane mask when pm = 1, selector for vsel */
     uint8_t pm; /* 1 when the instruction is masked by pg */
+    uint8_t vl; /* vector memory operands: imm counts vector lengths (VLEN/8 bytes), as SVE's MUL VL */
     int32_t imm;
 } npu_insn;
 
 /* Instruction word layout (64 bits, little-endian in files):
  *   [7:0] opcode  [9:8] dtype  [14:10] rd  [19:15] rs1  [24:20] rs2
- *   [27:25] pg    [28] pm      [31:29] zero
+ *   [27:25] pg    [28] pm      [29] vl (vector memory offsets in vector lengths)  [31:30] zero
  *   [63:32] imm32, or rs3 in [36:32] for formats with a fourth register. */
 enum {
     NPU_SH_OPCODE = 0, NPU_SH_DT = 8, NPU_SH_RD = 10, NPU_SH_RS1 = 15, NPU_SH_RS2 = 20,
-    NPU_SH_PG = 25, NPU_SH_PM = 28, NPU_SH_IMM = 32, NPU_SH_RS3 = 32
+    NPU_SH_PG = 25, NPU_SH_PM = 28, NPU_SH_VL = 29, NPU_SH_IMM = 32, NPU_SH_RS3 = 32
 };
 
 extern const npu_insn_desc npu_insn_table[NPU_NUM_OPS];
