@@ -36,6 +36,19 @@ std::string describe(const RunResult &r)
     return s;
 }
 
+// Every cycle of every core is an issue cycle or charged to one stall reason.
+void expect_cycle_accounting(const RunResult &r)
+{
+    ASSERT_TRUE(r.timed);
+    for (const npu_core_stats &s : r.core_stats) {
+        uint64_t stalls = 0;
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+            stalls += s.stall[i];
+        EXPECT_EQ(s.issue_cycles + stalls, s.cycles) << r.manifest.name;
+        EXPECT_GT(s.cycles, 0u);
+    }
+}
+
 struct Case {
     const char *kernel;
     const char *dtype;
@@ -56,6 +69,7 @@ TEST_P(KernelShapes, PassesItsBoundOnAwkwardShapes)
         EXPECT_TRUE(r.passed()) << c.kernel << " " << c.dtype << " shape " << shape[0] << "x" << shape[1] << "x"
                                 << shape[2] << "x" << shape[3] << ": " << describe(r);
         EXPECT_EQ(r.accuracy.checked, shape[0] * shape[1] * shape[2] * shape[3]);
+        expect_cycle_accounting(r);
     }
 }
 
@@ -69,6 +83,7 @@ TEST_P(KernelShapes, RunsUnchangedAcrossVlenAndCores)
     for (const char *cores : {"system.cores=2", "system.cores=3", "system.cores=7"}) {
         RunResult r = run(c.kernel, c.dtype, {1, 5, 9, 11}, {cores});
         EXPECT_TRUE(r.passed()) << c.kernel << " " << c.dtype << " " << cores << ": " << describe(r);
+        expect_cycle_accounting(r);
     }
 }
 

@@ -1,0 +1,237 @@
+// The timing model's exact numbers: latency chains, throughput, slots,
+// non-pipelined units, UB bank conflicts, branch penalty, DMA bandwidth and
+// latency, barriers, and the accounting invariant.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "npusim/npusim.h"
+
+namespace {
+
+struct Timed {
+    npu_program prog{};
+    std::vector<uint8_t> gm_bytes = std::vector<uint8_t>(1 << 20);
+    npu_gm gm{};
+    std::vector<npu_core> cores;
+    std::vector<npu_timed_core *> tcs;
+
+    Timed(const std::string &src, const npu_timing_config &tcfg, unsigned ncores = 1)
+    {
+        npu_program_init(&prog);
+        npu_diag d{};
+        if (npu_assemble("t.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
+            ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
+        gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
+        cores.resize(ncores);
+        for (unsigned k = 0; k < ncores; k++) {
+            npu_core_config cc{256, 65536, k, ncores, NPU_SFU_EXACT, 12};
+            EXPECT_EQ(npu_core_init(&cores[k], &cc, &prog, &gm), NPU_OK);
+            tcs.push_back(npu_timed_core_new(&cores[k], &tcfg));
+        }
+        npu_run_limits lim{1000000, 0};
+        npu_run_timed(tcs.data(), ncores, &lim);
+        for (auto &c : cores)
+            EXPECT_EQ(c.state, NPU_CORE_HALTED) << c.trap.message;
+    }
+    ~Timed()
+    {
+        for (auto *t : tcs)
+            npu_timed_core_free(t);
+        for (auto &c : cores)
+            npu_core_fini(&c);
+        npu_program_free(&prog);
+    }
+    const npu_core_stats &stats(unsigned k = 0) const { return *npu_timed_stats(tcs[k]); }
+};
+
+npu_timing_config defaults()
+{
+    npu_timing_config c;
+    npu_timing_config_default(&c);
+    return c;
+}
+
+std::string repeat(const std::string &line, int n)
+{
+    std::string s;
+    for (int i = 0; i < n; i++)
+        s += line + "\n";
+    return s;
+}
+
+void expect_accounting(const npu_core_stats &s)
+{
+    uint64_t stalls = 0, hist = 0;
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        stalls += s.stall[i];
+    for (unsigned k = 0; k <= NPU_MAX_ISSUE_WIDTH; k++)
+        hist += s.issue_histogram[k];
+    EXPECT_EQ(s.issue_cycles + stalls, s.cycles);
+    EXPECT_EQ(hist, s.cycles);
+    EXPECT_EQ(s.issue_histogram[0], stalls);
+}
+
+}  // namespace
+
+TEST(Timing, DependentFmaChainCostsLatencyEach)
+{
+    // 10 FMAs, each reading the previous result: VALU latency 4 -> issue at
+    // 0, 4, ..., 36; the last result is ready at 40. halt issues beside it.
+    Timed t(repeat("vfma.f32 v1, v1, v2, v3", 10) + "halt\n", defaults());
+    const npu_core_stats &s = t.stats();
+    EXPECT_EQ(s.cycles, 40u);
+    EXPECT_EQ(s.issue_cycles, 10u);
+    EXPECT_EQ(s.stall[NPU_STALL_RAW], 27u);
+    EXPECT_EQ(s.raw_by_unit[UNIT_VALU], 27u);
+    EXPECT_EQ(s.stall[NPU_STALL_DRAIN], 3u);
+    EXPECT_EQ(s.critical_path, 40u);
+    expect_accounting(s);
+}
+
+TEST(Timing, IndependentStreamsReachUnitThroughput)
+{
+    // 12 independent adds, two VALUs and two vector slots: 2 per cycle.
+    std::string src;
+    for (int i = 0; i < 12; i++)
+        src += "vadd.f32 v" + std::to_string(i + 1) + ", v20, v21\n";
+    Timed two(src + "halt\n", defaults());
+    EXPECT_EQ(two.stats().issue_cycles, 6u);
+    EXPECT_EQ(two.stats().cycles, 5u + 4u);  // last issue at 5, result at 9
+    EXPECT_EQ(two.stats().issue_histogram[2], 6u - 1u);  // halt joins the last pair
+    EXPECT_EQ(two.stats().issue_histogram[3], 1u);
+    expect_accounting(two.stats());
+
+    npu_timing_config one = defaults();
+    one.unit[UNIT_VALU].count = 1;
+    Timed single(src + "halt\n", one);
+    EXPECT_EQ(single.stats().issue_cycles, 12u);
+    EXPECT_EQ(single.stats().cycles, 11u + 4u);
+    expect_accounting(single.stats());
+}
+
+TEST(Timing, NonPipelinedUnitSerialises)
+{
+    npu_timing_config c = defaults();
+    c.unit[UNIT_VALU] = {1, 4, 3};  // one VALU, busy 3 cycles per op
+    Timed t("vadd.f32 v1, v20, v21\nvadd.f32 v2, v20, v21\nvadd.f32 v3, v20, v21\nvadd.f32 v4, v20, v21\nhalt\n", c);
+    const npu_core_stats &s = t.stats();
+    EXPECT_EQ(s.cycles, 9u + 4u);            // issues at 0, 3, 6, 9
+    EXPECT_EQ(s.stall[NPU_STALL_UNIT_BUSY], 6u);
+    EXPECT_EQ(s.unit_busy[UNIT_VALU], 12u);
+    expect_accounting(s);
+}
+
+TEST(Timing, SlotRestrictionsBind)
+{
+    // Only slot 1 takes vector instructions: one per cycle despite two VALUs.
+    npu_timing_config c = defaults();
+    c.slot_classes[2] = 1u << CLASS_MEM;
+    std::string src;
+    for (int i = 0; i < 8; i++)
+        src += "vadd.f32 v" + std::to_string(i + 1) + ", v20, v21\n";
+    Timed t(src + "halt\n", c);
+    EXPECT_EQ(t.stats().issue_cycles, 8u);
+    EXPECT_EQ(t.stats().slot_issued[1], 8u);
+    EXPECT_EQ(t.stats().slot_issued[2], 0u);
+    // Issue width 1: every instruction, whatever its class, takes a cycle.
+    npu_timing_config w1 = defaults();
+    w1.issue_width = 1;
+    w1.slot_classes[0] = (1u << NPU_NUM_CLASSES) - 1;
+    Timed u("li s1, 1\nli s2, 2\nvadd.f32 v1, v20, v21\nvadd.f32 v2, v20, v21\nhalt\n", w1);
+    EXPECT_EQ(u.stats().issue_cycles, 5u);
+    EXPECT_EQ(u.stats().cycles, 3u + 4u);  // second vadd at 3, result at 7
+}
+
+TEST(Timing, BankConflictsCostWhatTheConfigSays)
+{
+    // Stride of banks x bank_bytes puts every fp32 lane (8) in one bank: the
+    // LSU takes 8 cycles for that access, so the next load waits 7 extra.
+    npu_timing_config c = defaults();
+    const unsigned stride = c.ub_banks * c.ub_bank_bytes;  // 512
+    Timed t("li s2, 0\nli s3, " + std::to_string(stride) +
+                "\nvlds.f32 v1, [s2], s3\nvlds.f32 v2, [s2], s3\nvld.f32 v3, [s2]\nhalt\n",
+            c);
+    const npu_core_stats &s = t.stats();
+    EXPECT_EQ(s.ub_bank_extra, 14u);
+    EXPECT_EQ(s.stall[NPU_STALL_UB_BANK], 14u);
+    // li@0, li@1 (one scalar slot), vlds@2 (LSU busy 8), vlds@10, vld@18, its result at 24.
+    EXPECT_EQ(s.cycles, 24u);
+    EXPECT_EQ(s.stall[NPU_STALL_DRAIN], 5u);
+    expect_accounting(s);
+    // A unit-stride access of one vector (32 bytes) touches one bank: no extra cycles.
+    Timed u("li s2, 64\nvld.f32 v1, [s2]\nvld.f32 v2, [s2]\nhalt\n", c);
+    EXPECT_EQ(u.stats().ub_bank_extra, 0u);
+    EXPECT_EQ(u.stats().stall[NPU_STALL_UB_BANK], 0u);
+}
+
+TEST(Timing, TakenBranchPenaltyIsCharged)
+{
+    // loop runs 5 times, 4 taken: each costs 1 + penalty before the next issue.
+    npu_timing_config c = defaults();
+    c.branch_penalty = 2;
+    Timed t("li s1, 5\ntop:\nloop s1, top\nhalt\n", c);
+    const npu_core_stats &s = t.stats();
+    EXPECT_EQ(s.stall[NPU_STALL_BRANCH], 4u * 2u);
+    // li@0, loop@1,4,7,10,13, halt@14 (same slot as loop), done at 15.
+    EXPECT_EQ(s.cycles, 15u);
+    expect_accounting(s);
+    c.branch_penalty = 0;
+    Timed z("li s1, 5\ntop:\nloop s1, top\nhalt\n", c);
+    EXPECT_EQ(z.stats().stall[NPU_STALL_BRANCH], 0u);
+    EXPECT_EQ(z.stats().cycles, 7u);
+}
+
+TEST(Timing, DmaTakesBytesOverBandwidthPlusLatency)
+{
+    // 3200 bytes at 32 bytes/cycle = 100 cycles of transfer + 200 of latency,
+    // starting the cycle after the dmald issues.
+    npu_timing_config c = defaults();
+    Timed t("li s1, 0\nli s2, 0\nli s3, 3200\ndmald s1, s2, s3, 0\ndmawait 0\nhalt\n", c);
+    const npu_core_stats &s = t.stats();
+    // li@0,1,2 (one scalar slot); dmald@3 (s3 ready at 3); start 4, done 4+100+200 = 304.
+    EXPECT_EQ(s.stall[NPU_STALL_DMA_WAIT], 304u - 4u);
+    EXPECT_EQ(s.cycles, 304u + 1u + 1u);  // dmawait issues at 304, halt at 305
+    EXPECT_EQ(s.dma_bytes_in, 3200u);
+    expect_accounting(s);
+}
+
+TEST(Timing, DmaQueueDepthLimitsTransfersInFlight)
+{
+    npu_timing_config c = defaults();
+    c.dma_queue_depth = 1;
+    c.dma_latency = 10;
+    Timed t("li s3, 320\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", c);
+    // First: issue 1, start 2, done 2+10+10 = 22; the second waits for a free
+    // queue entry until 22, starts 23, done 43.
+    const npu_core_stats &s = t.stats();
+    EXPECT_EQ(s.cycles, 45u);
+    expect_accounting(s);
+}
+
+TEST(Timing, BarrierReleasesAtTheLastArrival)
+{
+    // Core 1 spins longer before the barrier; both leave it together.
+    const std::string src =
+        "srd s1, coreid\nli s2, 1\nmul s3, s1, s2\nmuli s3, s3, 20\naddi s3, s3, 1\n"
+        "spin:\nloop s3, spin\nbarrier\nhalt\n";
+    Timed t(src, defaults(), 2);
+    EXPECT_EQ(t.stats(0).cycles, t.stats(1).cycles);
+    EXPECT_GT(t.stats(0).stall[NPU_STALL_SYNC], 0u);
+    EXPECT_EQ(t.stats(1).stall[NPU_STALL_SYNC], 0u);
+    expect_accounting(t.stats(0));
+    expect_accounting(t.stats(1));
+}
+
+TEST(Timing, EventDrivenCostDoesNotGrowWithIdleCycles)
+{
+    // A DMA with a million-cycle latency costs the same host work as one of 1.
+    npu_timing_config c = defaults();
+    c.dma_latency = 1000000;
+    Timed t("li s3, 32\ndmald s0, s0, s3, 0\ndmawait 0\nhalt\n", c);
+    EXPECT_EQ(t.stats().instructions, 4u);
+    // li@0, dmald@1, 32 bytes move in cycle 2, done 3 + 10^6; dmawait then, halt one later.
+    EXPECT_EQ(t.stats().cycles, 1000000u + 5u);
+}
