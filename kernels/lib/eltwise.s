@@ -4,7 +4,7 @@
 ; last vector of a tile with a predicate so no shape needs a scalar tail loop.
 ;
 ; Calling convention (docs/kernels.md): s1 = input GM address, s2 = output GM
-; address, s3.. = parameters as binary32 bits. The skeleton owns s16..s31,
+; address, s3.. = parameters as binary32 bits. The skeleton owns s10..s31,
 ; v0 (input vector), p7 (tail mask); a kernel's setup/body macros use the rest.
 ;
 ; Multi-core split: the tensor is a flat run of 32-byte C0 blocks; core k of n
