@@ -189,10 +189,17 @@ Manifest load_manifest(const std::string &path)
     return parse_manifest(path, read_file(path));
 }
 
+// NPUSIM_KERNELS, else the source tree's kernels/ (a build tree), else the
+// installed copy.
 std::string kernels_dir()
 {
     if (const char *env = std::getenv("NPUSIM_KERNELS"))
         return env;
+    struct stat st;
+#ifdef NPUSIM_INSTALLED_KERNELS_DIR
+    if (stat(NPUSIM_KERNELS_DIR, &st) != 0 && stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0)
+        return NPUSIM_INSTALLED_KERNELS_DIR;
+#endif
     return NPUSIM_KERNELS_DIR;
 }
 
