@@ -134,6 +134,27 @@ TEST(Cli, JsonReportHasTheStableKeys)
         EXPECT_TRUE(j["accuracy"].contains(k)) << k;
     EXPECT_EQ(j["accuracy"]["checked"], 64);
     EXPECT_EQ(j["kernel"], "relu");
+    for (const char *k : {"cycles", "ipc", "cycles_per_element", "issue", "units", "stalls", "bound", "dram"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    for (const char *k : {"width", "histogram", "slot_busy"})
+        EXPECT_TRUE(j["issue"].contains(k)) << k;
+    for (const char *k : {"raw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"})
+        EXPECT_TRUE(j["stalls"].contains(k)) << k;
+    for (const char *k : {"valu", "sfu", "lsu", "scalar"}) {
+        EXPECT_TRUE(j["units"].contains(k)) << k;
+        EXPECT_TRUE(j["units"][k].contains("busy_cycles"));
+        EXPECT_TRUE(j["units"][k].contains("issued"));
+    }
+    for (const char *k : {"compute_cycles", "memory_cycles", "bound_cycles", "efficiency"})
+        EXPECT_TRUE(j["bound"].contains(k)) << k;
+    for (const char *k : {"host_seconds", "sim_cycles_per_second", "sim_instructions_per_second"})
+        EXPECT_TRUE(j["sim"].contains(k)) << k;
+    EXPECT_EQ(j["issue"]["histogram"].size(), size_t(j["issue"]["width"]) + 1);
+    // Every cycle is an issue cycle or one stall reason's.
+    uint64_t stalls = 0;
+    for (auto &kv : j["stalls"].items())
+        stalls += kv.value().get<uint64_t>();
+    EXPECT_EQ(stalls + j["issue"]["issue_cycles"].get<uint64_t>(), j["cycles"].get<uint64_t>());
 }
 
 TEST(Cli, NpyInputAndOutputRoundTrip)
