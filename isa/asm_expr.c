@@ -87,6 +87,7 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
 static double as_double(const asm_value *v) { return v->is_float ? v->d : (double)v->i; }
 
 static int parse_sum(asm_lexer *lx, asm_value *out, int depth);
+static int parse_compare(asm_lexer *lx, asm_value *out, int depth);
 
 static int parse_primary(asm_lexer *lx, asm_value *out, int depth)
 {
@@ -98,7 +99,7 @@ static int parse_primary(asm_lexer *lx, asm_value *out, int depth)
     if (t.kind == TOK_NUMBER)
         return parse_number(lx, &t, out);
     if (asm_tok_is(&t, '(')) {
-        if (parse_sum(lx, out, depth + 1) < 0)
+        if (parse_compare(lx, out, depth + 1) < 0)
             return -1;
         asm_token close = asm_lex_next(lx);
         if (!asm_tok_is(&close, ')'))
@@ -214,9 +215,9 @@ static int parse_sum(asm_lexer *lx, asm_value *out, int depth)
 
 /* A comparison yields the integer 1 or 0, so `.if DT_BYTES == 2` reads
  * naturally. At most one comparison per expression: no chains. */
-static int parse_compare(asm_lexer *lx, asm_value *out)
+static int parse_compare(asm_lexer *lx, asm_value *out, int depth)
 {
-    if (parse_sum(lx, out, 0) < 0)
+    if (parse_sum(lx, out, depth) < 0)
         return -1;
     asm_token op = asm_lex_peek(lx);
     if (op.kind != TOK_PUNCT || !strchr("=!<>", op.text[0]))
@@ -225,7 +226,7 @@ static int parse_compare(asm_lexer *lx, asm_value *out)
     if (op.len == 1 && (op.text[0] == '=' || op.text[0] == '!'))
         return asm_error(lx->ctx, op.col, "expected '%c=', found '%c'", op.text[0], op.text[0]);
     asm_value rhs;
-    if (parse_sum(lx, &rhs, 0) < 0)
+    if (parse_sum(lx, &rhs, depth) < 0)
         return -1;
     double x = as_double(out), y = as_double(&rhs);
     int both_int = !out->is_float && !rhs.is_float;
@@ -244,7 +245,7 @@ static int parse_compare(asm_lexer *lx, asm_value *out)
 
 int asm_parse_expr(asm_lexer *lx, asm_value *out)
 {
-    return parse_compare(lx, out);
+    return parse_compare(lx, out, 0);
 }
 
 int asm_parse_int(asm_lexer *lx, const char *what, int64_t *out, int *col)

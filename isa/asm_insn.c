@@ -22,6 +22,25 @@ static int parse_reg(asm_lexer *lx, char cls, uint8_t *field)
     asm_token t = asm_lex_next(lx);
     char got;
     unsigned num;
+    /* `v[expr]`: a computed register number, so macros can place unrolled
+     * copies in register banks: `v[\r + 6]`). */
+    asm_token open = asm_lex_peek(lx);
+    if (t.kind == TOK_IDENT && t.len == 1 && t.text[0] == cls && asm_tok_is(&open, '[')) {
+        asm_lex_next(lx);
+        int64_t n;
+        int col;
+        if (asm_parse_int(lx, "register number", &n, &col) < 0)
+            return -1;
+        asm_token close = asm_lex_next(lx);
+        if (!asm_tok_is(&close, ']'))
+            return asm_error(lx->ctx, close.col, "expected ']', found %s", asm_tok_str(&close, q, sizeof q));
+        unsigned count = cls == 'p' ? NPU_NUM_PREGS : cls == 'v' ? NPU_NUM_VREGS : NPU_NUM_SREGS;
+        if (n < 0 || n >= (int64_t)count)
+            return asm_error(lx->ctx, col, "no register %c%lld (%s registers are %c0..%c%u)", cls, (long long)n,
+                             reg_class_name(cls), cls, cls, count - 1);
+        *field = (uint8_t)n;
+        return 0;
+    }
     if (asm_reg_parse(&t, &got, &num) && got == cls) {
         unsigned count = cls == 'p' ? NPU_NUM_PREGS : cls == 'v' ? NPU_NUM_VREGS : NPU_NUM_SREGS;
         if (num >= count)

@@ -18,24 +18,40 @@
 .equ GELU_A, -2.0 * SQRT_2_OVER_PI
 .equ GELU_B, -2.0 * 0.044715 * SQRT_2_OVER_PI
 
-; out = gelu_tanh(in) on fp32 lanes; v27..v29 hold 1, A, B.
-.macro gelu_tanh_f32 out, in
-    vmul.f32  \out, \in, \in        ; x^2
-    vfma.f32  \out, \out, v29, v28  ; A + B x^2
-    vmul.f32  \out, \out, \in       ; -2z
-    vexp.f32  \out, \out            ; e^(-2z)
-    vadd.f32  \out, \out, v27       ; 1 + e^(-2z)
-    vrcp.f32  \out, \out            ; sigmoid(2z)
-    vmul.f32  \out, \out, \in       ; x * sigmoid(2z)
+; out = gelu_tanh(in) on fp32 lanes (bank registers); v27..v29 hold 1, A, B.
+.macro gelu_tanh_f32 N, out, in
+    \N\()_3 vmul.f32, \out, \in, \in       ; x^2
+    \N\()_4 vfma.f32, \out, \out, 29, 28    ; A + B x^2
+    \N\()_3 vmul.f32, \out, \out, \in      ; -2z
+    \N\()_2 vexp.f32, \out, \out           ; e^(-2z)
+    \N\()_3 vadd.f32, \out, \out, 27       ; 1 + e^(-2z)
+    \N\()_2 vrcp.f32, \out, \out           ; sigmoid(2z)
+    \N\()_3 vmul.f32, \out, \out, \in      ; x * sigmoid(2z)
 .endm
 
-; fp16 lanes: widen each half to fp32, compute, narrow once.
-.macro gelu_tanh_mixed out, in
-    vcvtl.f32 v2, \in
-    vcvth.f32 v3, \in
-    gelu_tanh_f32 v4, v2
-    gelu_tanh_f32 v5, v3
-    vcvtn.f16 \out, v4, v5
+; fp16 lanes: widen each half to fp32, compute both halves interleaved (eight
+; independent chains with X4), narrow once.
+.macro gelu_tanh_mixed N
+    \N\()_2 vcvtl.f32, 2, 0
+    \N\()_2 vcvth.f32, 3, 0
+    \N\()_3 vmul.f32, 4, 2, 2
+    \N\()_3 vmul.f32, 5, 3, 3
+    \N\()_4 vfma.f32, 4, 4, 29, 28
+    \N\()_4 vfma.f32, 5, 5, 29, 28
+    \N\()_3 vmul.f32, 4, 4, 2
+    \N\()_3 vmul.f32, 5, 5, 3
+    \N\()_2 vexp.f32, 4, 4
+    \N\()_2 vexp.f32, 5, 5
+    \N\()_3 vadd.f32, 4, 4, 27
+    \N\()_3 vadd.f32, 5, 5, 27
+    \N\()_2 vrcp.f32, 4, 4
+    \N\()_2 vrcp.f32, 5, 5
+    \N\()_3 vmul.f32, 4, 4, 2
+    \N\()_3 vmul.f32, 5, 5, 3
+    \N\()_3 vcvtn.f16, 1, 4, 5
+.endm
+.macro gelu_tanh_plain N
+    gelu_tanh_f32 \N, 1, 0
 .endm
 
     vbcasti.f32 v29, GELU_B
@@ -44,6 +60,6 @@
 .if DT_BYTES == 2
     ELTWISE_1IN gelu_tanh_mixed
 .else
-    ELTWISE_1IN gelu_tanh_f32
+    ELTWISE_1IN gelu_tanh_plain
 .endif
     halt

@@ -11,13 +11,13 @@
 ; @note       reference (which uses alpha as binary32) by the rounding of alpha: at most 1 ULP.
 .include "lib/eltwise.s"
 
-.macro leaky_max_body out, in
-    vmul.DT \out, \in, v30
-    vmax.DT \out, \in, \out
+.macro leaky_max_math N
+    \N\()_3 vmul.DT, 1, 0, 30       ; alpha * x
+    \N\()_3 vmax.DT, 1, 0, 1        ; max(x, alpha * x)
 .endm
-.macro leaky_min_body out, in
-    vmul.DT \out, \in, v30
-    vmin.DT \out, \in, \out
+.macro leaky_min_math N
+    \N\()_3 vmul.DT, 1, 0, 30
+    \N\()_3 vmin.DT, 1, 0, 1        ; min(x, alpha * x) for alpha > 1
 .endm
 
     vbcast.DT v30, s3               ; alpha
@@ -26,8 +26,8 @@
     lf      s4, 1.0
     blt     s4, s3, steep           ; binary32 bits of non-negative floats order like their values
 gentle:
-    ELTWISE_1IN leaky_max_body
+    ELTWISE_1IN leaky_max_math
     halt
 steep:
-    ELTWISE_1IN leaky_min_body
+    ELTWISE_1IN leaky_min_math
     halt

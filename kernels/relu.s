@@ -8,10 +8,10 @@
 ; @bound      fp32 ulp=0
 .include "lib/eltwise.s"
 
-.macro relu_body out, in
-    vmax.DT \out, \in, v31
+.macro relu_math N
+    \N\()_3 vmax.DT, 1, 0, 31       ; max(x, 0)
 .endm
 
     vbcasti.DT v31, 0.0
-    ELTWISE_1IN relu_body
+    ELTWISE_1IN relu_math
     halt

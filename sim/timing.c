@@ -412,8 +412,24 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->ready[d->dst[i]] = t + ut->latency + extra;
         tc->producer[d->dst[i]] = d->unit;
     }
-    if ((npu_insn_table[in->op].flags & F_BRANCH) && info.next_pc != pc + 1)
-        tc->redirect = t + 1 + cfg->branch_penalty;
+    if (npu_insn_table[in->op].flags & F_BRANCH) {
+        /* Static prediction: direct jumps and backward conditional branches
+         * (loop back-edges) are predicted taken, forward ones not taken, and
+         * jr never. A taken branch ends the issue group; a mispredicted one
+         * also costs the refetch penalty. */
+        const int taken = info.next_pc != pc + 1;
+        int predicted;
+        if (in->op == NPU_OP_J || in->op == NPU_OP_JAL)
+            predicted = 1;
+        else if (in->op == NPU_OP_JR)
+            predicted = 0;
+        else
+            predicted = in->imm <= 0; /* backward, or a branch to itself */
+        if (taken != predicted)
+            tc->redirect = t + 1 + cfg->branch_penalty;
+        else if (taken)
+            tc->redirect = t + 1;
+    }
     if (complete > tc->last_completion)
         tc->last_completion = complete;
 

@@ -167,21 +167,27 @@ TEST(Timing, BankConflictsCostWhatTheConfigSays)
     EXPECT_EQ(u.stats().stall[NPU_STALL_UB_BANK], 0u);
 }
 
-TEST(Timing, TakenBranchPenaltyIsCharged)
+TEST(Timing, MispredictedBranchPenaltyIsCharged)
 {
-    // loop runs 5 times, 4 taken: each costs 1 + penalty before the next issue.
+    // A backward loop branch is predicted taken: its 4 taken passes cost
+    // nothing extra; the final fall-through is mispredicted and costs the penalty.
     npu_timing_config c = defaults();
     c.branch_penalty = 2;
     Timed t("li s1, 5\ntop:\nloop s1, top\nhalt\n", c);
     const npu_core_stats &s = t.stats();
-    EXPECT_EQ(s.stall[NPU_STALL_BRANCH], 4u * 2u);
-    // li@0, loop@1,4,7,10,13, halt@14 (same slot as loop), done at 15.
-    EXPECT_EQ(s.cycles, 15u);
+    EXPECT_EQ(s.stall[NPU_STALL_BRANCH], 2u);
+    // li@0, loop@1,2,3,4,5, halt@8 (5+1+2), done at 9.
+    EXPECT_EQ(s.cycles, 9u);
     expect_accounting(s);
     c.branch_penalty = 0;
     Timed z("li s1, 5\ntop:\nloop s1, top\nhalt\n", c);
     EXPECT_EQ(z.stats().stall[NPU_STALL_BRANCH], 0u);
     EXPECT_EQ(z.stats().cycles, 7u);
+    // A taken forward branch is mispredicted: li@0, bnez@1, target@4.
+    c.branch_penalty = 2;
+    Timed f("li s1, 1\nbnez s1, skip\nnop\nnop\nskip:\nhalt\n", c);
+    EXPECT_EQ(f.stats().stall[NPU_STALL_BRANCH], 2u);
+    EXPECT_EQ(f.stats().cycles, 5u);
 }
 
 TEST(Timing, DmaTakesBytesOverBandwidthPlusLatency)

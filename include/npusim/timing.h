@@ -30,7 +30,7 @@ typedef enum npu_stall {
     NPU_STALL_RAW,       /* an operand is not ready (split by producer unit) */
     NPU_STALL_UB_BANK,   /* the LSU is still busy with a bank-conflicted access */
     NPU_STALL_UNIT_BUSY, /* every instance of the unit is inside its initiation interval */
-    NPU_STALL_BRANCH,    /* refetch after a taken branch */
+    NPU_STALL_BRANCH,    /* refetch after a mispredicted branch */
     NPU_STALL_SLOT,      /* no free slot accepts the class (shows only when W = 1 slot is taken) */
     NPU_STALL_DRAIN,     /* after the last issue: waiting for results and DMA to finish */
     NPU_NUM_STALLS
@@ -50,7 +50,8 @@ typedef struct npu_timing_config {
     unsigned issue_width;                        /* W slots */
     uint32_t slot_classes[NPU_MAX_ISSUE_WIDTH];  /* bit c: slot accepts npu_class c */
     npu_unit_timing unit[NPU_NUM_UNITS];
-    unsigned branch_penalty;  /* cycles lost after a taken branch */
+    unsigned branch_penalty;  /* cycles lost after a mispredicted branch (static prediction:
+                                 backward and direct jumps taken, forward not taken) */
     unsigned ub_banks;        /* UB banks ... */
     unsigned ub_bank_bytes;   /* ... each this wide; an access takes max(lanes per bank) cycles */
     /* DMA into the ideal memory (until the memory system replaces it). */

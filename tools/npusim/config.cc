@@ -35,7 +35,7 @@ std::vector<ConfigKey> build_schema()
         ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
                   "classes each slot accepts, slot 0 first: a list of class sets like scalar+branch+sync "
                   "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr},
-        INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a taken branch",
+        INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
                 timing.branch_penalty),
         UNIT_KEYS("scalar", UNIT_SCALAR, "scalar ALU"),
         UNIT_KEYS("branch", UNIT_BRANCH, "branch unit"),
