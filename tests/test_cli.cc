@@ -235,3 +235,13 @@ TEST(Cli, KernelsListsTheManifests)
         EXPECT_NE(r.out.find(k), std::string::npos) << k;
     EXPECT_NE(r.out.find("alpha=0.01"), std::string::npos) << r.out;
 }
+
+TEST(Cli, DefaultYamlIsTheBuiltInDefault)
+{
+    Result file = run_cli("config show " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/default.yaml");
+    Result builtin = run_cli("config show");
+    ASSERT_EQ(file.status, 0) << file.err;
+    EXPECT_EQ(file.out, builtin.out);
+    Result tiny = run_cli("run relu --config " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/tiny.yaml -q");
+    EXPECT_EQ(tiny.status, 0) << tiny.err;
+}

@@ -18,7 +18,7 @@ struct Config {
     npu_timing_config timing{};  // slots, units, UB banks, DMA
     unsigned cores = 1;
     bool timed = true;           // false: functional only (sim.mode: functional)
-    std::string source = "<defaults>";  // where it came from, for reports
+    std::string source = "default";  // where it came from, for reports
 };
 
 enum class KeyType { Int, Enum, SlotList };
