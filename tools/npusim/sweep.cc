@@ -1,0 +1,521 @@
+// Sweep specs, their expansion into points, running them as processes, and
+// merging the results.
+#include "sweep.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "atomic_file.h"
+#include "error.h"
+
+namespace npusim {
+namespace {
+
+std::string where(const std::string &file, const YAML::Mark &m)
+{
+    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
+std::string scalar_text(const YAML::Node &n, const std::string &file, const std::string &key)
+{
+    if (n.IsScalar())
+        return n.Scalar();
+    if (n.IsSequence()) {  // issue.slots: [a, b] -> "a,b"
+        std::string s;
+        for (const auto &item : n) {
+            if (!item.IsScalar())
+                throw Error(where(file, item.Mark()) + key + ": expected a scalar");
+            s += (s.empty() ? "" : ",") + item.Scalar();
+        }
+        return s;
+    }
+    throw Error(where(file, n.Mark()) + key + ": expected a scalar value");
+}
+
+std::vector<std::string> string_list(const YAML::Node &n, const std::string &file, const std::string &key)
+{
+    std::vector<std::string> out;
+    if (n.IsScalar()) {
+        out.push_back(n.Scalar());
+        return out;
+    }
+    if (!n.IsSequence() || n.size() == 0)
+        throw Error(where(file, n.Mark()) + key + ": expected a non-empty list");
+    for (const auto &item : n)
+        out.push_back(scalar_text(item, file, key));
+    return out;
+}
+
+void check_key(const std::string &key, const std::string &w)
+{
+    for (const ConfigKey &k : config_schema())
+        if (k.path == key)
+            return;
+    throw Error(w + key + ": unknown config key (see `npusim config docs`)");
+}
+
+// A value must be valid for its key on its own (cross-key rules are checked per point).
+void check_value(const std::string &key, const std::string &value, const std::string &w)
+{
+    Config scratch = default_config();
+    try {
+        apply_override(scratch, key + "=" + value);
+    } catch (const Error &e) {
+        std::string m = e.what();
+        const std::string prefix = "--set ";
+        if (m.rfind(prefix, 0) == 0)
+            m = m.substr(prefix.size());
+        throw Error(w + m);
+    }
+}
+
+std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const std::string &section)
+{
+    std::vector<SweepAxis> out;
+    if (!n.IsMap())
+        throw Error(where(file, n.Mark()) + section + ": expected a mapping of config keys to value lists");
+    for (const auto &kv : n) {
+        std::string key = kv.first.Scalar();
+        check_key(key, where(file, kv.first.Mark()) + section + ".");
+        if (!kv.second.IsSequence() || kv.second.size() == 0)
+            throw Error(where(file, kv.second.Mark()) + section + "." + key + ": expected a non-empty list of values");
+        SweepAxis a{key, {}};
+        for (const auto &v : kv.second) {
+            a.values.push_back(scalar_text(v, file, section + "." + key));
+            check_value(key, a.values.back(), where(file, v.Mark()) + section + ".");
+        }
+        out.push_back(a);
+    }
+    return out;
+}
+
+uint64_t fnv1a(const std::string &s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+void make_dirs(const std::string &path)
+{
+    std::string cur;
+    std::stringstream ss(path);
+    std::string part;
+    if (!path.empty() && path[0] == '/')
+        cur = "/";
+    while (std::getline(ss, part, '/')) {
+        if (part.empty())
+            continue;
+        cur += part + "/";
+        if (mkdir(cur.c_str(), 0777) != 0 && errno != EEXIST)
+            throw Error(cur + ": cannot create folder: " + std::strerror(errno));
+    }
+}
+
+bool file_exists(const std::string &p)
+{
+    struct stat st;
+    return stat(p.c_str(), &st) == 0;
+}
+
+std::string read_text(const std::string &p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+nlohmann::json point_json(const SweepPoint &p)
+{
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto &kv : p.overrides)
+        o[kv.first] = kv.second;
+    return {{"index", p.index}, {"id", p.id}, {"kernel", p.kernel}, {"dtype", p.dtype}, {"shape", p.shape},
+            {"overrides", o}};
+}
+
+// Runs one point as a child process; returns its exit status (-1: could not start).
+pid_t start_point(const SweepPoint &p, const std::string &dir, const std::string &exe)
+{
+    std::string log = dir + "/log.txt";
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    std::string cfg = dir + "/config.yaml", json = dir + "/stats.json";
+    execl(exe.c_str(), exe.c_str(), "run", p.kernel.c_str(), "--dtype", p.dtype.c_str(), "--shape", p.shape.c_str(),
+          "--config", cfg.c_str(), "--json", json.c_str(), "-q", (char *)nullptr);
+    std::fprintf(stderr, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    _exit(127);
+}
+
+std::string last_line(const std::string &text)
+{
+    std::string t = text;
+    while (!t.empty() && t.back() == '\n')
+        t.pop_back();
+    size_t nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string format_eta(double seconds)
+{
+    char buf[32];
+    unsigned s = unsigned(seconds + 0.5);
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%uh%02um", s / 3600, s / 60 % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%um%02us", s / 60, s % 60);
+    return buf;
+}
+
+void flatten(const nlohmann::json &j, const std::string &prefix, std::map<std::string, std::string> &out)
+{
+    if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it)
+            flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    } else if (j.is_array()) {
+        for (size_t i = 0; i < j.size(); i++)
+            flatten(j[i], prefix + "." + std::to_string(i), out);
+    } else if (j.is_string()) {
+        out[prefix] = j.get<std::string>();
+    } else {
+        out[prefix] = j.dump();
+    }
+}
+
+std::string csv_field(const std::string &s)
+{
+    if (s.find_first_of(",\"\n") == std::string::npos)
+        return s;
+    std::string q = "\"";
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+}  // namespace
+
+std::pair<unsigned, unsigned> parse_shard(const std::string &text)
+{
+    unsigned i = 0, n = 0;
+    char extra;
+    if (std::sscanf(text.c_str(), "%u/%u%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
+        throw Error("--shard " + text + ": expected i/n with 0 <= i < n");
+    return {i, n};
+}
+
+SweepSpec load_sweep(const std::string &path)
+{
+    SweepSpec s;
+    s.path = path;
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile &) {
+        throw Error(path + ": cannot open sweep spec");
+    } catch (const YAML::Exception &e) {
+        throw Error(where(path, e.mark) + e.msg);
+    }
+    if (!root.IsMap())
+        throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip)");
+    for (const auto &kv : root) {
+        const std::string key = kv.first.Scalar();
+        const YAML::Node &v = kv.second;
+        if (key == "base") {
+            std::string b = scalar_text(v, path, key);
+            if (!b.empty() && b[0] != '/') {
+                size_t slash = path.rfind('/');
+                b = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + b;
+            }
+            if (!file_exists(b))
+                throw Error(where(path, v.Mark()) + "base: no such config file '" + b + "'");
+            s.base = b;
+        } else if (key == "kernels") {
+            s.kernels = string_list(v, path, key);
+        } else if (key == "dtypes") {
+            s.dtypes = string_list(v, path, key);
+            for (const std::string &d : s.dtypes)
+                if (d != "fp16" && d != "fp32")
+                    throw Error(where(path, v.Mark()) + "dtypes: unknown dtype '" + d + "' (fp16, fp32)");
+        } else if (key == "shapes") {
+            s.shapes = string_list(v, path, key);
+        } else if (key == "set") {
+            if (!v.IsMap())
+                throw Error(where(path, v.Mark()) + "set: expected a mapping of config keys to values");
+            for (const auto &e : v) {
+                check_key(e.first.Scalar(), where(path, e.first.Mark()) + "set.");
+                s.set.emplace_back(e.first.Scalar(), scalar_text(e.second, path, "set." + e.first.Scalar()));
+                check_value(s.set.back().first, s.set.back().second, where(path, e.second.Mark()) + "set.");
+            }
+        } else if (key == "grid") {
+            s.grid = axes(v, path, "grid");
+        } else if (key == "zip") {
+            s.zip = axes(v, path, "zip");
+            for (const SweepAxis &a : s.zip)
+                if (a.values.size() != s.zip[0].values.size())
+                    throw Error(where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +
+                                " values but zip." + s.zip[0].key + " has " + std::to_string(s.zip[0].values.size()) +
+                                " (zip lists move in lock-step)");
+        } else {
+            throw Error(where(path, kv.first.Mark()) + key +
+                        ": unknown key (base, kernels, dtypes, shapes, set, grid, zip)");
+        }
+    }
+    if (s.kernels.empty())
+        throw Error(path + ": kernels: at least one kernel is needed");
+    if (s.dtypes.empty())
+        s.dtypes = {"fp16"};
+    if (s.shapes.empty())
+        s.shapes = {"1,64,56,56"};
+    return s;
+}
+
+std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype, const std::string &shape)
+{
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx",
+                  (unsigned long long)fnv1a(config_to_yaml(cfg) + "\nkernel=" + kernel + "\ndtype=" + dtype +
+                                            "\nshape=" + shape));
+    return buf;
+}
+
+std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
+{
+    // Config combinations: grid crossed (last key fastest), times zip rows.
+    std::vector<std::vector<std::pair<std::string, std::string>>> combos = {{}};
+    for (const SweepAxis &a : spec.grid) {
+        std::vector<std::vector<std::pair<std::string, std::string>>> next;
+        for (const auto &c : combos)
+            for (const std::string &v : a.values) {
+                auto e = c;
+                e.emplace_back(a.key, v);
+                next.push_back(e);
+            }
+        combos = next;
+    }
+    if (!spec.zip.empty()) {
+        std::vector<std::vector<std::pair<std::string, std::string>>> next;
+        for (const auto &c : combos)
+            for (size_t row = 0; row < spec.zip[0].values.size(); row++) {
+                auto e = c;
+                for (const SweepAxis &a : spec.zip)
+                    e.emplace_back(a.key, a.values[row]);
+                next.push_back(e);
+            }
+        combos = next;
+    }
+    const Config base = spec.base.empty() ? default_config() : load_config(spec.base);
+    std::vector<SweepPoint> points;
+    for (const std::string &kernel : spec.kernels)
+        for (const std::string &dtype : spec.dtypes)
+            for (const std::string &shape : spec.shapes)
+                for (const auto &combo : combos) {
+                    SweepPoint p;
+                    p.index = points.size();
+                    p.kernel = kernel;
+                    p.dtype = dtype;
+                    p.shape = shape;
+                    p.overrides = spec.set;
+                    p.overrides.insert(p.overrides.end(), combo.begin(), combo.end());
+                    p.config = base;
+                    for (const auto &kv : p.overrides)
+                        apply_override(p.config, kv.first + "=" + kv.second);
+                    try {
+                        validate_config(p.config);
+                    } catch (const Error &e) {
+                        throw Error(spec.path + ": point " + std::to_string(p.index) + ": " + e.what());
+                    }
+                    p.config.source = "sweep point";
+                    p.id = point_id(p.config, kernel, dtype, shape);
+                    points.push_back(p);
+                }
+    return points;
+}
+
+unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts)
+{
+    (void)spec;
+    make_dirs(opts.out_dir + "/points");
+    nlohmann::json manifest = nlohmann::json::array();
+    for (const SweepPoint &p : points)
+        manifest.push_back(point_json(p));
+    write_file_atomic(opts.out_dir + "/points.json", manifest.dump(1) + "\n");
+
+    std::vector<const SweepPoint *> todo;
+    size_t already = 0, mine = 0;
+    for (const SweepPoint &p : points) {
+        if (p.index % opts.shards != opts.shard)
+            continue;
+        mine++;
+        std::string status = read_text(opts.out_dir + "/points/" + p.id + "/status");
+        if (status.rfind("ok", 0) == 0)
+            already++;
+        else
+            todo.push_back(&p);
+    }
+    const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+    std::map<pid_t, const SweepPoint *> running;
+    size_t next = 0, done = 0;
+    unsigned failed = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    auto last_beat = t0;
+    auto report = [&](bool final) {
+        double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double eta = done ? el / double(done) * double(todo.size() - done) : 0.0;
+        char line[200];
+        std::snprintf(line, sizeof line, "sweep: %zu/%zu points done (%zu skipped as already done, %u failed)%s%s",
+                      done + already, mine, already, failed, final ? "" : ", ETA ", final ? "" : format_eta(eta).c_str());
+        if (opts.progress_tty) {
+            const size_t width = 30, filled = mine ? (done + already) * width / mine : width;
+            std::fprintf(stderr, "\r[%s%s] %s", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
+                         line + 7);
+            if (final)
+                std::fputc('\n', stderr);
+        } else {
+            std::fprintf(stderr, "%s\n", line);
+        }
+        std::fflush(stderr);
+    };
+    while (next < todo.size() || !running.empty()) {
+        while (next < todo.size() && running.size() < jobs) {
+            const SweepPoint &p = *todo[next++];
+            std::string dir = opts.out_dir + "/points/" + p.id;
+            make_dirs(dir);
+            std::remove((dir + "/status").c_str());
+            write_file_atomic(dir + "/config.yaml", config_to_yaml(p.config));
+            write_file_atomic(dir + "/point.json", point_json(p).dump(1) + "\n");
+            pid_t pid = start_point(p, dir, opts.npusim_exe);
+            if (pid < 0)
+                throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
+            running[pid] = &p;
+        }
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0)
+            break;
+        auto it = running.find(pid);
+        if (it == running.end())
+            continue;
+        const SweepPoint &p = *it->second;
+        running.erase(it);
+        std::string dir = opts.out_dir + "/points/" + p.id;
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        std::string status;
+        if (code == 0) {
+            status = "ok\n";
+        } else {
+            failed++;
+            std::string why = last_line(read_text(dir + "/log.txt"));
+            status = "failed: " + (why.empty() ? "exit status " + std::to_string(code) : why) + "\n";
+        }
+        write_file_atomic(dir + "/status", status);
+        done++;
+        auto now = std::chrono::steady_clock::now();
+        if (opts.progress_tty || std::chrono::duration<double>(now - last_beat).count() >= 10.0) {
+            report(false);
+            last_beat = now;
+        }
+    }
+    report(true);
+    return failed;
+}
+
+MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path)
+{
+    std::string manifest_text = read_text(dir + "/points.json");
+    if (manifest_text.empty())
+        throw Error(dir + ": not a sweep folder (no points.json)");
+    nlohmann::json manifest = nlohmann::json::parse(manifest_text, nullptr, false);
+    if (manifest.is_discarded() || !manifest.is_array())
+        throw Error(dir + "/points.json: not valid JSON");
+    MergeSummary sum;
+    std::vector<std::map<std::string, std::string>> rows;
+    std::set<std::string> stat_cols, param_cols;
+    std::string jsonl;
+    for (const auto &p : manifest) {
+        sum.points++;
+        const std::string id = p["id"].get<std::string>();
+        const std::string pdir = dir + "/points/" + id;
+        std::string status = last_line(read_text(pdir + "/status"));
+        std::string stats = read_text(pdir + "/stats.json");
+        if (status.empty()) {
+            sum.missing++;
+            continue;
+        }
+        if (status.rfind("ok", 0) != 0)
+            sum.failed++;
+        else
+            sum.done++;
+        std::map<std::string, std::string> row;
+        row["point.index"] = std::to_string(p["index"].get<size_t>());
+        row["point.id"] = id;
+        row["point.status"] = status.rfind("ok", 0) == 0 ? "ok" : status;
+        for (auto it = p["overrides"].begin(); it != p["overrides"].end(); ++it) {
+            row["param." + it.key()] = it.value().get<std::string>();
+            param_cols.insert("param." + it.key());
+        }
+        nlohmann::json j = nlohmann::json::parse(stats, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) {
+            j.erase("sim");  // host timing: not part of the result, differs run to run
+            std::map<std::string, std::string> flat;
+            flatten(j, "", flat);
+            for (const auto &kv : flat) {
+                row[kv.first] = kv.second;
+                stat_cols.insert(kv.first);
+            }
+            nlohmann::json rec = j;
+            rec["point"] = p;
+            rec["point"]["status"] = row["point.status"];
+            jsonl += rec.dump() + "\n";
+        }
+        row["kernel"] = p["kernel"].get<std::string>();
+        row["dtype"] = p["dtype"].get<std::string>();
+        rows.push_back(row);
+    }
+    std::vector<std::string> cols = {"point.index", "point.id", "point.status"};
+    cols.insert(cols.end(), param_cols.begin(), param_cols.end());
+    for (const std::string &c : stat_cols)
+        cols.push_back(c);
+    std::string csv;
+    for (size_t i = 0; i < cols.size(); i++)
+        csv += (i ? "," : "") + csv_field(cols[i]);
+    csv += "\n";
+    for (const auto &row : rows) {
+        for (size_t i = 0; i < cols.size(); i++) {
+            auto it = row.find(cols[i]);
+            csv += (i ? "," : "") + csv_field(it == row.end() ? "" : it->second);
+        }
+        csv += "\n";
+    }
+    write_file_atomic(csv_path, csv);
+    if (!jsonl_path.empty())
+        write_file_atomic(jsonl_path, jsonl);
+    return sum;
+}
+
+}  // namespace npusim

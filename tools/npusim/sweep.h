@@ -1,0 +1,68 @@
+// Sweeps: a YAML spec of kernels x dtypes x shapes x config points (grid:
+// crossed, zip: lock-step), each point identified by a hash of what it runs,
+// run as separate `npusim run` processes (one SystemC scenario per process),
+// resumable, shardable, and merged into one tidy table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace npusim {
+
+struct SweepAxis {
+    std::string key;                  // config key, e.g. "core.vlen"
+    std::vector<std::string> values;
+};
+
+struct SweepSpec {
+    std::string path;                 // the spec file
+    std::string base;                 // base config file (resolved path), empty = defaults
+    std::vector<std::string> kernels, dtypes, shapes;
+    std::vector<std::pair<std::string, std::string>> set;  // fixed overrides
+    std::vector<SweepAxis> grid;      // crossed
+    std::vector<SweepAxis> zip;       // lock-step (equal lengths)
+};
+
+struct SweepPoint {
+    size_t index = 0;
+    std::string id;                   // 16 hex digits
+    std::string kernel, dtype, shape;
+    std::vector<std::pair<std::string, std::string>> overrides;  // set + grid + zip values
+    Config config;                    // resolved
+};
+
+// Throws npusim::Error with `file:line:col: key: message`.
+SweepSpec load_sweep(const std::string &path);
+// Every point, in a stable order. Throws on a bad override value.
+std::vector<SweepPoint> expand_sweep(const SweepSpec &spec);
+// The point's id: FNV-1a 64 of its resolved config, kernel, dtype and shape.
+std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype,
+                     const std::string &shape);
+
+struct SweepRunOptions {
+    std::string out_dir;
+    unsigned jobs = 0;                // 0: number of cores
+    unsigned shard = 0, shards = 1;   // this process runs points with index % shards == shard
+    std::string npusim_exe;           // the binary that runs one point
+    bool progress_tty = false;
+};
+
+// Runs the points of this shard that are not done yet. Returns the number of
+// failed points. Each point gets DIR/points/ID/{config.yaml,stats.json,log.txt,status}.
+unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts);
+
+struct MergeSummary {
+    size_t points = 0, done = 0, failed = 0, missing = 0;
+};
+// Writes one CSV row per finished point (flattened dotted keys, e.g.
+// l2.hit_rate), optionally JSONL. Expected points come from DIR/sweep.yaml.
+MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path);
+
+// "i/n" -> (i, n), 0 <= i < n.
+std::pair<unsigned, unsigned> parse_shard(const std::string &text);
+
+}  // namespace npusim
