@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="meson ninja-build pkg-config gcc g++ libsystemc-dev libyaml-cpp-dev \
-libgtest-dev libcli11-dev nlohmann-json3-dev"
+libgtest-dev libcli11-dev nlohmann-json3-dev parallel python3-matplotlib"
 
 missing=""
 for p in $PACKAGES; do
