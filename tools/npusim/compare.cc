@@ -1,0 +1,226 @@
+// Side-by-side comparison of kernels.
+#include "compare.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "error.h"
+
+namespace npusim {
+namespace {
+
+// Runs `exe run KERNEL args... --json -` and returns (status, stdout, stderr).
+struct Child {
+    int status = -1;
+    std::string out, err;
+};
+
+Child run_child(const std::string &exe, const std::vector<std::string> &args)
+{
+    int out_pipe[2], err_pipe[2];
+    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
+        throw Error(std::string("compare: pipe: ") + std::strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        throw Error(std::string("compare: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        dup2(out_pipe[1], 1);
+        dup2(err_pipe[1], 2);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        std::vector<char *> argv;
+        argv.push_back(const_cast<char *>(exe.c_str()));
+        for (const std::string &a : args)
+            argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(exe.c_str(), argv.data());
+        std::fprintf(stderr, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    Child c;
+    // Drain both pipes (stderr is small; read stdout first, then stderr).
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0)
+        c.out.append(buf, size_t(n));
+    while ((n = read(err_pipe[0], buf, sizeof buf)) > 0)
+        c.err.append(buf, size_t(n));
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    c.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return c;
+}
+
+double num(const nlohmann::json &j, const std::string &dotted)
+{
+    const nlohmann::json *cur = &j;
+    std::stringstream ss(dotted);
+    std::string part;
+    while (std::getline(ss, part, '.')) {
+        if (cur->is_array()) {
+            size_t i = std::stoul(part);
+            if (i >= cur->size())
+                return 0.0;
+            cur = &(*cur)[i];
+        } else if (cur->is_object() && cur->contains(part)) {
+            cur = &(*cur)[part];
+        } else {
+            return 0.0;
+        }
+    }
+    return cur->is_number() ? cur->get<double>() : 0.0;
+}
+
+std::string str(const nlohmann::json &j, const std::string &key)
+{
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// The rows of the comparison: label, how to read it, printf format.
+enum class Scale { Plain, PercentOfCycles, Percent };
+struct Row {
+    std::string label, key;
+    const char *fmt;
+    Scale scale;
+};
+
+std::vector<Row> rows_for(const std::vector<nlohmann::json> &reports)
+{
+    std::vector<Row> rows = {
+        {"cycles", "cycles", "%.0f", Scale::Plain},
+        {"cycles/element", "cycles_per_element", "%.4f", Scale::Plain},
+        {"instructions/vector", "instructions_per_vector", "%.2f", Scale::Plain},
+        {"IPC", "ipc", "%.3f", Scale::Plain},
+    };
+    unsigned width = reports.empty() ? 0 : unsigned(num(reports[0], "issue.width"));
+    for (unsigned k = 0; k <= width; k++)
+        rows.push_back({"issue " + std::to_string(k) + "/cycle", "issue.histogram." + std::to_string(k), "%.1f%%", Scale::PercentOfCycles});
+    for (const char *s : {"raw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"})
+        rows.push_back({std::string("stall ") + s, std::string("stalls.") + s, "%.1f%%", Scale::PercentOfCycles});
+    for (const char *u : {"valu", "sfu", "lsu", "scalar", "dma"})
+        rows.push_back({std::string("util ") + u, std::string("units.") + u + ".utilisation", "%.1f%%", Scale::Percent});
+    rows.push_back({"L2 hit rate", "l2.hit_rate", "%.3f", Scale::Plain});
+    rows.push_back({"DRAM bytes", "dram.bytes_read+written", "%.0f", Scale::Plain});
+    rows.push_back({"efficiency", "bound.efficiency", "%.3f", Scale::Plain});
+    rows.push_back({"max ULP", "accuracy.max_ulp", "%.3g", Scale::Plain});
+    return rows;
+}
+
+double value(const nlohmann::json &r, const Row &row)
+{
+    if (row.key == "dram.bytes_read+written")
+        return num(r, "dram.bytes_read") + num(r, "dram.bytes_written");
+    double v = num(r, row.key);
+    if (row.scale == Scale::PercentOfCycles) {
+        double cycles = num(r, "cycles") * (r.contains("cores") ? double(r["cores"].size()) : 1.0);
+        return cycles > 0 ? 100.0 * v / cycles : 0.0;
+    }
+    return row.scale == Scale::Percent ? 100.0 * v : v;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> run_compare(const CompareOptions &opts)
+{
+    std::vector<nlohmann::json> reports;
+    for (const std::string &k : opts.kernels) {
+        std::vector<std::string> args = {"run", k};
+        args.insert(args.end(), opts.run_args.begin(), opts.run_args.end());
+        args.push_back("--json");
+        args.push_back("-");
+        Child c = run_child(opts.npusim_exe, args);
+        if (c.status != 0 && c.status != 1) {
+            std::string e = c.err;
+            while (!e.empty() && e.back() == '\n')
+                e.pop_back();
+            throw Error(e.empty() ? "compare: " + k + ": npusim run failed" : e);
+        }
+        nlohmann::json j = nlohmann::json::parse(c.out, nullptr, false);
+        if (j.is_discarded())
+            throw Error("compare: " + k + ": the run printed no JSON report");
+        reports.push_back(j);
+    }
+    return reports;
+}
+
+std::string compare_table(const std::vector<nlohmann::json> &reports)
+{
+    std::ostringstream os;
+    char buf[64];
+    const int w = 14;
+    std::snprintf(buf, sizeof buf, "%-22s", "");
+    os << buf;
+    for (const auto &r : reports) {
+        std::snprintf(buf, sizeof buf, "%*s", w, (str(r, "kernel") + " " + str(r, "dtype")).c_str());
+        os << buf;
+    }
+    os << "\n";
+    for (const Row &row : rows_for(reports)) {
+        std::snprintf(buf, sizeof buf, "%-22s", row.label.c_str());
+        os << buf;
+        for (const auto &r : reports) {
+            char cell[48];
+            std::snprintf(cell, sizeof cell, row.fmt, value(r, row));
+            std::snprintf(buf, sizeof buf, "%*s", w, cell);
+            os << buf;
+        }
+        os << "\n";
+    }
+    std::snprintf(buf, sizeof buf, "%-22s", "binding");
+    os << buf;
+    for (const auto &r : reports) {
+        std::string b = r.contains("bound") ? str(r["bound"], "resource") : "";
+        if (r.contains("bound") && str(r["bound"], "binding") != "resource")
+            b = str(r["bound"], "binding");
+        std::snprintf(buf, sizeof buf, "%*s", w, b.c_str());
+        os << buf;
+    }
+    os << "\n";
+    return os.str();
+}
+
+nlohmann::json compare_json(const std::vector<nlohmann::json> &reports)
+{
+    nlohmann::json out = nlohmann::json::array();
+    std::vector<Row> rows = rows_for(reports);
+    for (const auto &r : reports) {
+        nlohmann::json o = {{"kernel", str(r, "kernel")}, {"dtype", str(r, "dtype")}};
+        for (const Row &row : rows)
+            o[row.label] = value(r, row);
+        o["binding"] = r.contains("bound") ? r["bound"].value("resource", "") : "";
+        o["stalls"] = r.value("stalls", nlohmann::json::object());
+        o["cycles_total"] = r.value("cycles", 0);
+        out.push_back(o);
+    }
+    return out;
+}
+
+std::string compare_csv(const std::vector<nlohmann::json> &reports)
+{
+    std::vector<Row> rows = rows_for(reports);
+    std::string csv = "kernel,dtype";
+    for (const Row &row : rows)
+        csv += "," + row.label;
+    csv += "\n";
+    for (const auto &r : reports) {
+        csv += str(r, "kernel") + "," + str(r, "dtype");
+        for (const Row &row : rows) {
+            char cell[48];
+            std::snprintf(cell, sizeof cell, "%.6g", value(r, row));
+            csv += std::string(",") + cell;
+        }
+        csv += "\n";
+    }
+    return csv;
+}
+
+}  // namespace npusim
