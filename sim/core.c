@@ -126,6 +126,8 @@ static void trap_undecodable(npu_core *c)
         npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "illegal instruction: not a valid instruction");
 }
 
+static const npu_dma_request no_dma;
+
 npu_core_state npu_core_step(npu_core *c, npu_step_info *info)
 {
     if (c->state != NPU_CORE_RUNNING)
@@ -145,9 +147,18 @@ npu_core_state npu_core_step(npu_core *c, npu_step_info *info)
 
     const npu_insn *in = &c->prog->insns[c->pc];
     if (info) {
-        memset(info, 0, sizeof *info);
+        /* Field by field: a memset of the whole struct compiles to `rep stos`,
+         * whose start-up cost was a tenth of the time of a timed step. */
         info->pc = c->pc;
         info->insn = in;
+        info->next_pc = 0;
+        info->branch_taken = 0;
+        info->ub_addr = 0;
+        info->ub_bytes = 0;
+        info->ub_stride = 0;
+        info->ub_lanes = 0;
+        info->has_dma = 0;
+        info->dma = no_dma;
     }
     c->next_pc = c->pc + 1;
 

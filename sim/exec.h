@@ -5,6 +5,7 @@
 #define NPUSIM_SIM_EXEC_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "npusim/core.h"
 #include "npusim/fp16.h"
@@ -12,15 +13,19 @@
 
 #if defined(__GNUC__)
 #define NPU_UNUSED __attribute__((unused))
+/* Internal to libnpusim: hidden symbols are called directly, not through the
+ * PLT (one indirect jump per executed instruction otherwise). */
+#define NPU_INTERNAL __attribute__((visibility("hidden")))
 #else
 #define NPU_UNUSED
+#define NPU_INTERNAL
 #endif
 
 /* Every body has this signature. The body reads its operands from `in`,
  * updates the core, sets c->next_pc when it redirects the PC, and on a fault
  * calls npu_core_raise() *before* changing any architectural state. */
 #define EXEC(id) \
-    void exec_##id(npu_core *c, const npu_insn *in, npu_step_info *info NPU_UNUSED)
+    NPU_INTERNAL void exec_##id(npu_core *c, const npu_insn *in, npu_step_info *info NPU_UNUSED)
 
 #define INSN(id, ...) EXEC(id);
 #include "insns.def"
@@ -74,29 +79,58 @@ static inline unsigned esize_of(unsigned dt)
 
 /* ---- lane access: little-endian lanes, independent of the host -------- */
 
+/* On a little-endian host a lane is one unaligned load or store (memcpy);
+ * the byte-by-byte form, which compilers do not fuse here, is the portable
+ * fallback. Both read the same little-endian lane. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NPU_LITTLE_ENDIAN_HOST 1
+#else
+#define NPU_LITTLE_ENDIAN_HOST 0
+#endif
+
 static inline uint16_t get_u16(const uint8_t *v, unsigned i)
 {
+#if NPU_LITTLE_ENDIAN_HOST
+    uint16_t x;
+    memcpy(&x, v + 2 * i, sizeof x);
+    return x;
+#else
     return (uint16_t)(v[2 * i] | (v[2 * i + 1] << 8));
+#endif
 }
 
 static inline void put_u16(uint8_t *v, unsigned i, uint16_t x)
 {
+#if NPU_LITTLE_ENDIAN_HOST
+    memcpy(v + 2 * i, &x, sizeof x);
+#else
     v[2 * i] = (uint8_t)x;
     v[2 * i + 1] = (uint8_t)(x >> 8);
+#endif
 }
 
 static inline uint32_t get_u32(const uint8_t *v, unsigned i)
 {
+#if NPU_LITTLE_ENDIAN_HOST
+    uint32_t x;
+    memcpy(&x, v + 4 * i, sizeof x);
+    return x;
+#else
     return (uint32_t)v[4 * i] | (uint32_t)v[4 * i + 1] << 8 | (uint32_t)v[4 * i + 2] << 16 |
            (uint32_t)v[4 * i + 3] << 24;
+#endif
 }
 
 static inline void put_u32(uint8_t *v, unsigned i, uint32_t x)
 {
+#if NPU_LITTLE_ENDIAN_HOST
+    memcpy(v + 4 * i, &x, sizeof x);
+#else
     v[4 * i] = (uint8_t)x;
     v[4 * i + 1] = (uint8_t)(x >> 8);
     v[4 * i + 2] = (uint8_t)(x >> 16);
     v[4 * i + 3] = (uint8_t)(x >> 24);
+#endif
 }
 
 static inline int16_t get_i16(const uint8_t *v, unsigned i) { return (int16_t)get_u16(v, i); }
@@ -144,8 +178,12 @@ static inline int f16_isnan(uint16_t h)
         const unsigned n_lanes_ = c->cfg.vlen_bits / (8u * (BYTES));                       \
         uint8_t *vd_ = vreg(c, in->rd);                                                    \
         const uint8_t *va_ = vreg(c, in->rs1), *vb_ = vreg(c, in->rs2), *vc_ = vreg(c, in->rs3); \
+        /* lane_active(), read once: lane writes go through uint8_t pointers,      \
+         * which would make the compiler reload in->pm and the mask every lane. */  \
+        const int masked_ = in->pm;                                                        \
+        const uint64_t *mask_ = preg(c, in->pg);                                           \
         for (unsigned i = 0; i < n_lanes_; i++) {                                          \
-            if (!lane_active(c, in, i))                                                    \
+            if (masked_ && !((mask_[i >> 6] >> (i & 63)) & 1))                             \
                 continue;                                                                  \
             lane_t a NPU_UNUSED = GET(va_, i);                                             \
             lane_t b NPU_UNUSED = GET(vb_, i);                                             \

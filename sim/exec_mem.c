@@ -93,9 +93,34 @@ static int vector_access_ok(npu_core *c, const npu_insn *in, uint64_t base, uint
     return 1;
 }
 
+/* The common case in one piece: every lane active, unit stride, aligned
+ * and inside the UB. Then the lane-by-lane checks all pass and the lanes are
+ * one contiguous run of bytes, so one copy does what the loop below would. */
+static int whole_vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, int store,
+                               uint64_t base, uint64_t stride)
+{
+    const uint64_t es = esize_of(in->dt), bytes = lanes_of(c, in->dt) * es, size = c->cfg.ub_bytes;
+    if (in->pm || stride != es || base % es || size < bytes || base > size - bytes)
+        return 0;
+    uint8_t *v = vreg(c, in->rd);
+    if (store)
+        memcpy(c->ub + base, v, bytes);
+    else
+        memcpy(v, c->ub + base, bytes);
+    if (info) {
+        info->ub_addr = base;
+        info->ub_bytes = bytes;
+        info->ub_stride = 0;
+        info->ub_lanes = (unsigned)(bytes / es);
+    }
+    return 1;
+}
+
 static void vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, int store,
                           uint64_t base, uint64_t stride, int64_t reported_stride)
 {
+    if (reported_stride == 0 && whole_vector_access(c, in, info, store, base, stride))
+        return;
     if (!vector_access_ok(c, in, base, stride))
         return;
     unsigned es = esize_of(in->dt), n = lanes_of(c, in->dt), active = 0;

@@ -58,8 +58,32 @@ static inline double sfu_shape(const npu_core *c, double y)
  * put it on the wrong side, the function is evaluated again in binary80 and
  * the value is moved just off the midpoint, to the side the binary80 result
  * is on. Exact ties cannot occur, so the fix-up only ever decides a side. */
-static double settle_midpoint(double y, double x, long double (*precise)(long double),
-                              int lane_bits, int lane_emin)
+static double settle_midpoint_near(double y, double x, long double (*precise)(long double),
+                                   int lane_bits, int lane_emin);
+
+static inline double settle_midpoint(double y, double x, long double (*precise)(long double),
+                                     int lane_bits, int lane_emin)
+{
+    /* Fast exit, same answer: when y is a normal binary64 and its lane result
+     * is normal too, the bits of y below the lane's quantum say how far y is
+     * from the midpoint, in binary64 ULPs of y (2^(e-52)). Farther than 8 of
+     * them, |y - mid| > 8 * 2^(e-52) > |y| * 2^-50 (|y| < 2^(e+1)), so the
+     * test below would return y as well. Nearly every lane leaves here. */
+    const uint64_t u = f64_bits(y);
+    const int biased = (int)((u >> 52) & 0x7ff);
+    if (biased != 0 && biased != 0x7ff && biased - 1023 >= lane_emin) {
+        const unsigned below = 52u - (unsigned)(lane_bits - 1); /* 42 (f16), 29 (f32) */
+        const uint64_t rest = u & ((1ull << below) - 1), half = 1ull << (below - 1);
+        if ((rest > half ? rest - half : half - rest) > 8)
+            return y;
+    }
+    return settle_midpoint_near(y, x, precise, lane_bits, lane_emin);
+}
+
+/* The full test, out of line: reached only near a midpoint or off the
+ * normal range. */
+static double settle_midpoint_near(double y, double x, long double (*precise)(long double),
+                                   int lane_bits, int lane_emin)
 {
     if (y == 0 || !isfinite(y))
         return y;
@@ -89,7 +113,7 @@ static inline double sfu_value(sfu_fn fn, sfu_precise_fn precise, double x, int 
 
 #define SFU_LOOP(FN, PRECISE)                                                                  \
     V_FP_LOOP(r = d2h(sfu_shape(c, sfu_value(FN, PRECISE, h2d(a), 11, -14))),       \
-              r = npu_f64_to_f32(sfu_shape(c, sfu_value(FN, PRECISE, (double)a, 24, -126))))
+              r = f64_to_f32_inline(sfu_shape(c, sfu_value(FN, PRECISE, (double)a, 24, -126))))
 
 EXEC(VEXP) { SFU_LOOP(exp, expl); }
 EXEC(VLN) { SFU_LOOP(log, logl); }

@@ -22,9 +22,7 @@ uint16_t npu_f32_to_f16(float f)
 
 float npu_f64_to_f32(double d)
 {
-    if (isnan(d))
-        return npu_f32_from_bits(NPU_F32_QNAN_BITS);
-    return (float)d; /* the C conversion rounds to nearest, ties to even */
+    return f64_to_f32_inline(d); /* the C conversion rounds to nearest, ties to even */
 }
 
 /* a*b of two halves has at most 22 significant bits, so it is exact in

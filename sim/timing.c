@@ -18,6 +18,7 @@ typedef struct pc_deps {
     uint8_t src[MAX_SRCS];
     uint8_t dst[MAX_DSTS];
     uint8_t unit, cls;
+    uint8_t branch; /* F_BRANCH: may redirect the PC */
 } pc_deps;
 
 struct npu_timed_core {
@@ -26,6 +27,8 @@ struct npu_timed_core {
     pc_deps *deps;       /* one per static instruction */
     uint64_t *pc_stalls; /* [pc * NPU_NUM_STALLS + reason] */
     uint64_t nprog;
+
+    uint32_t class_slots[NPU_NUM_CLASSES]; /* bit s: slot s (< issue width) accepts the class */
 
     /* issue state */
     int any_issued;
@@ -165,6 +168,7 @@ static void compute_deps(const npu_insn *in, pc_deps *d)
     const npu_format_desc *f = &npu_format_table[desc->format];
     d->unit = desc->unit;
     d->cls = desc->cls;
+    d->branch = (desc->flags & F_BRANCH) != 0;
     /* Stores read the register the format names as a destination; loop reads and writes it. */
     const int vd_is_src = in->op == NPU_OP_VST || in->op == NPU_OP_VSTS;
     const int sd_is_src = in->op == NPU_OP_LOOP || in->op == NPU_OP_LIH;
@@ -214,6 +218,9 @@ npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg)
     }
     for (uint64_t pc = 0; pc < tc->nprog; pc++)
         compute_deps(&core->prog->insns[pc], &tc->deps[pc]);
+    for (unsigned s = 0; s < cfg->issue_width; s++)
+        for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
+            tc->class_slots[c] |= ((cfg->slot_classes[s] >> c) & 1u) << s;
     return tc;
 }
 
@@ -319,12 +326,17 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         CONSTRAIN(tc->tag_done[(unsigned)in->imm & (NPU_NUM_DMA_TAGS - 1)], NPU_STALL_DMA_WAIT);
     if (info.has_dma && tc->dma_count >= cfg->dma_queue_depth)
         CONSTRAIN(tc->dma_fifo[tc->dma_head], NPU_STALL_DMA_WAIT);
-    for (unsigned i = 0; i < d->nsrc; i++)
-        if (tc->ready[d->src[i]] > t) {
-            t = tc->ready[d->src[i]];
+    uint64_t df = 0; /* dataflow limit (below), from the same sources */
+    for (unsigned i = 0; i < d->nsrc; i++) {
+        const unsigned r = d->src[i];
+        if (tc->ready[r] > t) {
+            t = tc->ready[r];
             why = NPU_STALL_RAW;
-            producer = tc->producer[d->src[i]];
+            producer = tc->producer[r];
         }
+        if (tc->df_ready[r] > df)
+            df = tc->df_ready[r];
+    }
     const npu_unit_timing *ut = &cfg->unit[d->unit];
     for (unsigned i = 0; i < d->ndst; i++) {
         /* WAW: this write may not complete before an older one to the same register. */
@@ -343,15 +355,17 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     CONSTRAIN(tc->redirect, NPU_STALL_BRANCH);
 #undef CONSTRAIN
 
-    /* A slot: in the current cycle only one not yet taken. */
+    /* A slot: the lowest one that accepts the class and, in the current
+     * cycle, is not yet taken. */
     unsigned slot = 0;
     for (;;) {
         uint32_t taken = (tc->any_issued && t == tc->last_issue) ? tc->slots_used : 0;
-        for (slot = 0; slot < cfg->issue_width; slot++)
-            if (!((taken >> slot) & 1) && ((cfg->slot_classes[slot] >> d->cls) & 1))
-                break;
-        if (slot < cfg->issue_width)
+        uint32_t open = tc->class_slots[d->cls] & ~taken;
+        if (open) {
+            while (!((open >> slot) & 1))
+                slot++;
             break;
+        }
         t++; /* every fitting slot is taken this cycle: the next one has them free */
     }
 
@@ -412,7 +426,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->ready[d->dst[i]] = t + ut->latency + extra;
         tc->producer[d->dst[i]] = d->unit;
     }
-    if (npu_insn_table[in->op].flags & F_BRANCH) {
+    if (d->branch) {
         /* Static prediction: direct jumps and backward conditional branches
          * (loop back-edges) are predicted taken, forward ones not taken, and
          * jr never. A taken branch ends the issue group; a mispredicted one
@@ -433,11 +447,8 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     if (complete > tc->last_completion)
         tc->last_completion = complete;
 
-    /* Dataflow limit: the same dependencies with unlimited slots and units. */
-    uint64_t df = 0;
-    for (unsigned i = 0; i < d->nsrc; i++)
-        if (tc->df_ready[d->src[i]] > df)
-            df = tc->df_ready[d->src[i]];
+    /* Dataflow limit: the same dependencies with unlimited slots and units
+     * (df, the latest source, was read with the RAW constraints above). */
     for (unsigned i = 0; i < d->ndst; i++)
         tc->df_ready[d->dst[i]] = df + ut->latency;
     if (d->ndst && df + ut->latency > tc->stats.critical_path)

@@ -12,5 +12,9 @@
 #include "npusim/timing.h"
 #include "npusim/tensor.h"
 #include "npusim/reference.h"
+#include "npusim/mem_port.h"
+#include "npusim/l2.h"
+#include "npusim/dram.h"
+#include "npusim/din.h"
 
 #endif

@@ -1,10 +1,14 @@
 // The npusim command line: run, asm, dis, isa, kernels, config.
 // Exit status: 0 success, 1 the simulated kernel failed (trap or accuracy),
 // 2 bad input (the one-line error says what and where).
+// The binary links SystemC, whose library owns main(): the entry point here
+// is sc_main, and a timed `run` goes through the SystemC engine (one SystemC
+// model per process).
 #include <CLI/CLI.hpp>
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "atomic_file.h"
@@ -12,8 +16,12 @@
 #include "error.h"
 #include "manifest.h"
 #include "npusim/npusim.h"
+#include <systemc>  // declares sc_main (extern "C"), which libsystemc's main() calls
+
+#include "engine.h"
 #include "report.h"
 #include "runner.h"
+#include "trace.h"
 
 using namespace npusim;
 
@@ -44,9 +52,17 @@ Config build_config(const std::string &file, const std::vector<std::string> &set
     return cfg;
 }
 
+// Trace outputs of `run`: Perfetto JSON, Konata log, VCD, and their window.
+struct TraceFlags {
+    std::string perfetto, konata, vcd;
+    TraceWindow window;
+    uint64_t max_bytes = kDefaultTraceMaxBytes;
+    bool any() const { return !perfetto.empty() || !konata.empty() || !vcd.empty(); }
+};
+
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
             const std::string &shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
-            const std::vector<std::string> &params, const std::string &json_path, bool quiet)
+            const std::vector<std::string> &params, const std::string &json_path, bool quiet, const TraceFlags &tf)
 {
     RunOptions opts = base;
     opts.config = build_config(config_file, sets);
@@ -63,7 +79,30 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
             throw Error("--param " + s + ": '" + kv.second + "' is not a number");
         opts.params[kv.first] = v;
     }
+    if (tf.window.end <= tf.window.start)
+        throw Error("--trace-end " + std::to_string(tf.window.end) + " must be after --trace-start " +
+                    std::to_string(tf.window.start));
+    if (tf.any() && !opts.config.timed)
+        throw Error("--trace, --konata and --vcd need timing (sim.mode: timed)");
+    TraceSet traces;
+    if (!tf.perfetto.empty())
+        traces.add(std::make_unique<PerfettoTrace>(tf.perfetto, tf.window, tf.max_bytes));
+    if (!tf.konata.empty())
+        traces.add(std::make_unique<KonataTrace>(tf.konata, tf.window, tf.max_bytes));
+    if (!traces.empty())
+        opts.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
+    if (opts.config.timed) {
+        ScOptions sc;
+        sc.vcd_path = tf.vcd;
+        sc.trace_start = tf.window.start;
+        sc.trace_end = tf.window.end;
+        if (!traces.empty())
+            sc.forward = [&traces](unsigned core, const npu_issue_event &ev) { traces.issue(core, ev); };
+        opts.engine = systemc_engine(sc);
+    }
     RunResult r = run_kernel(opts);
+    for (const std::string &note : traces.close())
+        std::cerr << "npusim: " << note << "\n";
     for (const auto &kv : opts.outputs)
         write_npy(kv.second, r.tensors.at(kv.first));
     if (!json_path.empty())
@@ -246,8 +285,9 @@ int cmd_kernels(bool json)
 
 }  // namespace
 
-int main(int argc, char **argv)
+int sc_main(int argc, char **argv)
 {
+    systemc_quiet();  // SystemC reports to stderr, never into a JSON report on stdout
     CLI::App app{"npusim: a cycle-level NPU vector-core simulator with an activation ISA"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "npusim 0.1.0");
@@ -270,6 +310,15 @@ int main(int argc, char **argv)
     run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)");
     run->add_option("--max-instructions", ropts.max_instructions, "Stop a run after N instructions per core (0: no limit)");
     run->add_flag("-q,--quiet", quiet, "Print no text report");
+    TraceFlags trace_flags;
+    run->add_option("--trace", trace_flags.perfetto,
+                    "Write a Chrome/Perfetto trace (JSON; ui.perfetto.dev): a track per slot and unit, 1 cycle = 1 us");
+    run->add_option("--konata", trace_flags.konata, "Write a Konata pipeline log (Kanata 0004) of core 0");
+    run->add_option("--vcd", trace_flags.vcd, "Write a VCD (GTKWave) of issue count, stall reason and busy units per core");
+    run->add_option("--trace-start", trace_flags.window.start, "First cycle traced (--trace, --konata, --vcd)");
+    run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)");
+    run->add_option("--trace-max-bytes", trace_flags.max_bytes,
+                    "Stop a --trace or --konata file cleanly at this size (default 1 GiB)");
 
     std::string asm_in, asm_out;
     std::vector<std::string> asm_inc, asm_defs;
@@ -307,7 +356,7 @@ int main(int argc, char **argv)
     }
     try {
         if (*run)
-            return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet);
+            return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet, trace_flags);
         if (*as)
             return cmd_asm(asm_in, asm_out, asm_inc, asm_defs);
         if (*dis)

@@ -1,0 +1,121 @@
+/* The DRAM bandwidth-and-latency model (see dram.h). */
+#include "npusim/dram.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "npusim/errors.h"
+
+void npu_dram_config_default(npu_dram_config *cfg)
+{
+    cfg->latency = 100;
+    cfg->bytes_per_cycle = 32;
+    cfg->channels = 4;
+    cfg->interleave_bytes = 256;
+}
+
+int npu_dram_config_check(const npu_dram_config *cfg, char *msg, unsigned size)
+{
+    if (cfg->bytes_per_cycle < 1) {
+        snprintf(msg, size, "DRAM bytes_per_cycle must be at least 1");
+        return NPU_EINVAL;
+    }
+    if (cfg->channels < 1 || cfg->channels > NPU_DRAM_MAX_CHANNELS) {
+        snprintf(msg, size, "DRAM channels %u outside 1 .. %d", cfg->channels, NPU_DRAM_MAX_CHANNELS);
+        return NPU_EINVAL;
+    }
+    unsigned g = cfg->interleave_bytes;
+    if (g < 1 || (g & (g - 1))) {
+        snprintf(msg, size, "DRAM interleave_bytes %u must be a power of two", g);
+        return NPU_EINVAL;
+    }
+    return NPU_OK;
+}
+
+int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg)
+{
+    char msg[128];
+    memset(dram, 0, sizeof *dram);
+    if (npu_dram_config_check(cfg, msg, sizeof msg) != NPU_OK)
+        return NPU_EINVAL;
+    dram->cfg = *cfg;
+    return NPU_OK;
+}
+
+void npu_dram_reset(npu_dram *dram)
+{
+    memset(dram->channel_free, 0, sizeof dram->channel_free);
+    memset(&dram->stats, 0, sizeof dram->stats);
+}
+
+unsigned npu_dram_channel(const npu_dram *dram, uint64_t addr)
+{
+    return (unsigned)((addr / dram->cfg.interleave_bytes) % dram->cfg.channels);
+}
+
+/* Books every piece on its channel; returns the cycle the last one leaves. */
+static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes)
+{
+    const npu_dram_config *c = &dram->cfg;
+    uint64_t last = now;
+    for (uint64_t piece_no = 0; bytes > 0; piece_no++) {
+        uint64_t room = c->interleave_bytes - (addr & (c->interleave_bytes - 1));
+        uint64_t piece = bytes < room ? bytes : room;
+        unsigned ch = npu_dram_channel(dram, addr);
+        uint64_t start = dram->channel_free[ch] > now ? dram->channel_free[ch] : now;
+        uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+        /* Pieces visit the channels in turn: the first `channels` pieces are
+         * the first on theirs, and only they wait for earlier requests. */
+        if (piece_no < c->channels)
+            dram->stats.queue_cycles += start - now;
+        dram->stats.busy_cycles[ch] += busy;
+        dram->channel_free[ch] = start + busy;
+        if (start + busy > last)
+            last = start + busy;
+        addr += piece;
+        bytes -= piece;
+    }
+    return last + c->latency;
+}
+
+uint64_t npu_dram_read(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes)
+{
+    dram->stats.reads++;
+    dram->stats.bytes_read += bytes;
+    return book(dram, now, addr, bytes);
+}
+
+uint64_t npu_dram_write(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes)
+{
+    dram->stats.writes++;
+    dram->stats.bytes_written += bytes;
+    return book(dram, now, addr, bytes);
+}
+
+static uint64_t port_read(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_dram_read(ctx, now, addr, bytes);
+}
+
+static uint64_t port_write(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_dram_write(ctx, now, addr, bytes);
+}
+
+npu_mem_port npu_dram_port(npu_dram *dram)
+{
+    return (npu_mem_port){ dram, port_read, port_write };
+}
+
+const npu_dram_stats *npu_dram_get_stats(const npu_dram *dram)
+{
+    return &dram->stats;
+}
+
+uint64_t npu_dram_busy_cycles(const npu_dram *dram)
+{
+    uint64_t sum = 0;
+    for (unsigned ch = 0; ch < dram->cfg.channels; ch++)
+        sum += dram->stats.busy_cycles[ch];
+    return sum;
+}

@@ -1,0 +1,108 @@
+// systemc_engine(): elaborate the top, run sc_start(), write the VCD into
+// place. Everything SystemC prints goes to stderr, never stdout (reports are
+// often JSON on stdout).
+#include "engine.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "top.h"
+
+namespace npusim {
+namespace {
+
+void report_to_stderr(const sc_core::sc_report &rep, const sc_core::sc_actions &actions)
+{
+    // Infos (e.g. "tracing timescale unit set") are noise to a CLI user.
+    if ((actions & sc_core::SC_DISPLAY) && rep.get_severity() != sc_core::SC_INFO)
+        std::fprintf(stderr, "npusim: systemc: %s\n", sc_core::sc_report_compose_message(rep).c_str());
+    sc_core::sc_report_handler::default_handler(rep, actions & ~(sc_core::SC_DISPLAY | sc_core::SC_LOG));
+}
+
+// SystemC appends ".vcd" to the name it is given; the file is written under a
+// temporary name and renamed into place after a complete run.
+struct VcdFile {
+    std::string path, base, written;
+    sc_core::sc_trace_file *tf = nullptr;
+
+    explicit VcdFile(const std::string &p) : path(p)
+    {
+        if (path.empty())
+            return;
+        base = path + ".tmp." + std::to_string(getpid());
+        written = base + ".vcd";
+        // SystemC opens the file only when simulation starts; fail early and clearly.
+        FILE *probe = std::fopen(written.c_str(), "w");
+        if (!probe)
+            throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+        std::fclose(probe);
+        tf = sc_core::sc_create_vcd_trace_file(base.c_str());
+        tf->set_time_unit(1, sc_core::SC_NS);  // one cycle per VCD time unit
+    }
+    void commit()
+    {
+        if (!tf)
+            return;
+        sc_core::sc_close_vcd_trace_file(tf);
+        tf = nullptr;
+        if (std::rename(written.c_str(), path.c_str()) != 0) {
+            int e = errno;
+            std::remove(written.c_str());
+            throw std::runtime_error(path + ": cannot rename into place: " + std::strerror(e));
+        }
+    }
+    ~VcdFile()
+    {
+        if (tf)
+            std::remove(written.c_str());
+    }
+};
+
+// libsystemc's main() prints the copyright banner (to stderr) before it
+// calls sc_main, unless SC_COPYRIGHT_MESSAGE=DISABLE is already set: sc_main
+// is too late, so this runs as a constructor, before main(), in every binary
+// that links the engine.
+__attribute__((constructor)) void disable_banner() { setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1); }
+
+void run_systemc(const ScOptions &opts, npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim)
+{
+    static bool used = false;
+    if (used)
+        throw std::logic_error("the SystemC engine runs once per process (SystemC cannot elaborate a second model)");
+    used = true;
+    if (n == 0)
+        return;
+    systemc_quiet();
+    VcdFile vcd(opts.vcd_path);
+    auto top = std::make_unique<sc::NpuTop>("npu", cores, n, lim, opts, vcd.tf);
+    try {
+        sc_core::sc_start();
+    } catch (const std::exception &e) {
+        throw std::runtime_error(std::string("SystemC run failed: ") + e.what());
+    }
+    vcd.commit();
+    if (opts.info)
+        *opts.info = top->run_info();
+}
+
+}  // namespace
+
+void systemc_quiet()
+{
+    setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+    sc_core::sc_report_handler::set_handler(&report_to_stderr);
+}
+
+ScEngineFn systemc_engine(const ScOptions &opts)
+{
+    return [opts](npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim) {
+        run_systemc(opts, cores, n, lim);
+    };
+}
+
+}  // namespace npusim

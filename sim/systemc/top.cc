@@ -1,0 +1,141 @@
+// The scheduler: rounds of quanta, barrier release, stop conditions, and
+// SystemC time kept at the earliest running core's clock.
+#include "top.h"
+
+#include <algorithm>
+#include <string>
+
+#include "clock.h"
+#include "run_policy.h"
+
+namespace npusim::sc {
+
+NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, unsigned n,
+               const npu_run_limits &lim, const ScOptions &opts, sc_core::sc_trace_file *vcd)
+    : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), forward_(opts.forward)
+{
+    for (unsigned k = 0; k < n; k++)
+        cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim));
+    if (vcd) {
+        // Recording needs the issue hook; RunOptions::attach may have set
+        // one, and `forward` passes events on to it.
+        for (unsigned k = 0; k < n; k++) {
+            probes_.push_back(std::make_unique<VcdProbe>(("vcd" + std::to_string(k)).c_str(), k, vcd,
+                                                         opts.trace_start, opts.trace_end, fed_, over_));
+            hook_ctx_[k] = {this, k};
+            npu_timed_core_set_hook(tcs[k], &NpuTop::on_issue, &hook_ctx_[k]);
+        }
+    }
+    SC_HAS_PROCESS(NpuTop);
+    SC_THREAD(schedule);
+}
+
+void NpuTop::on_issue(void *ctx, const npu_issue_event *ev)
+{
+    auto *hc = static_cast<HookCtx *>(ctx);
+    hc->top->probes_[hc->core]->recorder.issue(*ev);
+    if (hc->top->forward_)
+        hc->top->forward_(hc->core, *ev);
+}
+
+// A core's timeline is complete once it is finished (drain charged).
+void NpuTop::finish_core(unsigned k)
+{
+    if (finished_[k])
+        return;
+    finished_[k] = true;
+    npu_timed_finish(tcs_[k]);
+    if (!probes_.empty())
+        probes_[k]->recorder.finish(npu_timed_stats(tcs_[k])->cycles);
+}
+
+uint64_t NpuTop::earliest_running_cycle() const
+{
+    uint64_t t = UINT64_MAX;
+    for (size_t k = 0; k < tcs_.size(); k++)
+        if (!finished_[k])
+            t = std::min(t, npu_timed_now(tcs_[k]));
+    return t;
+}
+
+// New changes may be queued: the replay threads look before time moves on.
+void NpuTop::feed_probes()
+{
+    if (!probes_.empty())
+        fed_.notify();
+}
+
+bool NpuTop::round()
+{
+    const unsigned n = unsigned(tcs_.size());
+    bool progressed = false, trapped = false;
+    for (auto &core : cores_) {
+        core->go.notify();
+        wait(core->done);
+        progressed |= core->progressed();
+        trapped |= core->core()->state == NPU_CORE_TRAPPED;
+    }
+    rounds_++;
+    if (!trapped) {
+        bool released = false;
+        uint64_t release = 0;
+        trapped = settle_barrier(tcs_.data(), n, &released, &release);
+        if (released)
+            for (npu_timed_core *tc : tcs_)
+                npu_timed_release(tc, release);
+    }
+    if (trapped || count_state(tcs_.data(), n, NPU_CORE_HALTED) == n)
+        return false;
+    if (!progressed) {
+        trap_deadlock(tcs_.data(), n);
+        return false;
+    }
+    // A halted core's timeline ends here; finishing now rather than at the
+    // end (as npu_run_timed does) changes no stat and lets time pass it.
+    for (unsigned k = 0; k < n; k++)
+        if (cores_[k]->core()->state == NPU_CORE_HALTED)
+            finish_core(k);
+    return true;
+}
+
+void NpuTop::schedule()
+{
+    wait(sc_core::SC_ZERO_TIME);  // every core thread now waits for its turn
+    while (round()) {
+        feed_probes();
+        wait_until_cycle(earliest_running_cycle());
+    }
+    uint64_t end = 0;
+    for (unsigned k = 0; k < tcs_.size(); k++) {
+        finish_core(k);
+        end = std::max(end, npu_timed_stats(tcs_[k])->cycles);
+    }
+    feed_probes();
+    wait_until_cycle(end);  // the last core's last cycle: every VCD change is due by now
+    end_cycle_ = now_cycle();
+    over_ = true;
+    feed_probes();
+    // A VCD file gets a time step's values only once time moves past it: one
+    // more cycle writes the idle state the cores end in.
+    if (!probes_.empty())
+        wait(cycle_time(1));
+    for (auto &core : cores_) {
+        core->retire();
+        core->go.notify();
+    }
+}
+
+ScRunInfo NpuTop::run_info() const
+{
+    ScRunInfo info;
+    info.rounds = rounds_;
+    info.end_cycle = end_cycle_;
+    for (const auto &p : probes_) {
+        info.vcd_changes += p->replayed;
+        info.vcd_late += p->late;
+        info.vcd_max_queued = std::max<uint64_t>(info.vcd_max_queued, p->recorder.max_queued());
+    }
+    return info;
+}
+
+}  // namespace npusim::sc

@@ -1,0 +1,101 @@
+// The DRAM model's exact numbers: bandwidth-limited occupancy plus latency,
+// queueing on a busy channel, address interleaving across channels, and the
+// port the L2 sits on.
+#include <gtest/gtest.h>
+
+#include "npusim/npusim.h"
+
+namespace {
+
+npu_dram make(unsigned latency, unsigned bpc, unsigned channels, unsigned interleave)
+{
+    npu_dram d;
+    npu_dram_config c{latency, bpc, channels, interleave};
+    EXPECT_EQ(npu_dram_init(&d, &c), NPU_OK);
+    return d;
+}
+
+}  // namespace
+
+TEST(Dram, TransferTakesBytesOverBandwidthPlusLatency)
+{
+    npu_dram d = make(100, 32, 1, 256);
+    EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 1024u / 32 + 100);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[0], 32u);
+    EXPECT_EQ(npu_dram_read(&d, 500, 0, 33), 500u + 2 + 100);  // a partial beat costs a cycle
+    EXPECT_EQ(npu_dram_read(&d, 600, 0, 0), 700u);             // latency alone
+}
+
+TEST(Dram, RequestsQueueOnABusyChannel)
+{
+    npu_dram d = make(100, 32, 1, 256);
+    EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 132u);
+    EXPECT_EQ(npu_dram_write(&d, 10, 4096, 1024), 32u + 32 + 100);  // waits for the channel until 32
+    const npu_dram_stats &s = *npu_dram_get_stats(&d);
+    EXPECT_EQ(s.queue_cycles, 22u);
+    EXPECT_EQ(s.busy_cycles[0], 64u);
+    EXPECT_EQ(s.reads, 1u);
+    EXPECT_EQ(s.writes, 1u);
+    EXPECT_EQ(s.bytes_read, 1024u);
+    EXPECT_EQ(s.bytes_written, 1024u);
+    EXPECT_EQ(npu_dram_busy_cycles(&d), 64u);
+}
+
+TEST(Dram, ChannelsInterleaveByGranule)
+{
+    npu_dram d = make(100, 32, 4, 256);
+    EXPECT_EQ(npu_dram_channel(&d, 0), 0u);
+    EXPECT_EQ(npu_dram_channel(&d, 255), 0u);
+    EXPECT_EQ(npu_dram_channel(&d, 256), 1u);
+    EXPECT_EQ(npu_dram_channel(&d, 3 * 256 + 7), 3u);
+    EXPECT_EQ(npu_dram_channel(&d, 4 * 256), 0u);
+    // 1 KiB over four channels moves in a quarter of the time.
+    EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 256u / 32 + 100);
+    for (unsigned ch = 0; ch < 4; ch++)
+        EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[ch], 8u) << ch;
+    // Two requests on different channels overlap; on the same channel they queue.
+    npu_dram_reset(&d);
+    EXPECT_EQ(npu_dram_read(&d, 0, 0, 256), 108u);
+    EXPECT_EQ(npu_dram_read(&d, 0, 256, 256), 108u);
+    EXPECT_EQ(npu_dram_read(&d, 0, 1024, 256), 116u);
+}
+
+TEST(Dram, UnalignedRequestSplitsAtGranuleBoundaries)
+{
+    npu_dram d = make(10, 16, 2, 64);
+    // [48, 112): 16 bytes on channel 0, 48 bytes on channel 1 -> 1 and 3 cycles
+    EXPECT_EQ(npu_dram_read(&d, 0, 48, 64), 3u + 10);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[0], 1u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[1], 3u);
+}
+
+TEST(Dram, PortServesTheL2)
+{
+    npu_dram d = make(100, 32, 2, 256);
+    npu_mem_port p = npu_dram_port(&d);
+    EXPECT_EQ(p.read_line(p.ctx, 10, 128, 128), 10u + 4 + 100);
+    EXPECT_EQ(p.write_line(p.ctx, 10, 256, 128), 10u + 4 + 100);  // the other channel
+    EXPECT_EQ(npu_dram_get_stats(&d)->bytes_read, 128u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->bytes_written, 128u);
+}
+
+TEST(Dram, ConfigCheckNamesTheBadField)
+{
+    char msg[128];
+    npu_dram_config c;
+    npu_dram_config_default(&c);
+    EXPECT_EQ(npu_dram_config_check(&c, msg, sizeof msg), NPU_OK);
+    c.interleave_bytes = 96;
+    EXPECT_EQ(npu_dram_config_check(&c, msg, sizeof msg), NPU_EINVAL);
+    EXPECT_STREQ(msg, "DRAM interleave_bytes 96 must be a power of two");
+    npu_dram_config_default(&c);
+    c.channels = 0;
+    EXPECT_EQ(npu_dram_config_check(&c, msg, sizeof msg), NPU_EINVAL);
+    EXPECT_STREQ(msg, "DRAM channels 0 outside 1 .. 64");
+    npu_dram_config_default(&c);
+    c.bytes_per_cycle = 0;
+    EXPECT_EQ(npu_dram_config_check(&c, msg, sizeof msg), NPU_EINVAL);
+    EXPECT_STREQ(msg, "DRAM bytes_per_cycle must be at least 1");
+    npu_dram d;
+    EXPECT_EQ(npu_dram_init(&d, &c), NPU_EINVAL);
+}

@@ -1,0 +1,352 @@
+// The pipeline trace writers on real runs (C engine, in process): Perfetto
+// JSON parses and has one slot event per instruction, Konata has one row per
+// instruction in cycle order, windows keep exactly the instructions issuing
+// inside them, the byte limit stops a trace cleanly, and the writers keep
+// only what is in flight.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "config.h"
+#include "runner.h"
+#include "trace.h"
+
+using namespace npusim;
+
+namespace {
+
+std::string tmpdir()
+{
+    static std::string dir = [] {
+        std::string t = ::testing::TempDir() + "/npusim_traces_XXXXXX";
+        return std::string(mkdtemp(t.data()));
+    }();
+    return dir;
+}
+
+std::string slurp(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+[[maybe_unused]] bool exists(const std::string &path)
+{
+    struct stat st;
+    return stat(path.c_str(), &st) == 0;
+}
+
+// Counts the events of a run inside a window, per core: what a trace of that
+// window must hold.
+struct Counter : TraceWriter {
+    TraceWindow window;
+    std::map<unsigned, uint64_t> in_window;
+    uint64_t stall_cycles = 0;
+    unsigned max_dma_inflight = 0;
+    explicit Counter(TraceWindow w) : window(w) {}
+    void issue(unsigned core, const npu_issue_event &ev) override
+    {
+        if (window.contains(ev.issue)) {
+            in_window[core]++;
+            stall_cycles += ev.stall_cycles;
+        }
+        max_dma_inflight = std::max(max_dma_inflight, ev.dma_inflight);
+    }
+    void close() override {}
+    std::string note() const override { return ""; }
+};
+
+struct Traced {
+    RunResult r;
+    std::string json, konata;  // paths
+    std::map<unsigned, uint64_t> in_window;
+    uint64_t stall_cycles = 0;
+    unsigned max_dma_inflight = 0;
+    size_t konata_max_pending = 0;
+    std::vector<std::string> notes;
+};
+
+Traced run_traced(const std::string &name, const std::string &kernel, const std::string &dtype,
+                  std::vector<uint64_t> shape, const std::vector<std::string> &sets, TraceWindow w = {},
+                  uint64_t max_bytes = kDefaultTraceMaxBytes)
+{
+    Traced t;
+    t.json = tmpdir() + "/" + name + ".json";
+    t.konata = tmpdir() + "/" + name + ".kanata";
+    RunOptions o;
+    o.kernel = kernel;
+    o.dtype = dtype;
+    o.shape = shape;
+    for (const std::string &s : sets)
+        apply_override(o.config, s);
+    TraceSet set;
+    set.add(std::make_unique<PerfettoTrace>(t.json, w, max_bytes));
+    auto konata = std::make_unique<KonataTrace>(t.konata, w, max_bytes);
+    KonataTrace *k = konata.get();
+    set.add(std::move(konata));
+    auto counter = std::make_unique<Counter>(w);
+    Counter *cnt = counter.get();
+    set.add(std::move(counter));
+    o.attach = [&set](unsigned core, npu_timed_core *tc) { set.attach(core, tc); };
+    t.r = run_kernel(o);
+    t.notes = set.close();
+    t.in_window = cnt->in_window;
+    t.stall_cycles = cnt->stall_cycles;
+    t.max_dma_inflight = cnt->max_dma_inflight;
+    t.konata_max_pending = k->max_pending();
+    return t;
+}
+
+struct PerfettoCounts {
+    std::map<unsigned, uint64_t> slot, unit;  // X events per core
+    uint64_t stall_cycles = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> dma;  // counter (ts, transfers)
+    std::map<std::pair<unsigned, unsigned>, std::string> thread_names;
+    uint64_t outside_window = 0, missing_args = 0, overlapping = 0, unnamed_tracks = 0;
+};
+
+PerfettoCounts count_perfetto(const std::string &path, TraceWindow w)
+{
+    nlohmann::json j = nlohmann::json::parse(slurp(path));
+    PerfettoCounts c;
+    std::map<std::pair<unsigned, unsigned>, std::vector<std::pair<uint64_t, uint64_t>>> slices;
+    for (const auto &e : j.at("traceEvents")) {
+        const std::string ph = e.at("ph");
+        const unsigned pid = e.at("pid").get<unsigned>() - 1;  // core = pid - 1
+        if (ph == "M") {
+            if (e.at("name") == "thread_name")
+                c.thread_names[{pid, e.at("tid").get<unsigned>() % 1000}] = e.at("args").at("name");
+            continue;
+        }
+        if (ph == "C") {
+            c.dma.emplace_back(e.at("ts").get<uint64_t>(), e.at("args").at("transfers").get<uint64_t>());
+            continue;
+        }
+        const std::string cat = e.at("cat");
+        const uint64_t ts = e.at("ts"), dur = e.at("dur");
+        const unsigned tid = e.at("tid").get<unsigned>() % 1000;
+        if (!e.at("args").contains("pc") || !e.at("args").contains("insn"))
+            c.missing_args++;
+        slices[{pid, tid}].emplace_back(ts, dur);
+        if (cat == "slot") {
+            c.slot[pid]++;
+            c.outside_window += !w.contains(ts);
+        } else if (cat == "unit") {
+            c.unit[pid]++;
+        } else if (cat == "stall") {
+            c.stall_cycles += dur;
+        }
+    }
+    // Slices on one track must not overlap (Perfetto nests them by time).
+    for (auto &kv : slices) {
+        c.unnamed_tracks += !c.thread_names.count(kv.first);
+        std::sort(kv.second.begin(), kv.second.end());
+        for (size_t i = 1; i < kv.second.size(); i++)
+            c.overlapping += kv.second[i].first < kv.second[i - 1].first + kv.second[i - 1].second;
+    }
+    return c;
+}
+
+struct KonataCounts {
+    uint64_t inserts = 0, retires = 0, labels = 0;
+    bool header_ok = false, starts_once = true, forward_only = true;
+    uint64_t first_cycle = 0, last_cycle = 0;
+};
+
+KonataCounts count_konata(const std::string &path)
+{
+    KonataCounts k;
+    std::istringstream in(slurp(path));
+    std::string line;
+    std::getline(in, line);
+    k.header_ok = line == "Kanata\t0004";
+    uint64_t cycle = 0, starts = 0;
+    while (std::getline(in, line)) {
+        std::string cmd = line.substr(0, line.find('\t'));
+        std::string arg = line.substr(line.find('\t') + 1);
+        if (cmd == "C=") {
+            starts++;
+            cycle = k.first_cycle = std::stoull(arg);
+        } else if (cmd == "C") {
+            long long d = std::stoll(arg);
+            k.forward_only &= d > 0;
+            cycle += uint64_t(d);
+        } else if (cmd == "I") {
+            k.inserts++;
+        } else if (cmd == "R") {
+            k.retires++;
+        } else if (cmd == "L") {
+            k.labels++;
+        }
+    }
+    k.starts_once = starts == 1;
+    k.last_cycle = cycle;
+    return k;
+}
+
+uint64_t sum(const std::map<unsigned, uint64_t> &m)
+{
+    uint64_t s = 0;
+    for (const auto &kv : m)
+        s += kv.second;
+    return s;
+}
+
+}  // namespace
+
+TEST(Traces, PerfettoHasOneSlotAndOneUnitEventPerInstruction)
+{
+    Traced t = run_traced("perfetto_full", "gelu_tanh", "fp16", {1, 20, 9, 11}, {"system.cores=2"});
+    ASSERT_TRUE(t.r.passed());
+    PerfettoCounts c = count_perfetto(t.json, {});
+    ASSERT_EQ(t.r.instructions_per_core.size(), 2u);
+    for (unsigned k = 0; k < 2; k++) {
+        EXPECT_EQ(c.slot[k], t.r.instructions_per_core[k]) << "core " << k;
+        EXPECT_EQ(c.unit[k], t.r.instructions_per_core[k]) << "core " << k;
+    }
+    EXPECT_EQ(c.missing_args, 0u);
+    EXPECT_EQ(c.overlapping, 0u);
+    EXPECT_EQ(c.unnamed_tracks, 0u);
+    EXPECT_EQ(c.thread_names[std::make_pair(0u, PerfettoTrace::slot_tid(1))], "slot 1");
+    EXPECT_EQ(c.thread_names[std::make_pair(1u, PerfettoTrace::unit_tid(UNIT_VALU, 0))], "valu #0");
+}
+
+TEST(Traces, PerfettoStallSlicesCoverEveryStallButTheDrain)
+{
+    Traced t = run_traced("perfetto_stalls", "leaky_relu", "fp32", {1, 16, 8, 8}, {});
+    PerfettoCounts c = count_perfetto(t.json, {});
+    EXPECT_EQ(c.stall_cycles, t.r.stats.stall[NPU_STALL_RAW] + t.r.stats.stall[NPU_STALL_DMA_WAIT] +
+                                  t.r.stats.stall[NPU_STALL_UNIT_BUSY] + t.r.stats.stall[NPU_STALL_BRANCH] +
+                                  t.r.stats.stall[NPU_STALL_UB_BANK] + t.r.stats.stall[NPU_STALL_SLOT] +
+                                  t.r.stats.stall[NPU_STALL_SYNC]);
+    EXPECT_GT(c.stall_cycles, 0u);
+}
+
+TEST(Traces, PerfettoDmaCounterFollowsTheQueueAndEndsEmpty)
+{
+    Traced t = run_traced("perfetto_dma", "relu", "fp16", {1, 64, 16, 16}, {});
+    PerfettoCounts c = count_perfetto(t.json, {});
+    ASSERT_FALSE(c.dma.empty());
+    uint64_t most = 0;
+    for (const auto &p : c.dma)
+        most = std::max(most, p.second);
+    EXPECT_EQ(most, t.max_dma_inflight);
+    EXPECT_LE(most, t.r.config.timing.dma_queue_depth);
+    std::sort(c.dma.begin(), c.dma.end());
+    EXPECT_EQ(c.dma.back().second, 0u);  // the last transfer completes
+}
+
+TEST(Traces, PerfettoWindowKeepsOnlyInstructionsIssuingInside)
+{
+    TraceWindow w{1500, 4000};
+    Traced t = run_traced("perfetto_window", "gelu_tanh", "fp32", {1, 16, 16, 16}, {"system.cores=2"}, w);
+    ASSERT_GT(t.r.stats.cycles, w.end);
+    PerfettoCounts c = count_perfetto(t.json, w);
+    EXPECT_EQ(c.outside_window, 0u);
+    EXPECT_EQ(sum(c.slot), sum(t.in_window));
+    EXPECT_GT(sum(c.slot), 0u);
+    EXPECT_LT(sum(c.slot), t.r.instructions);
+    for (const auto &p : c.dma)
+        EXPECT_TRUE(w.contains(p.first)) << p.first;
+}
+
+TEST(Traces, KonataHasOneRowPerInstructionInCycleOrder)
+{
+    Traced t = run_traced("konata_full", "leaky_relu", "fp16", {1, 20, 9, 11}, {});
+    KonataCounts k = count_konata(t.konata);
+    EXPECT_TRUE(k.header_ok);
+    EXPECT_TRUE(k.starts_once);
+    EXPECT_TRUE(k.forward_only);
+    EXPECT_EQ(k.inserts, t.r.instructions);
+    EXPECT_EQ(k.retires, t.r.instructions);
+    EXPECT_EQ(k.labels, 2 * t.r.instructions);
+    EXPECT_EQ(k.first_cycle, 0u);
+    // The last retirement is the last completion: the run's last cycle.
+    EXPECT_EQ(k.last_cycle, t.r.stats.cycles);
+}
+
+TEST(Traces, KonataRecordsCoreZeroOfAMultiCoreRun)
+{
+    Traced t = run_traced("konata_cores", "relu", "fp32", {1, 16, 8, 8}, {"system.cores=3"});
+    KonataCounts k = count_konata(t.konata);
+    EXPECT_EQ(k.inserts, t.r.instructions_per_core[0]);
+}
+
+TEST(Traces, KonataWindowKeepsOnlyInstructionsIssuingInside)
+{
+    TraceWindow w{800, 2000};
+    Traced t = run_traced("konata_window", "gelu_tanh", "fp16", {1, 16, 16, 16}, {}, w);
+    KonataCounts k = count_konata(t.konata);
+    EXPECT_TRUE(k.forward_only);
+    EXPECT_EQ(k.inserts, t.in_window[0]);
+    EXPECT_EQ(k.retires, t.in_window[0]);
+    EXPECT_GT(k.inserts, 0u);
+    EXPECT_LE(k.first_cycle, w.start + 1);
+}
+
+// Streaming: the writers keep what is in flight in the machine (a few dozen
+// instructions), not the run; a run of 100k instructions proves it.
+TEST(Traces, WritersHoldOnlyInFlightInstructions)
+{
+    Traced t = run_traced("konata_big", "gelu_tanh", "fp16", {1, 64, 28, 28}, {}, {}, kDefaultTraceMaxBytes);
+    ASSERT_GT(t.r.instructions, 50000u);
+    EXPECT_LT(t.konata_max_pending, 1000u);
+}
+
+TEST(Traces, ByteLimitStopsATraceCleanly)
+{
+    const uint64_t limit = 64 * 1024;
+    Traced t = run_traced("limited", "gelu_tanh", "fp16", {1, 16, 16, 16}, {}, {}, limit);
+    ASSERT_EQ(t.notes.size(), 2u);
+    EXPECT_NE(t.notes[0].find("--trace-max-bytes"), std::string::npos) << t.notes[0];
+    std::string json = slurp(t.json);
+    EXPECT_LE(json.size(), limit);
+    nlohmann::json j = nlohmann::json::parse(json);  // still a complete document
+    EXPECT_GT(j.at("traceEvents").size(), 10u);
+    EXPECT_LE(slurp(t.konata).size(), limit);
+    EXPECT_TRUE(t.r.passed());  // the run itself goes on
+}
+
+TEST(Traces, AnAbandonedTraceLeavesNoFile)
+{
+    const std::string dir = tmpdir() + "/abandoned";
+    mkdir(dir.c_str(), 0755);
+    {
+        TraceSet set;
+        set.add(std::make_unique<PerfettoTrace>(dir + "/t.json", TraceWindow{}, kDefaultTraceMaxBytes));
+        set.add(std::make_unique<KonataTrace>(dir + "/t.kanata", TraceWindow{}, kDefaultTraceMaxBytes));
+        RunOptions o;
+        o.kernel = "relu";
+        o.attach = [&set](unsigned core, npu_timed_core *tc) { set.attach(core, tc); };
+        run_kernel(o);
+        // never closed, as when the run throws
+    }
+    DIR *d = opendir(dir.c_str());
+    ASSERT_NE(d, nullptr);
+    int entries = 0;
+    while (dirent *e = readdir(d))
+        entries += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+    closedir(d);
+    EXPECT_EQ(entries, 0);
+}
+
+TEST(Traces, UnwritablePathIsAOneLineError)
+{
+    try {
+        PerfettoTrace t("/nonexistent-dir/t.json", {}, kDefaultTraceMaxBytes);
+        FAIL() << "expected an error";
+    } catch (const std::exception &e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/t.json: cannot write"), std::string::npos) << e.what();
+    }
+}

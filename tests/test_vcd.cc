@@ -1,0 +1,294 @@
+// The SystemC engine's VCD: every instruction and every stall cycle shows,
+// a window holds exactly its cycles, the replay never runs late and its queue
+// stays bounded; and all traces stream without holding the run in memory.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "engine.h"
+#include "runner.h"
+#include "sc_scenario.h"
+
+using namespace npusim;
+using namespace sc_test;
+using nlohmann::json;
+
+namespace {
+
+struct Vcd {
+    std::string timescale;
+    std::map<std::string, std::string> id_of;                                // full name -> id
+    std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> changes;  // id -> (time, value)
+    uint64_t last_time = 0;
+};
+
+Vcd parse_vcd(const std::string &text)
+{
+    Vcd v;
+    std::istringstream in(text);
+    std::string tok;
+    std::vector<std::string> scope;
+    uint64_t now = 0;
+    bool defs = true;
+    while (in >> tok) {
+        if (defs) {
+            if (tok == "$timescale") {
+                std::string a, b;
+                in >> a;
+                if (a != "$end") {
+                    in >> b;
+                    if (b != "$end") {
+                        v.timescale = a + " " + b;
+                        in >> b;
+                    } else {
+                        v.timescale = a;
+                    }
+                }
+            } else if (tok == "$scope") {
+                std::string kind, name;
+                in >> kind >> name;
+                scope.push_back(name);
+            } else if (tok == "$upscope") {
+                scope.pop_back();
+            } else if (tok == "$var") {
+                std::string type, width, id, name;
+                in >> type >> width >> id >> name;
+                std::string full;
+                for (const std::string &s : scope)
+                    full += s + ".";
+                v.id_of[full + name] = id;
+            } else if (tok == "$enddefinitions") {
+                defs = false;
+            }
+            continue;
+        }
+        if (tok == "$comment") {
+            while (in >> tok && tok != "$end") {
+            }
+            continue;
+        }
+        if (tok[0] == '$')
+            continue;  // $dumpvars, $end
+        if (tok[0] == '#') {
+            now = std::stoull(tok.substr(1));
+            v.last_time = now;
+        } else if (tok[0] == 'b') {
+            std::string id;
+            in >> id;
+            v.changes[id].emplace_back(now, std::stoull(tok.substr(1), nullptr, 2));
+        } else if (tok[0] == '0' || tok[0] == '1') {
+            v.changes[tok.substr(1)].emplace_back(now, uint64_t(tok[0] - '0'));
+        }
+    }
+    return v;
+}
+
+// Cycles in [from, to) spent at each value of a signal.
+std::map<uint64_t, uint64_t> time_at_value(const std::vector<std::pair<uint64_t, uint64_t>> &ch, uint64_t from,
+                                           uint64_t to)
+{
+    std::map<uint64_t, uint64_t> out;
+    for (size_t i = 0; i < ch.size(); i++) {
+        uint64_t a = std::max(ch[i].first, from);
+        uint64_t b = std::min(i + 1 < ch.size() ? ch[i + 1].first : to, to);
+        if (b > a)
+            out[ch[i].second] += b - a;
+    }
+    return out;
+}
+
+uint64_t weighted(const std::map<uint64_t, uint64_t> &m)
+{
+    uint64_t s = 0;
+    for (const auto &kv : m)
+        s += kv.first * kv.second;
+    return s;
+}
+
+}  // namespace
+
+// Every cycle of the run shows in the VCD: issued counts sum to the
+// instructions, and each stall code holds for exactly the stall cycles of
+// its reason.
+TEST(Vcd, AccountsForEveryInstructionAndEveryStallCycle)
+{
+    Scenario s;
+    s.kernel = "gelu_tanh";
+    s.dtype = "fp16";
+    s.shape = "1,16,16,16";
+    s.vcd = tmpdir() + "/full.vcd";
+    ScRun sc = run_sc(s);
+    RunResult rc = run_kernel(s.options());
+    EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
+    EXPECT_GT(sc.info.at("vcd_changes").get<uint64_t>(), 0u);
+
+    Vcd v = parse_vcd(slurp(s.vcd));
+    EXPECT_EQ(v.timescale, "1 ns");
+    for (const char *sig : {"issued", "stall", "issued_total", "busy.scalar", "busy.valu", "busy.sfu", "busy.lsu",
+                            "busy.dma", "busy.branch", "busy.sync"})
+        EXPECT_TRUE(v.id_of.count(std::string("SystemC.core0.") + sig)) << sig;
+    const npu_core_stats &st = rc.core_stats[0];
+    const auto &issued = v.changes[v.id_of["SystemC.core0.issued"]];
+    EXPECT_EQ(weighted(time_at_value(issued, 0, st.cycles)), rc.instructions);
+    auto stall = time_at_value(v.changes[v.id_of["SystemC.core0.stall"]], 0, st.cycles);
+    EXPECT_EQ(stall[kVcdIssuing], st.issue_cycles);
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        EXPECT_EQ(stall[1 + i], st.stall[i]) << npu_stall_name(npu_stall(i));
+    const auto &total = v.changes[v.id_of["SystemC.core0.issued_total"]];
+    ASSERT_FALSE(total.empty());
+    EXPECT_EQ(total.back().second, rc.instructions);
+    // After the last cycle the core is idle.
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.stall"]].back(), std::make_pair(st.cycles, uint64_t(kVcdIdle)));
+    // The VCD ends one cycle after the run, to show that idle state.
+    EXPECT_EQ(v.last_time, st.cycles + 1);
+}
+
+TEST(Vcd, WindowHoldsExactlyTheInstructionsIssuingInside)
+{
+    Scenario s;
+    s.kernel = "leaky_relu";
+    s.dtype = "fp32";
+    s.shape = "1,64,32,32";
+    s.sets = {"system.cores=2"};
+    s.vcd = tmpdir() + "/window.vcd";
+    s.trace_start = 700;
+    s.trace_end = 2900;
+    ScRun sc = run_sc(s);
+    EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
+
+    // The C engine counts the same window through the issue hook.
+    RunOptions o = s.options();
+    std::vector<uint64_t> in_window(2, 0);
+    struct Ctx {
+        std::vector<uint64_t> *count;
+        unsigned core;
+        uint64_t start, end;
+    };
+    std::vector<Ctx> ctx(2);
+    o.attach = [&](unsigned core, npu_timed_core *tc) {
+        ctx[core] = {&in_window, core, s.trace_start, s.trace_end};
+        npu_timed_core_set_hook(
+            tc,
+            [](void *p, const npu_issue_event *ev) {
+                auto *c = static_cast<Ctx *>(p);
+                if (ev->issue >= c->start && ev->issue < c->end)
+                    (*c->count)[c->core]++;
+            },
+            &ctx[core]);
+    };
+    RunResult rc = run_kernel(o);
+    ASSERT_GT(rc.stats.cycles, s.trace_end);
+
+    Vcd v = parse_vcd(slurp(s.vcd));
+    for (unsigned k = 0; k < 2; k++) {
+        const std::string core = "SystemC.core" + std::to_string(k) + ".";
+        const auto &issued = v.changes[v.id_of[core + "issued"]];
+        EXPECT_EQ(weighted(time_at_value(issued, 0, rc.stats.cycles)), in_window[k]) << core;
+        EXPECT_GT(in_window[k], 0u);
+        EXPECT_EQ(v.changes[v.id_of[core + "issued_total"]].back().second, in_window[k]) << core;
+        for (const auto &kv : v.changes)
+            for (const auto &ch : kv.second)
+                EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first <= s.trace_end))
+                    << "change at " << ch.first;
+        // Outside the window the core shows idle.
+        auto stall = time_at_value(v.changes[v.id_of[core + "stall"]], s.trace_end, rc.stats.cycles);
+        EXPECT_EQ(stall[kVcdIdle], rc.stats.cycles - s.trace_end) << core;
+    }
+}
+
+// Cores run ahead of SystemC time only by about one quantum, so the VCD
+// changes waiting for replay stay bounded, however long the run.
+TEST(Vcd, ReplayQueueStaysBounded)
+{
+    Scenario s;
+    s.kernel = "gelu_tanh";
+    s.dtype = "fp16";
+    s.shape = "1,64,56,56";
+    s.vcd = tmpdir() + "/bounded.vcd";
+    ScRun sc = run_sc(s);
+    EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
+    const uint64_t changes = sc.info.at("vcd_changes"), queued = sc.info.at("vcd_max_queued");
+    EXPECT_GT(changes, 200000u);
+    EXPECT_LT(queued * 20, changes);  // a quantum's worth, not the run
+}
+
+// All three traces at once through the CLI: the VCD hook forwards to the
+// Perfetto and Konata writers.
+TEST(Vcd, CliWritesAllThreeTracesTogether)
+{
+    const std::string d = tmpdir();
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run gelu_tanh --dtype fp16 --shape 1,8,8,8 --json - --trace " + d +
+                       "/all.json --konata " + d + "/all.kanata --vcd " + d + "/all.vcd");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    json rep = json::parse(r.out);
+    const uint64_t n = rep.at("instructions");
+    json t = json::parse(slurp(d + "/all.json"));
+    uint64_t slot_events = 0;
+    for (const auto &e : t.at("traceEvents"))
+        slot_events += e.at("ph") == "X" && e.at("cat") == "slot";
+    EXPECT_EQ(slot_events, n);
+    std::string k = slurp(d + "/all.kanata");
+    uint64_t inserts = 0;
+    for (size_t p = 0; (p = k.find("\nI\t", p)) != std::string::npos; p++)
+        inserts++;
+    EXPECT_EQ(inserts, n);
+    Vcd v = parse_vcd(slurp(d + "/all.vcd"));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.issued_total"]].back().second, n);
+}
+
+// Peak memory of one child run, in KiB.
+static long child_max_rss_kib(const std::vector<std::string> &args)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::vector<char *> argv;
+        for (const std::string &a : args)
+            argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru {};
+    wait4(pid, &status, 0, &ru);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return ru.ru_maxrss;
+}
+
+// Streaming, end to end: writing all three traces of a 250k-instruction run
+// (over 100 MB of trace) costs the process no more memory than a few MB.
+TEST(Vcd, TracesStreamWithoutHoldingTheRun)
+{
+    const std::string d = tmpdir();
+    const std::vector<std::string> base = {NPUSIM_EXE, "run", "gelu_tanh", "--dtype", "fp16", "--shape", "1,64,56,56",
+                                           "-q"};
+    std::vector<std::string> traced = base;
+    for (const char *a : {"--trace", "/stream.json", "--konata", "/stream.kanata", "--vcd", "/stream.vcd"})
+        traced.push_back(a[0] == '/' ? d + a : std::string(a));
+    long plain = child_max_rss_kib(base), with = child_max_rss_kib(traced);
+    std::ifstream json(d + "/stream.json", std::ios::ate | std::ios::binary);
+    EXPECT_GT(long(json.tellg()), 50l << 20);
+    EXPECT_LT(with - plain, 8l << 10) << plain << " KiB without traces, " << with << " KiB with";
+    for (const char *f : {"/stream.json", "/stream.kanata", "/stream.vcd"})
+        std::remove((d + f).c_str());
+}
+
+TEST(Vcd, TracesNeedTheTimedMode)
+{
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --set sim.mode=functional --vcd " + tmpdir() + "/f.vcd");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("sim.mode: timed"), std::string::npos) << r.err;
+}

@@ -1,0 +1,139 @@
+// Streaming trace files, the disassembly cache, and the hook fan-out.
+#include "trace.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "error.h"
+#include "npusim/program.h"
+
+namespace npusim {
+
+// ---- StreamFile ---------------------------------------------------------------
+
+StreamFile::StreamFile(const std::string &path, uint64_t max_bytes)
+    : path_(path), tmp_(path + ".tmp." + std::to_string(getpid())), max_(max_bytes)
+{
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_)
+        throw Error(path + ": cannot write: " + std::strerror(errno));
+    std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+}
+
+StreamFile::~StreamFile()
+{
+    if (f_) {
+        std::fclose(f_);
+        std::remove(tmp_.c_str());
+    }
+}
+
+bool StreamFile::write(const char *data, size_t n, size_t reserve)
+{
+    if (failed_ || !f_ || bytes_ + n + reserve > max_)
+        return false;
+    if (std::fwrite(data, 1, n, f_) != n) {
+        failed_ = true;
+        return false;
+    }
+    bytes_ += n;
+    return true;
+}
+
+void StreamFile::commit()
+{
+    if (!f_)
+        return;
+    bool ok = !failed_ && std::fflush(f_) == 0;
+    ok = std::fclose(f_) == 0 && ok;
+    f_ = nullptr;
+    if (!ok) {
+        int e = errno;
+        std::remove(tmp_.c_str());
+        throw Error(path_ + ": write failed: " + std::strerror(e));
+    }
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+        int e = errno;
+        std::remove(tmp_.c_str());
+        throw Error(path_ + ": cannot rename into place: " + std::strerror(e));
+    }
+}
+
+// ---- DisasmCache --------------------------------------------------------------
+
+namespace {
+
+std::string json_escape(const char *s)
+{
+    std::string out;
+    for (; *s; s++) {
+        unsigned char ch = static_cast<unsigned char>(*s);
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += char(ch);
+        } else if (ch < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", ch);
+            out += b;
+        } else {
+            out += char(ch);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+DisasmCache::Entry &DisasmCache::at(const npu_issue_event &ev)
+{
+    if (ev.pc >= by_pc_.size())
+        by_pc_.resize(ev.pc + 1);
+    Entry &e = by_pc_[ev.pc];
+    if (!e.valid) {
+        char buf[160];
+        npu_disasm(ev.insn, ev.pc, buf, sizeof buf);
+        e.text = json_escape(buf);
+        e.mnemonic = e.text.substr(0, e.text.find(' '));
+        e.valid = true;
+    }
+    return e;
+}
+
+const std::string &DisasmCache::text(const npu_issue_event &ev) { return at(ev).text; }
+const std::string &DisasmCache::mnemonic(const npu_issue_event &ev) { return at(ev).mnemonic; }
+
+// ---- TraceSet -------------------------------------------------------------------
+
+void TraceSet::hook(void *ctx, const npu_issue_event *ev)
+{
+    auto *c = static_cast<std::pair<TraceSet *, unsigned> *>(ctx);
+    c->first->issue(c->second, *ev);
+}
+
+void TraceSet::attach(unsigned core, npu_timed_core *tc)
+{
+    if (writers_.empty())
+        return;
+    ctx_.emplace_back(this, core);
+    npu_timed_core_set_hook(tc, &TraceSet::hook, &ctx_.back());
+}
+
+void TraceSet::issue(unsigned core, const npu_issue_event &ev)
+{
+    for (auto &w : writers_)
+        w->issue(core, ev);
+}
+
+std::vector<std::string> TraceSet::close()
+{
+    std::vector<std::string> notes;
+    for (auto &w : writers_) {
+        w->close();
+        if (!w->note().empty())
+            notes.push_back(w->note());
+    }
+    return notes;
+}
+
+}  // namespace npusim

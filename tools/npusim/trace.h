@@ -1,0 +1,187 @@
+// Pipeline traces of a timed run, streamed to their files as the cores
+// issue: Chrome/Perfetto trace-event JSON (chrome://tracing, ui.perfetto.dev)
+// and Kanata logs (Konata). Writers attach through the timing model's issue
+// hook (RunOptions::attach) and keep only bounded state: what is in flight
+// in the machine, never a list of the run's instructions.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "npusim/timing.h"
+
+namespace npusim {
+
+// Instructions issuing in cycles [start, end) are traced.
+struct TraceWindow {
+    uint64_t start = 0;
+    uint64_t end = UINT64_MAX;
+    bool contains(uint64_t cycle) const { return cycle >= start && cycle < end; }
+};
+
+constexpr uint64_t kDefaultTraceMaxBytes = 1ull << 30;  // 1 GiB per trace file
+
+// A file written as events arrive, under `path.tmp.PID`, renamed into place by
+// commit() (tools/npusim/atomic_file.h's convention, streamed). Destroyed
+// without commit(), it removes the temporary file.
+class StreamFile {
+public:
+    StreamFile(const std::string &path, uint64_t max_bytes);  // throws Error when it cannot be created
+    ~StreamFile();
+    StreamFile(const StreamFile &) = delete;
+    StreamFile &operator=(const StreamFile &) = delete;
+
+    // Appends n bytes unless the file would then leave less than `reserve`
+    // bytes under its limit; false (nothing written) when it would, or after
+    // a write error.
+    bool write(const char *data, size_t n, size_t reserve = 0);
+    bool write(const std::string &s, size_t reserve = 0) { return write(s.data(), s.size(), reserve); }
+    void commit();  // throws Error (write error, rename)
+
+    const std::string &path() const { return path_; }
+    uint64_t bytes() const { return bytes_; }
+    uint64_t max_bytes() const { return max_; }
+
+private:
+    std::string path_, tmp_;
+    FILE *f_ = nullptr;
+    uint64_t max_, bytes_ = 0;
+    bool failed_ = false;
+};
+
+class TraceWriter {
+public:
+    virtual ~TraceWriter() = default;
+    virtual void issue(unsigned core, const npu_issue_event &ev) = 0;
+    // Writes the tail and renames the file into place. Throws Error.
+    virtual void close() = 0;
+    // What the user should know about this trace (it stopped early), or "".
+    virtual std::string note() const = 0;
+};
+
+// Disassembly of the instructions seen so far, by pc: bounded by the
+// program's size, shared by the writers of one trace.
+class DisasmCache {
+public:
+    const std::string &text(const npu_issue_event &ev);      // "vadd.f16 v1, v2, v3", JSON-escaped
+    const std::string &mnemonic(const npu_issue_event &ev);  // "vadd.f16"
+
+private:
+    struct Entry {
+        bool valid = false;
+        std::string text, mnemonic;
+    };
+    Entry &at(const npu_issue_event &ev);
+    std::vector<Entry> by_pc_;
+};
+
+// Chrome trace-event JSON: per core (pid core + 1) one track (tid) per issue slot,
+// one per unit instance in use, and one for stalls; an "X" event per
+// instruction on its slot (dur 1) and its unit (dur max(1, complete-issue));
+// "C" counter events for the DMA queue depth. One cycle = 1 us of trace time.
+class PerfettoTrace : public TraceWriter {
+public:
+    PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes);
+    void issue(unsigned core, const npu_issue_event &ev) override;
+    void close() override;
+    std::string note() const override { return note_; }
+
+    // Core k is process k + 1 (Perfetto treats pid 0 as the kernel's idle
+    // task), and its tracks are threads 1000 * pid + a track number below:
+    // Perfetto, like Linux, expects a tid to belong to one process.
+    static unsigned core_pid(unsigned core) { return 1 + core; }
+    static unsigned global_tid(unsigned core, unsigned track) { return 1000 * core_pid(core) + track; }
+    // Track numbers of a core's tracks (their sort order too).
+    static unsigned slot_tid(unsigned slot) { return 1 + slot; }
+    static constexpr unsigned kStallTid = 20;
+    static unsigned unit_tid(unsigned unit, unsigned lane) { return 100 + 100 * unit + lane; }
+    static constexpr unsigned kMaxLanes = 64;  // instances of one unit shown in flight at once
+
+private:
+    struct Core {
+        bool named = false;
+        uint32_t slots_named = 0;
+        std::vector<uint64_t> lane_free[NPU_NUM_UNITS];  // per lane: cycle it is free again
+        std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> dma_done;
+        uint64_t dma_depth = 0;
+    };
+    Core &core(unsigned k);
+    unsigned lane_for(Core &c, unsigned k, unsigned unit, uint64_t issue, uint64_t complete);
+    void dma_completions_until(Core &c, unsigned k, uint64_t cycle);
+    void counter(unsigned k, uint64_t cycle, uint64_t depth);
+    void metadata(unsigned core, unsigned tid, const char *what, const std::string &name, int sort);
+    void emit(const std::string &json);
+    void stop(const std::string &why);
+
+    StreamFile file_;
+    TraceWindow window_;
+    std::vector<Core> cores_;
+    DisasmCache disasm_;
+    std::string buf_;
+    bool first_ = true, stopped_ = false;
+    std::string note_;
+};
+
+// Kanata 0004 log of one core: a row per instruction with stages Ds (waiting
+// to issue: from becoming the oldest waiting instruction), Is (the issue
+// cycle), Ex (issue + 1 to completion) and retirement at completion; the
+// empty cycles charged just before an issue show on lane 1 as a stage named
+// after the stall reason. Commands are written in cycle order as they become
+// final; only instructions still in flight wait in a queue.
+class KonataTrace : public TraceWriter {
+public:
+    KonataTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes, unsigned core = 0);
+    void issue(unsigned core, const npu_issue_event &ev) override;
+    void close() override;
+    std::string note() const override { return note_; }
+
+    size_t max_pending() const { return max_pending_; }  // most commands waiting at once
+
+private:
+    enum Kind : uint8_t { kStallStart, kIssue, kExec, kRetire };
+    struct Pending {
+        uint64_t cycle, order, id, seq;
+        Kind kind;
+        uint8_t stall;  // npu_stall, for kStallStart / kIssue; 0xff = none
+        bool operator>(const Pending &o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
+    };
+    void schedule(uint64_t cycle, Kind kind, uint64_t id, uint64_t seq, uint8_t stall);
+    void flush_until(uint64_t cycle);
+    void write_pending(const Pending &p);
+    void goto_cycle(uint64_t cycle);
+    void out(const std::string &s);
+
+    StreamFile file_;
+    TraceWindow window_;
+    unsigned core_;
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
+    uint64_t order_ = 0, next_id_ = 0, cycle_ = 0;
+    bool started_ = false, stopped_ = false;
+    size_t max_pending_ = 0;
+    DisasmCache disasm_;
+    std::string line_;
+    std::string note_;
+};
+
+// Every writer of a run behind the one issue hook each core has.
+class TraceSet {
+public:
+    void add(std::unique_ptr<TraceWriter> w) { writers_.push_back(std::move(w)); }
+    bool empty() const { return writers_.empty(); }
+    void attach(unsigned core, npu_timed_core *tc);       // as RunOptions::attach
+    void issue(unsigned core, const npu_issue_event &ev);  // to every writer
+    // Closes every writer (files renamed into place); returns their notes.
+    std::vector<std::string> close();
+
+private:
+    static void hook(void *ctx, const npu_issue_event *ev);
+    std::vector<std::unique_ptr<TraceWriter>> writers_;
+    std::deque<std::pair<TraceSet *, unsigned>> ctx_;  // deque: stable addresses for the hook
+};
+
+}  // namespace npusim

@@ -1,0 +1,160 @@
+// Kanata 0004 logs for Konata. The format only moves forward in time, while
+// an instruction's later stages (Ex, retirement) lie in the future when it
+// issues: those wait in a queue ordered by cycle and are written once no
+// later issue can precede them. The queue holds instructions in flight only.
+#include "trace.h"
+
+#include <charconv>
+
+#include "error.h"
+
+namespace npusim {
+namespace {
+
+void put(std::string &b, uint64_t v)
+{
+    char tmp[24];
+    auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    b.append(tmp, r.ptr);
+}
+
+constexpr uint8_t kNoStall = 0xff;
+
+}  // namespace
+
+KonataTrace::KonataTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes, unsigned core)
+    : file_(path, max_bytes), window_(window), core_(core)
+{
+    out("Kanata\t0004\n");
+}
+
+void KonataTrace::out(const std::string &s)
+{
+    if (stopped_)
+        return;
+    if (!file_.write(s)) {
+        stopped_ = true;
+        note_ = file_.path() + ": Konata log stopped early: it reached --trace-max-bytes (" +
+                std::to_string(file_.max_bytes()) + " bytes); the file holds the cycles before that";
+        pending_ = {};
+    }
+}
+
+void KonataTrace::goto_cycle(uint64_t cycle)
+{
+    line_.clear();
+    if (!started_) {
+        started_ = true;
+        line_ = "C=\t";
+        put(line_, cycle);
+        line_ += '\n';
+    } else if (cycle > cycle_) {
+        line_ = "C\t";
+        put(line_, cycle - cycle_);
+        line_ += '\n';
+    }
+    cycle_ = cycle;
+    if (!line_.empty())
+        out(line_);
+}
+
+void KonataTrace::schedule(uint64_t cycle, Kind kind, uint64_t id, uint64_t seq, uint8_t stall)
+{
+    pending_.push(Pending{cycle, order_++, id, seq, kind, stall});
+    max_pending_ = std::max(max_pending_, pending_.size());
+}
+
+void KonataTrace::write_pending(const Pending &p)
+{
+    goto_cycle(p.cycle);
+    line_.clear();
+    auto cmd = [&](const char *c, uint64_t a, const char *mid, const char *tail) {
+        line_ += c;
+        put(line_, a);
+        line_ += mid;
+        line_ += tail;
+        line_ += '\n';
+    };
+    switch (p.kind) {
+    case kStallStart:
+        cmd("S\t", p.id, "\t1\t", npu_stall_name(npu_stall(p.stall)));
+        break;
+    case kIssue:
+        if (p.stall != kNoStall)
+            cmd("E\t", p.id, "\t1\t", npu_stall_name(npu_stall(p.stall)));
+        cmd("S\t", p.id, "\t0\t", "Is");
+        break;
+    case kExec:
+        cmd("S\t", p.id, "\t0\t", "Ex");
+        break;
+    case kRetire:
+        line_ += "R\t";
+        put(line_, p.id);
+        line_ += '\t';
+        put(line_, p.seq);
+        line_ += "\t0\n";
+        break;
+    }
+    out(line_);
+}
+
+// Every command at or before `cycle` is final: later issues come no earlier.
+void KonataTrace::flush_until(uint64_t cycle)
+{
+    while (!stopped_ && !pending_.empty() && pending_.top().cycle <= cycle) {
+        Pending p = pending_.top();
+        pending_.pop();
+        write_pending(p);
+    }
+}
+
+void KonataTrace::issue(unsigned core, const npu_issue_event &ev)
+{
+    if (core != core_ || stopped_ || !window_.contains(ev.issue))
+        return;
+    flush_until(ev.ready);
+    const uint64_t id = next_id_++;
+    goto_cycle(ev.ready);
+    line_ = "I\t";
+    put(line_, id);
+    line_ += '\t';
+    put(line_, ev.seq);
+    line_ += "\t0\nL\t";
+    put(line_, id);
+    line_ += "\t0\t";
+    put(line_, ev.pc);
+    line_ += ": " + disasm_.text(ev) + "\nL\t";
+    put(line_, id);
+    line_ += "\t1\tslot ";
+    put(line_, ev.slot);
+    line_ += std::string(", ") + npu_unit_name(ev.unit) + ", issue ";
+    put(line_, ev.issue);
+    line_ += ", complete ";
+    put(line_, ev.complete);
+    if (ev.stall_cycles) {
+        line_ += std::string(", ") + npu_stall_name(ev.stall) + " stall ";
+        put(line_, ev.stall_cycles);
+    }
+    line_ += '\n';
+    if (ev.ready < ev.issue) {
+        line_ += "S\t";
+        put(line_, id);
+        line_ += "\t0\tDs\n";
+    }
+    out(line_);
+    const uint8_t stall = ev.stall_cycles ? uint8_t(ev.stall) : kNoStall;
+    if (ev.stall_cycles)
+        schedule(ev.issue - ev.stall_cycles, kStallStart, id, ev.seq, stall);
+    schedule(ev.issue, kIssue, id, ev.seq, stall);
+    if (ev.complete > ev.issue + 1)
+        schedule(ev.issue + 1, kExec, id, ev.seq, kNoStall);
+    schedule(ev.complete > ev.issue ? ev.complete : ev.issue + 1, kRetire, id, ev.seq, kNoStall);
+}
+
+void KonataTrace::close()
+{
+    flush_until(UINT64_MAX);
+    file_.commit();
+}
+
+}  // namespace npusim

@@ -1,0 +1,205 @@
+// Chrome/Perfetto trace-event JSON, streamed: {"traceEvents":[ event, ... ]}.
+// Timestamps are in microseconds by the format's definition; npusim writes
+// one cycle per microsecond.
+#include "trace.h"
+
+#include <charconv>
+
+#include "error.h"
+
+namespace npusim {
+namespace {
+
+constexpr size_t kTailReserve = 16;  // room kept for "\n]}\n" when the byte limit nears
+
+void put(std::string &b, uint64_t v)
+{
+    char tmp[24];
+    auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+    b.append(tmp, r.ptr);
+}
+
+}  // namespace
+
+PerfettoTrace::PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes)
+    : file_(path, max_bytes), window_(window)
+{
+    static const std::string head =
+        "{\"otherData\":{\"generator\":\"npusim\",\"time_unit\":\"1 us = 1 cycle\"},\n\"traceEvents\":[";
+    if (!file_.write(head, kTailReserve))
+        stop("--trace-max-bytes leaves no room for any event");
+}
+
+void PerfettoTrace::stop(const std::string &why)
+{
+    if (stopped_)
+        return;
+    stopped_ = true;
+    note_ = file_.path() + ": trace stopped early: " + why + "; the file holds the events before that";
+}
+
+void PerfettoTrace::emit(const std::string &json)
+{
+    if (stopped_)
+        return;
+    buf_.assign(first_ ? "\n" : ",\n");
+    buf_ += json;
+    if (!file_.write(buf_, kTailReserve)) {
+        stop("it reached --trace-max-bytes (" + std::to_string(file_.max_bytes()) + " bytes)");
+        return;
+    }
+    first_ = false;
+}
+
+void PerfettoTrace::metadata(unsigned k, unsigned tid, const char *what, const std::string &name, int sort)
+{
+    const unsigned pid = core_pid(k);
+    std::string j = "{\"ph\":\"M\",\"pid\":";
+    put(j, pid);
+    j += ",\"tid\":";
+    put(j, global_tid(k, tid));
+    j += ",\"name\":\"";
+    j += what;
+    j += "\",\"args\":{\"name\":\"" + name + "\"}}";
+    emit(j);
+    if (sort >= 0) {
+        j = "{\"ph\":\"M\",\"pid\":";
+        put(j, pid);
+        j += ",\"tid\":";
+        put(j, global_tid(k, tid));
+        j += ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":";
+        put(j, uint64_t(sort));
+        j += "}}";
+        emit(j);
+    }
+}
+
+PerfettoTrace::Core &PerfettoTrace::core(unsigned k)
+{
+    if (k >= cores_.size())
+        cores_.resize(k + 1);
+    Core &c = cores_[k];
+    if (!c.named) {
+        c.named = true;
+        metadata(k, 0, "process_name", "core " + std::to_string(k), -1);
+        metadata(k, kStallTid, "thread_name", "stalls", int(kStallTid));
+    }
+    return c;
+}
+
+// Instructions of one unit overlap in time (pipelined, several instances,
+// DMA queue), and Perfetto wants slices on one track to nest: each in-flight
+// instruction takes the first lane (sub-track) free at its issue.
+unsigned PerfettoTrace::lane_for(Core &c, unsigned k, unsigned unit, uint64_t issue, uint64_t complete)
+{
+    std::vector<uint64_t> &lanes = c.lane_free[unit];
+    unsigned best = 0;
+    for (unsigned l = 0; l < lanes.size(); l++) {
+        if (lanes[l] <= issue) {
+            lanes[l] = complete;
+            return l;
+        }
+        if (lanes[l] < lanes[best])
+            best = l;
+    }
+    if (lanes.size() < kMaxLanes) {
+        lanes.push_back(complete);
+        unsigned l = unsigned(lanes.size() - 1);
+        metadata(k, unit_tid(unit, l), "thread_name",
+                 std::string(npu_unit_name(npu_unit(unit))) + " #" + std::to_string(l), int(unit_tid(unit, l)));
+        return l;
+    }
+    lanes[best] = complete;  // more in flight than lanes: share the one free soonest
+    return best;
+}
+
+void PerfettoTrace::counter(unsigned k, uint64_t cycle, uint64_t depth)
+{
+    if (!window_.contains(cycle))
+        return;
+    std::string j = "{\"ph\":\"C\",\"pid\":";
+    put(j, core_pid(k));
+    j += ",\"name\":\"dma_inflight\",\"ts\":";
+    put(j, cycle);
+    j += ",\"args\":{\"transfers\":";
+    put(j, depth);
+    j += "}}";
+    emit(j);
+}
+
+// The queue depth drops when transfers complete, between issue events.
+void PerfettoTrace::dma_completions_until(Core &c, unsigned k, uint64_t cycle)
+{
+    while (!c.dma_done.empty() && c.dma_done.top() <= cycle) {
+        uint64_t t = c.dma_done.top();
+        c.dma_done.pop();
+        c.dma_depth--;
+        if (c.dma_done.empty() || c.dma_done.top() != t)  // one value per timestamp
+            counter(k, t, c.dma_depth);
+    }
+}
+
+void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
+{
+    if (stopped_)
+        return;
+    Core &c = core(k);
+    dma_completions_until(c, k, ev.issue);
+    const bool dma = ev.dma_start != 0;
+    if (dma) {
+        c.dma_done.push(ev.complete);
+        c.dma_depth++;
+    }
+    if (!window_.contains(ev.issue))
+        return;
+    if (dma)
+        counter(k, ev.issue, c.dma_depth);
+
+    const unsigned unit = unsigned(ev.unit) < NPU_NUM_UNITS ? unsigned(ev.unit) : 0;
+    if (!((c.slots_named >> ev.slot) & 1)) {
+        c.slots_named |= 1u << ev.slot;
+        metadata(k, slot_tid(ev.slot), "thread_name", "slot " + std::to_string(ev.slot), int(slot_tid(ev.slot)));
+    }
+    const uint64_t dur = ev.complete > ev.issue + 1 ? ev.complete - ev.issue : 1;
+    const unsigned lane = lane_for(c, k, unit, ev.issue, ev.issue + dur);
+    const std::string &name = disasm_.mnemonic(ev), &text = disasm_.text(ev);
+
+    std::string args = ",\"args\":{\"pc\":";
+    put(args, ev.pc);
+    args += ",\"seq\":";
+    put(args, ev.seq);
+    args += ",\"insn\":\"" + text + "\"}}";
+
+    auto slice = [&](unsigned tid, uint64_t ts, uint64_t d, const char *cat, const std::string &nm,
+                     const std::string &a) {
+        std::string j = "{\"ph\":\"X\",\"pid\":";
+        put(j, core_pid(k));
+        j += ",\"tid\":";
+        put(j, global_tid(k, tid));
+        j += ",\"ts\":";
+        put(j, ts);
+        j += ",\"dur\":";
+        put(j, d);
+        j += ",\"cat\":\"";
+        j += cat;
+        j += "\",\"name\":\"" + nm + "\"" + a;
+        emit(j);
+    };
+    slice(slot_tid(ev.slot), ev.issue, 1, "slot", name, args);
+    slice(unit_tid(unit, lane), ev.issue, dur, "unit", name, args);
+    if (ev.stall_cycles)
+        slice(kStallTid, ev.issue - ev.stall_cycles, ev.stall_cycles, "stall", npu_stall_name(ev.stall), args);
+}
+
+void PerfettoTrace::close()
+{
+    if (!stopped_)
+        for (unsigned k = 0; k < cores_.size(); k++)
+            dma_completions_until(cores_[k], k, UINT64_MAX);
+    static const char tail[] = "\n]}\n";
+    // The reserve kept for it guarantees the tail fits.
+    file_.write(tail, sizeof tail - 1);
+    file_.commit();
+}
+
+}  // namespace npusim
