@@ -59,6 +59,39 @@ std::vector<ConfigKey> build_schema()
                 timing.dma_bytes_per_cycle),
         INT_KEY("dma.queue_depth", nullptr, 1, 64, "transfers", "DMA transfers in flight per core; one more waits",
                 timing.dma_queue_depth),
+        ConfigKey{"memory.model", KeyType::Enum, "ideal", 0, 0, "ideal|l2", "",
+                  "ideal: DMA at dma.bytes_per_cycle after dma.latency; l2: DMA through the shared L2 and the DRAM",
+                  [](Config &c, int64_t v) { c.memory_l2 = v == 1; },
+                  [](const Config &c) { return int64_t(c.memory_l2 ? 1 : 0); }},
+        INT_KEY("l2.size_bytes", nullptr, 1024, int64_t(1) << 34, "bytes", "L2 capacity (power of two)", l2.size_bytes),
+        INT_KEY("l2.ways", nullptr, 1, NPU_L2_MAX_WAYS, "ways", "L2 associativity (power of two)", l2.ways),
+        INT_KEY("l2.line_bytes", nullptr, 32, 4096, "bytes", "L2 line size (power of two, at least 32: one C0 block)",
+                l2.line_bytes),
+        ConfigKey{"l2.replacement", KeyType::Enum, "lru", 0, 0, "lru|plru|random", "",
+                  "victim choice: true LRU, tree pseudo-LRU, or random (seeded by l2.seed)",
+                  [](Config &c, int64_t v) { c.l2.replacement = npu_l2_replacement(v); },
+                  [](const Config &c) { return int64_t(c.l2.replacement); }},
+        INT_KEY("l2.seed", nullptr, 0, INT64_MAX, "", "seed of random replacement", l2.seed),
+        ConfigKey{"l2.write_policy", KeyType::Enum, "write_back", 0, 0, "write_back|write_through", "",
+                  "write_back: stores dirty lines, victims are written back; write_through: every store goes to DRAM",
+                  [](Config &c, int64_t v) { c.l2.write_policy = npu_l2_write_policy(v); },
+                  [](const Config &c) { return int64_t(c.l2.write_policy); }},
+        ConfigKey{"l2.write_allocate", KeyType::Enum, "yes", 0, 0, "yes|no", "",
+                  "yes: a store miss fills the line; no: it goes around the cache",
+                  [](Config &c, int64_t v) { c.l2.write_allocate = v == 0; },
+                  [](const Config &c) { return int64_t(c.l2.write_allocate ? 0 : 1); }},
+        INT_KEY("l2.hit_latency", nullptr, 1, 10000, "cycles", "L2 hit latency", l2.hit_latency),
+        INT_KEY("l2.mshrs", nullptr, 1, NPU_L2_MAX_MSHRS, "", "L2 misses in flight at once (misses to one line merge)",
+                l2.mshrs),
+        INT_KEY("l2.banks", nullptr, 1, NPU_L2_MAX_BANKS, "banks", "L2 banks, interleaved by line", l2.banks),
+        INT_KEY("l2.bank_interval", nullptr, 1, 1000, "cycles", "cycles an L2 bank is busy per access", l2.bank_interval),
+        INT_KEY("dram.latency", nullptr, 0, 100000, "cycles", "DRAM latency after a request leaves its channel",
+                dram.latency),
+        INT_KEY("dram.bytes_per_cycle", nullptr, 1, 4096, "bytes/cycle", "peak bandwidth of one DRAM channel",
+                dram.bytes_per_cycle),
+        INT_KEY("dram.channels", nullptr, 1, NPU_DRAM_MAX_CHANNELS, "channels", "DRAM channels", dram.channels),
+        INT_KEY("dram.interleave_bytes", nullptr, 32, 1 << 20, "bytes",
+                "consecutive bytes on one DRAM channel before the next (power of two)", dram.interleave_bytes),
         INT_KEY("system.cores", "1", 1, 64, "cores", "vector cores running the kernel", cores),
         ConfigKey{"sim.mode", KeyType::Enum, "timed", 0, 0, "timed|functional", "",
                   "timed: cycle-exact timing; functional: results and instruction counts only (faster)",
@@ -71,6 +104,8 @@ std::vector<ConfigKey> build_schema()
     d.core.ub_bytes = 256 * 1024;
     d.core.sfu_bits = 12;
     npu_timing_config_default(&d.timing);
+    npu_l2_config_default(&d.l2);
+    npu_dram_config_default(&d.dram);
     for (ConfigKey &key : k)
         if (key.default_text.empty() && key.get)
             key.default_text = std::to_string(key.get(d));
@@ -259,6 +294,10 @@ void validate_config(const Config &cfg)
     char msg[160];
     if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
         throw Error(cfg.source + ": " + msg);
+    if (npu_l2_config_check(&cfg.l2, msg, sizeof msg) != NPU_OK)
+        throw Error(cfg.source + ": l2: " + msg);
+    if (npu_dram_config_check(&cfg.dram, msg, sizeof msg) != NPU_OK)
+        throw Error(cfg.source + ": dram: " + msg);
 }
 
 Config load_config(const std::string &path)

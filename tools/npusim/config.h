@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "npusim/core.h"
+#include "npusim/dram.h"
+#include "npusim/l2.h"
 #include "npusim/timing.h"
 
 namespace npusim {
@@ -16,6 +18,9 @@ namespace npusim {
 struct Config {
     npu_core_config core{};      // vlen, ub, sfu; core_id/num_cores are set per core
     npu_timing_config timing{};  // slots, units, UB banks, DMA
+    npu_l2_config l2{};          // the shared L2 (memory.model: l2)
+    npu_dram_config dram{};      // the DRAM behind it
+    bool memory_l2 = false;      // memory.model: l2 (else the ideal memory of dma.*)
     unsigned cores = 1;
     bool timed = true;           // false: functional only (sim.mode: functional)
     std::string source = "default";  // where it came from, for reports
