@@ -245,3 +245,86 @@ TEST(Cli, DefaultYamlIsTheBuiltInDefault)
     Result tiny = run_cli("run relu --config " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/tiny.yaml -q");
     EXPECT_EQ(tiny.status, 0) << tiny.err;
 }
+
+namespace {
+
+std::string sweep_spec()
+{
+    return std::string(NPUSIM_SOURCE_ROOT) + "/configs/sweeps/tiny.yaml";
+}
+
+int sh(const std::string &cmd)
+{
+    int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST(Cli, ShardedSweepUnderGnuParallelMergesToTheSameTable)
+{
+    const std::string a = tmpdir() + "/sweep_a", b = tmpdir() + "/sweep_b";
+    Result whole = run_cli("sweep " + sweep_spec() + " -o " + a + " -j 2");
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    ASSERT_EQ(sh("seq 0 2 | parallel --will-cite -j 3 " + std::string(NPUSIM_EXE) + " sweep " + sweep_spec() + " -o " +
+                 b + " --shard {}/3 2>/dev/null"),
+              0);
+    ASSERT_EQ(run_cli("merge " + a + " -o " + a + ".csv").status, 0);
+    ASSERT_EQ(run_cli("merge " + b + " -o " + b + ".csv --jsonl " + b + ".jsonl").status, 0);
+    std::string ca = slurp(a + ".csv"), cb = slurp(b + ".csv");
+    EXPECT_EQ(ca, cb);
+    EXPECT_EQ(count_lines(ca), 1 + 12);  // header + 2 kernels x 3 VLENs x 2 widths
+    EXPECT_EQ(count_lines(slurp(b + ".jsonl")), 12);
+    std::string header = ca.substr(0, ca.find('\n'));
+    for (const char *col : {"point.id", "param.core.vlen", "param.issue.width", "cycles", "ipc", "stalls.raw",
+                            "bound.efficiency", "accuracy.max_ulp", "kernel", "dtype"})
+        EXPECT_NE(("," + header + ",").find(std::string(",") + col + ","), std::string::npos) << col;
+}
+
+TEST(Cli, ResumedSweepRerunsOnlyUnfinishedPoints)
+{
+    const std::string a = tmpdir() + "/sweep_resume";
+    ASSERT_EQ(run_cli("sweep " + sweep_spec() + " -o " + a + " -j 2").status, 0);
+    ASSERT_EQ(run_cli("merge " + a + " -o " + a + ".first.csv").status, 0);
+    // As if killed: three points lost their status (one mid-write of its stats).
+    ASSERT_EQ(sh("cd " + a + "/points && ls | head -3 | while read p; do rm -f $p/status $p/stats.json; "
+                 "echo '{\"trunc' > $p/stats.json.tmp.1; done"),
+              0);
+    Result merged = run_cli("merge " + a + " -o " + a + ".partial.csv");
+    EXPECT_EQ(merged.status, 1);
+    EXPECT_NE(merged.err.find("3 missing"), std::string::npos) << merged.err;
+    Result again = run_cli("sweep " + sweep_spec() + " -o " + a + " -j 2");
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_NE(again.err.find("12/12 points done (9 skipped as already done, 0 failed)"), std::string::npos)
+        << again.err;
+    ASSERT_EQ(run_cli("merge " + a + " -o " + a + ".second.csv").status, 0);
+    EXPECT_EQ(slurp(a + ".first.csv"), slurp(a + ".second.csv"));
+}
+
+TEST(Cli, SweepRecordsAFailedPointAndGoesOn)
+{
+    const std::string spec = tmpdir() + "/failing.yaml";
+    write(spec, "kernels: [relu, no_such_kernel]\nshapes: ['1,4,2,2']\n");
+    Result r = run_cli("sweep " + spec + " -o " + tmpdir() + "/sweep_fail -j 1");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("2/2 points done (0 skipped as already done, 1 failed)"), std::string::npos) << r.err;
+    Result m = run_cli("merge " + tmpdir() + "/sweep_fail -o " + tmpdir() + "/fail.csv");
+    EXPECT_EQ(m.status, 1);
+    EXPECT_NE(slurp(tmpdir() + "/fail.csv").find("failed: unknown kernel 'no_such_kernel'"), std::string::npos);
+}
+
+TEST(Cli, CompareTabulatesKernelsSideBySide)
+{
+    std::string json = tmpdir() + "/cmp.json", csv = tmpdir() + "/cmp.csv";
+    Result r = run_cli("compare relu leaky_relu --shape 1,16,8,8 --json " + json + " --csv " + csv);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("relu fp16"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("leaky_relu fp16"), std::string::npos);
+    for (const char *row : {"cycles", "instructions/vector", "IPC", "stall raw", "util valu", "efficiency", "max ULP"})
+        EXPECT_NE(r.out.find(row), std::string::npos) << row;
+    auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j.size(), 2u);
+    EXPECT_EQ(j[0]["instructions/vector"], 1.0);
+    EXPECT_EQ(j[1]["instructions/vector"], 2.0);
+    EXPECT_EQ(count_lines(slurp(csv)), 3);
+}

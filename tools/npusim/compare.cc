@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -58,6 +59,26 @@ Child run_child(const std::string &exe, const std::vector<std::string> &args)
     waitpid(pid, &st, 0);
     c.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return c;
+}
+
+const nlohmann::json *find(const nlohmann::json &j, const std::string &dotted)
+{
+    const nlohmann::json *cur = &j;
+    std::stringstream ss(dotted);
+    std::string part;
+    while (std::getline(ss, part, '.')) {
+        if (cur->is_array()) {
+            size_t i = std::stoul(part);
+            if (i >= cur->size())
+                return nullptr;
+            cur = &(*cur)[i];
+        } else if (cur->is_object() && cur->contains(part)) {
+            cur = &(*cur)[part];
+        } else {
+            return nullptr;
+        }
+    }
+    return cur;
 }
 
 double num(const nlohmann::json &j, const std::string &dotted)
@@ -155,8 +176,10 @@ std::vector<nlohmann::json> run_compare(const CompareOptions &opts)
 std::string compare_table(const std::vector<nlohmann::json> &reports)
 {
     std::ostringstream os;
-    char buf[64];
-    const int w = 14;
+    char buf[96];
+    int w = 12;
+    for (const auto &r : reports)
+        w = std::max(w, int((str(r, "kernel") + " " + str(r, "dtype")).size()) + 2);
     std::snprintf(buf, sizeof buf, "%-22s", "");
     os << buf;
     for (const auto &r : reports) {
@@ -169,7 +192,11 @@ std::string compare_table(const std::vector<nlohmann::json> &reports)
         os << buf;
         for (const auto &r : reports) {
             char cell[48];
-            std::snprintf(cell, sizeof cell, row.fmt, value(r, row));
+            const std::string probe = row.key == "dram.bytes_read+written" ? "dram.bytes_read" : row.key;
+            if (!find(r, probe))
+                std::snprintf(cell, sizeof cell, "-");  // not modelled in this run (e.g. no L2)
+            else
+                std::snprintf(cell, sizeof cell, row.fmt, value(r, row));
             std::snprintf(buf, sizeof buf, "%*s", w, cell);
             os << buf;
         }
@@ -181,7 +208,7 @@ std::string compare_table(const std::vector<nlohmann::json> &reports)
         std::string b = r.contains("bound") ? str(r["bound"], "resource") : "";
         if (r.contains("bound") && str(r["bound"], "binding") != "resource")
             b = str(r["bound"], "binding");
-        std::snprintf(buf, sizeof buf, "%*s", w, b.c_str());
+        std::snprintf(buf, sizeof buf, " %*s", w - 1, b.c_str());
         os << buf;
     }
     os << "\n";

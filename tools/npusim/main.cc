@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "atomic_file.h"
+#include "commands.h"
 #include "config.h"
 #include "error.h"
 #include "manifest.h"
@@ -349,6 +350,8 @@ int sc_main(int argc, char **argv)
     show->add_option("--set", show_sets, "Override a key, KEY=VALUE (repeatable)");
     auto *docs = config->add_subcommand("docs", "Print the config reference table (Markdown)");
 
+    std::vector<Command> study = add_study_commands(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
@@ -373,6 +376,9 @@ int sc_main(int argc, char **argv)
             std::cout << config_docs();
             return 0;
         }
+        for (const Command &c : study)
+            if (*c.sub)
+                return c.run();
     } catch (const Error &e) {
         std::cerr << e.what() << "\n";
         return 2;

@@ -482,8 +482,13 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
         nlohmann::json j = nlohmann::json::parse(stats, nullptr, false);
         if (!j.is_discarded() && j.is_object()) {
             j.erase("sim");  // host timing: not part of the result, differs run to run
+            if (j.contains("config") && j["config"].is_object())
+                j["config"].erase("source");  // the point folder's path, not the point
+            nlohmann::json wide = j;
+            wide.erase("stall_pcs");  // per-PC detail stays in the JSONL, not in the table
+            wide.erase("opcodes");
             std::map<std::string, std::string> flat;
-            flatten(j, "", flat);
+            flatten(wide, "", flat);
             for (const auto &kv : flat) {
                 row[kv.first] = kv.second;
                 stat_cols.insert(kv.first);

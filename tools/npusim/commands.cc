@@ -1,0 +1,167 @@
+// sweep, merge and compare on the command line.
+#include "commands.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "atomic_file.h"
+#include "compare.h"
+#include "error.h"
+#include "sweep.h"
+
+#ifndef NPUSIM_TOOLS_DIR
+#define NPUSIM_TOOLS_DIR "tools"
+#endif
+
+namespace npusim {
+namespace {
+
+struct SweepArgs {
+    std::string spec, out;
+    unsigned jobs = 0;
+    std::string shard = "0/1";
+    bool list = false;
+};
+
+int cmd_sweep(const SweepArgs &a)
+{
+    SweepSpec spec = load_sweep(a.spec);
+    std::vector<SweepPoint> points = expand_sweep(spec);
+    auto [shard, shards] = parse_shard(a.shard);
+    if (a.list) {
+        for (const SweepPoint &p : points) {
+            if (p.index % shards != shard)
+                continue;
+            std::printf("%4zu  %s  %-12s %s %s", p.index, p.id.c_str(), p.kernel.c_str(), p.dtype.c_str(),
+                        p.shape.c_str());
+            for (const auto &kv : p.overrides)
+                std::printf("  %s=%s", kv.first.c_str(), kv.second.c_str());
+            std::printf("\n");
+        }
+        return 0;
+    }
+    if (a.out.empty())
+        throw Error("sweep: -o DIR is required (or --list)");
+    SweepRunOptions o;
+    o.out_dir = a.out;
+    o.jobs = a.jobs;
+    o.shard = shard;
+    o.shards = shards;
+    o.npusim_exe = self_exe();
+    o.progress_tty = isatty(2);
+    unsigned failed = run_sweep(spec, points, o);
+    return failed ? 1 : 0;
+}
+
+int cmd_merge(const std::string &dir, const std::string &csv, const std::string &jsonl)
+{
+    MergeSummary s = merge_sweep(dir, csv, jsonl);
+    std::fprintf(stderr, "merge: %zu points: %zu done, %zu failed, %zu missing -> %s\n", s.points, s.done, s.failed,
+                 s.missing, csv.c_str());
+    return s.failed || s.missing ? 1 : 0;
+}
+
+struct CompareArgs {
+    std::vector<std::string> kernels;
+    std::string dtype = "fp16", shape = "1,64,56,56", config;
+    std::vector<std::string> sets;
+    uint64_t seed = 1;
+    std::string json, csv, plot;
+};
+
+int cmd_compare(const CompareArgs &a)
+{
+    CompareOptions o;
+    o.kernels = a.kernels;
+    o.npusim_exe = self_exe();
+    o.run_args = {"--dtype", a.dtype, "--shape", a.shape, "--seed", std::to_string(a.seed)};
+    if (!a.config.empty()) {
+        o.run_args.push_back("--config");
+        o.run_args.push_back(a.config);
+    }
+    for (const std::string &s : a.sets) {
+        o.run_args.push_back("--set");
+        o.run_args.push_back(s);
+    }
+    std::vector<nlohmann::json> reports = run_compare(o);
+    std::cout << compare_table(reports);
+    nlohmann::json data = compare_json(reports);
+    if (!a.json.empty())
+        write_file_atomic(a.json, data.dump(2) + "\n");
+    if (!a.csv.empty())
+        write_file_atomic(a.csv, compare_csv(reports));
+    if (!a.plot.empty()) {
+        std::string tmp = a.plot + ".json.tmp." + std::to_string(getpid());
+        write_file_atomic(tmp, data.dump() + "\n");
+        std::string cmd = "/usr/bin/python3 '" + tools_dir() + "/plot_stalls.py' '" + tmp + "' -o '" + a.plot + "'";
+        int rc = std::system(cmd.c_str());
+        std::remove(tmp.c_str());
+        if (rc != 0)
+            throw Error("compare --plot: drawing failed (needs /usr/bin/python3 with python3-matplotlib)");
+    }
+    bool all_passed = true;
+    for (const auto &r : reports)
+        all_passed &= r.value("passed", false);
+    return all_passed ? 0 : 1;
+}
+
+}  // namespace
+
+std::string self_exe()
+{
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        throw Error("cannot find the npusim binary (/proc/self/exe)");
+    buf[n] = '\0';
+    return buf;
+}
+
+std::string tools_dir()
+{
+    if (const char *env = std::getenv("NPUSIM_TOOLS"))
+        return env;
+    return NPUSIM_TOOLS_DIR;
+}
+
+std::vector<Command> add_study_commands(CLI::App &app)
+{
+    std::vector<Command> cmds;
+    auto sw = std::make_shared<SweepArgs>();
+    auto *s = app.add_subcommand("sweep", "Run every point of a sweep spec (resumable, shardable)");
+    s->add_option("spec", sw->spec, "Sweep spec YAML (see configs/sweeps/)")->required();
+    s->add_option("-o,--output", sw->out, "Output folder: one subfolder per point");
+    s->add_option("-j,--jobs", sw->jobs, "Points run in parallel (default: the number of cores)");
+    s->add_option("--shard", sw->shard, "Run only shard i of n (points with index % n == i), as i/n");
+    s->add_flag("--list", sw->list, "List the points (index, id, kernel, dtype, shape, overrides) and exit");
+    cmds.push_back({s, [sw] { return cmd_sweep(*sw); }});
+
+    auto dir = std::make_shared<std::string>();
+    auto csv = std::make_shared<std::string>();
+    auto jsonl = std::make_shared<std::string>();
+    auto *m = app.add_subcommand("merge", "Merge a sweep folder into one CSV row per point");
+    m->add_option("dir", *dir, "Sweep output folder")->required();
+    m->add_option("-o,--output", *csv, "CSV file (flattened dotted keys, e.g. l2.hit_rate)")->required();
+    m->add_option("--jsonl", *jsonl, "Also write one JSON object per point");
+    cmds.push_back({m, [dir, csv, jsonl] { return cmd_merge(*dir, *csv, *jsonl); }});
+
+    auto ca = std::make_shared<CompareArgs>();
+    auto *c = app.add_subcommand("compare", "Run kernels on the same input and config, side by side");
+    c->add_option("kernels", ca->kernels, "Kernels to compare")->required();
+    c->add_option("--dtype", ca->dtype, "fp16 or fp32 (default fp16)")->check(CLI::IsMember({"fp16", "fp32"}));
+    c->add_option("--shape", ca->shape, "NCHW shape (default 1,64,56,56)");
+    c->add_option("--config", ca->config, "Hardware config YAML");
+    c->add_option("--set", ca->sets, "Override a config key, KEY=VALUE (repeatable)");
+    c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)");
+    c->add_option("--json", ca->json, "Write the table as JSON");
+    c->add_option("--csv", ca->csv, "Write the table as CSV");
+    c->add_option("--plot", ca->plot, "Draw the stall breakdown, one stacked bar per kernel (.png or .svg)");
+    cmds.push_back({c, [ca] { return cmd_compare(*ca); }});
+    return cmds;
+}
+
+}  // namespace npusim
