@@ -13,7 +13,9 @@ static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double gelu_erf(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 
 static double ref_relu(const double *x, const double *p) { (void)p; return isnan(x[0]) ? x[0] : (x[0] > 0 ? x[0] : 0.0); }
-static double ref_relu6(const double *x, const double *p) { (void)p; return fmin(fmax(x[0], 0.0), 6.0); }
+/* Clamps propagate NaN, as PyTorch's do (fmin/fmax would drop it). */
+static double clamp(double v, double lo, double hi) { return isnan(v) ? v : fmin(fmax(v, lo), hi); }
+static double ref_relu6(const double *x, const double *p) { (void)p; return clamp(x[0], 0.0, 6.0); }
 static double ref_leaky_relu(const double *x, const double *p) { return x[0] >= 0 ? x[0] : p[0] * x[0]; }
 static double ref_elu(const double *x, const double *p) { return x[0] > 0 ? x[0] : p[0] * expm1(x[0]); }
 static double ref_selu(const double *x, const double *p)
@@ -37,7 +39,7 @@ static double ref_gelu_sigmoid(const double *x, const double *p) { (void)p; retu
 static double ref_safe_gelu(const double *x, const double *p)
 {
     (void)p;
-    return gelu_erf(fmin(fmax(x[0], -3.0), 3.0));
+    return gelu_erf(clamp(x[0], -3.0, 3.0));
 }
 static double ref_sparse_gelu(const double *x, const double *p) { return x[0] < p[0] ? 0.0 : gelu_erf(x[0]); }
 static double ref_silu(const double *x, const double *p) { (void)p; return x[0] * sigmoid(x[0]); }
@@ -51,8 +53,8 @@ static double ref_softplus(const double *x, const double *p)
     return bx > p[1] ? x[0] : log1p(exp(bx)) / p[0];
 }
 static double ref_mish(const double *x, const double *p) { (void)p; return x[0] * tanh(log1p(exp(x[0]))); }
-static double ref_hardsigmoid(const double *x, const double *p) { (void)p; return fmin(fmax(x[0] / 6.0 + 0.5, 0.0), 1.0); }
-static double ref_hardswish(const double *x, const double *p) { (void)p; return x[0] * fmin(fmax(x[0] + 3.0, 0.0), 6.0) / 6.0; }
+static double ref_hardsigmoid(const double *x, const double *p) { (void)p; return clamp(x[0] / 6.0 + 0.5, 0.0, 1.0); }
+static double ref_hardswish(const double *x, const double *p) { (void)p; return x[0] * clamp(x[0] + 3.0, 0.0, 6.0) / 6.0; }
 static double ref_softsign(const double *x, const double *p) { (void)p; return x[0] / (1.0 + fabs(x[0])); }
 static double ref_swiglu(const double *x, const double *p) { (void)p; return x[0] * sigmoid(x[0]) * x[1]; }
 static double ref_geglu(const double *x, const double *p) { (void)p; return gelu_erf(x[0]) * x[1]; }

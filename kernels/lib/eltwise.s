@@ -1,29 +1,55 @@
-; Shared skeleton of every one-input elementwise kernel: split the NC1HWC0
-; tensor across cores, stream it through the UB in tiles with double-buffered
-; DMA (load tile i+1 and store tile i-1 while computing tile i), compute each
-; tile four vectors at a time with the next group's loads issued under the
-; current group's math, and finish a tile with a predicated tail, so no shape
-; and no VLEN needs a scalar clean-up loop.
+; Shared skeletons of the elementwise kernels: split the NC1HWC0 tensor across
+; cores, stream it through the UB in tiles with double-buffered DMA (load tile
+; i+1 and store tile i-1 while computing tile i), compute each tile four
+; vectors at a time with the next group's loads issued under the current
+; group's math, and finish a tile with a predicated tail, so no shape and no
+; VLEN needs a scalar clean-up loop.
 ;
-; Calling convention (docs/kernels.md): s1 = input GM address, s2 = output GM
-; address, s3.. = parameters as binary32 bits. The skeleton owns s8..s31 and
-; p7; the kernel's math (see lib/x4.s) reads its input in bank register 0 and
-; leaves its output in bank register 1, using bank registers 2..5 and the
-; shared constants v24..v31 as it likes.
+;   ELTWISE_1IN math       one input:  s1 = x, s2 = y, parameters from s3
+;   ELTWISE_1IN_PAD math   the same, for f(0) != 0: padded channels are zeroed
+;   ELTWISE_2IN math       two inputs: s1 = a, s2 = b, s3 = y, parameters from s4
+;   ELTWISE_2IN_PAD math   the same with padding zeroed
+;
+; The kernel's math (see lib/x4.s) reads its input in bank register 0 (the
+; second input of a two-input kernel in bank register 2) and leaves its
+; output in bank register 1, using the other bank registers (2..5, or 3..5)
+; and the shared constants v24..v31 as it likes. The skeleton owns s8..s31,
+; p6 and p7; the kernel may keep p1..p5 and s4..s7 (beyond its parameters).
+;
+; Padding (the _PAD forms): channels C..C1*C0-1 of the last C1 block of each
+; batch are padding. Inputs there are zero, but f(0) may not be, so after a
+; tile is computed in the UB the skeleton stores zeros over the padded lanes
+; of every C0 block of a last C1 block inside the tile (masked stores of a
+; zero vector: lanes c % C0 >= C % C0), then DMAs the tile out. The math
+; needs no selects for it, and shapes with C % C0 == 0 skip it entirely.
 ;
 ; Multi-core split: the tensor is a flat run of 32-byte C0 blocks; core k of n
 ; takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)).
 .include "lib/x4.s"
 
-.equ TILE, 8192                ; bytes per tile buffer
+.equ TILE, 8192                ; bytes per tile buffer, one input
 .equ IN0, 0                    ; UB layout: two input and two output buffers
 .equ IN1, 8192
 .equ OUT0, 16384
 .equ OUT1, 24576
+.equ TILE2, 4096               ; two inputs: six 4 KiB buffers (fits a 32 KiB UB)
+.equ A0_2, 0
+.equ A1_2, 4096
+.equ B0_2, 8192
+.equ B1_2, 12288
+.equ OUT0_2, 16384
+.equ OUT1_2, 20480
 
-; Computes one tile: s10 = UB input, s11 = UB output, s13 = elements.
-; Groups of four vectors run unmasked; the rest goes one masked vector at a time.
-.macro ELT_COMPUTE math
+; Register map (scalar): s14 vlenb, s15 lanes, s17 esize, s20 bytes left,
+; s21 GM input (a) cursor, s27 GM input b cursor, s22 GM output cursor,
+; s23 tile bytes (max), s24 this tile's bytes, s26 tiles done, s29 next
+; tile's bytes; padding: s16 bytes of one C1 block (H*W*32), s18 C1, s19
+; C % C0 (0: no padding). Temporaries: s8..s13, s25, s28, s30, s31.
+
+; Computes one tile: s10 = UB input, s28 = UB second input (NIN 2),
+; s11 = UB output, s13 = elements. Groups of four vectors run unmasked; the
+; rest goes one masked vector at a time.
+.macro ELT_COMPUTE math, NIN
     slli    s12, s15, 2             ; elements per group of four vectors
     divu    s9, s13, s12            ; full groups
     beqz    s9, tail\@
@@ -34,8 +60,17 @@
     vld.DT  v6, [s10 + 1 vl]
     vld.DT  v12, [s10 + 2 vl]
     vld.DT  v18, [s10 + 3 vl]
+.if \NIN == 2
+    vld.DT  v2, [s28]
+    vld.DT  v8, [s28 + 1 vl]
+    vld.DT  v14, [s28 + 2 vl]
+    vld.DT  v20, [s28 + 3 vl]
+.endif
 group\@:
     add     s10, s10, s12           ; pointer bumps first: they issue beside the math
+.if \NIN == 2
+    add     s28, s28, s12
+.endif
     \math   X4                      ; outputs in v1, v7, v13, v19
     add     s11, s11, s12
     ; The next group's inputs load under this group's math. On the last pass
@@ -44,6 +79,12 @@ group\@:
     vld.DT  v6, [s10 + 1 vl]
     vld.DT  v12, [s10 + 2 vl]
     vld.DT  v18, [s10 + 3 vl]
+.if \NIN == 2
+    vld.DT  v2, [s28]
+    vld.DT  v8, [s28 + 1 vl]
+    vld.DT  v14, [s28 + 2 vl]
+    vld.DT  v20, [s28 + 3 vl]
+.endif
     vst.DT  v1, [s11 - 4 vl]
     vst.DT  v7, [s11 - 3 vl]
     vst.DT  v13, [s11 - 2 vl]
@@ -54,6 +95,10 @@ tail\@:
 vec\@:
     pwhile.DT p7, s13
     vld.DT  v0, [s10], p7
+.if \NIN == 2
+    vld.DT  v2, [s28], p7
+    add     s28, s28, s14
+.endif
     \math   X1
     vst.DT  v1, [s11], p7
     add     s10, s10, s14
@@ -63,16 +108,72 @@ vec\@:
 done\@:
 .endm
 
+; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
+; s30 = the tile's byte offset in the tensor, s24 = its bytes.
+.macro ELT_PADFIX OUTB
+    beqz    s19, nopad\@
+    vbcasti.DT v0, 0.0              ; bank register 0 is free between tiles
+    ; p6: lanes [C % C0, C0) of the first C0 block of a vector (or of its
+    ; first half-block when a vector is 16 bytes); p7: the second half.
+    pwhile.DT p6, s19
+    pnot    p6, p6
+    srd     s8, shape.c0
+    min     s9, s8, s15
+    pwhile.DT p7, s9
+    pand    p6, p6, p7
+    sub     s9, s19, s15
+    pwhile.DT p7, s9                ; lanes beyond the vector are never used
+    pnot    p7, p7
+    add     s31, s30, s24           ; end of the tile in the tensor
+    divu    s8, s30, s16            ; C1 block (over n and c1) the tile starts in
+    remu    s9, s8, s18
+    sub     s9, s18, s9
+    addi    s9, s9, -1
+    add     s8, s8, s9              ; the first last-C1 block at or after it
+    mul     s8, s8, s16             ; its byte offset
+blk\@:
+    bge     s8, s31, nopad\@
+    max     s9, s8, s30             ; [s9, s10) = the block's part inside the tile
+    add     s10, s8, s16
+    min     s10, s10, s31
+    add     s8, s8, s16             ; next last-C1 block: C1 blocks further
+    mul     s11, s16, s18
+    sub     s11, s11, s16
+    add     s8, s8, s11
+    bge     s9, s10, blk\@
+    sub     s10, s10, s9
+    srli    s10, s10, 5             ; C0 blocks to fix
+    sub     s9, s9, s30
+    addi    s9, s9, \OUTB           ; UB address of the first
+    li      s11, 32
+    blt     s14, s11, half\@
+c0blk\@:
+    vst.DT  v0, [s9], p6
+    addi    s9, s9, 32
+    loop    s10, c0blk\@
+    j       blk\@
+half\@:
+    vst.DT  v0, [s9], p6
+    vst.DT  v0, [s9 + 16], p7
+    addi    s9, s9, 32
+    loop    s10, half\@
+    j       blk\@
+nopad\@:
+.endm
+
 ; One tile: prefetch the next, wait for this one, compute, store.
-;   s20 bytes left (this tile included)  s21 GM input  s22 GM output
-;   s24 this tile's bytes                s26 tiles done so far
-.macro ELT_TILE math, B, NB, INB, INNB, OUTB, STB
+.macro ELT_TILE math, NIN, PAD, B, NB, INB, INNB, BINB, BINNB, OUTB, STB
     sub     s28, s20, s24           ; bytes after this tile
     beqz    s28, noprefetch\@
     min     s29, s28, s23           ; next tile's bytes
     add     s30, s21, s24
     li      s31, \INNB
     dmald   s31, s30, s29, \NB      ; prefetch tile i+1 into the other buffer
+.if \NIN == 2
+    add     s30, s27, s24
+    li      s31, \BINNB
+    dmald   s31, s30, s29, \NB
+.endif
 noprefetch\@:
     dmawait \B                      ; tile i is in the UB
     slti    s31, s26, 2
@@ -80,20 +181,30 @@ noprefetch\@:
     dmawait \STB                    ; tile i-2's store has left output buffer B
 outfree\@:
     li      s10, \INB
+.if \NIN == 2
+    li      s28, \BINB
+.endif
     li      s11, \OUTB
     divu    s13, s24, s17           ; elements in this tile
-    ELT_COMPUTE \math
+    ELT_COMPUTE \math, \NIN
+.if \PAD == 1
+    sub     s30, s21, s1            ; the tile's offset in the tensor
+    ELT_PADFIX \OUTB
+.endif
     li      s31, \OUTB
     dmast   s31, s22, s24, \STB     ; store tile i
     add     s21, s21, s24
+.if \NIN == 2
+    add     s27, s27, s24
+.endif
     add     s22, s22, s24
     sub     s20, s20, s24
     addi    s26, s26, 1
     mv      s24, s29
 .endm
 
-; ELTWISE_1IN math: runs `math N` (N = X4 or X1, see lib/x4.s) over the tensor.
-.macro ELTWISE_1IN math
+; The driver. GA/GB: GM input registers, GY: GM output register.
+.macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1
     srd     s16, elems
     srd     s17, esize
     mul     s16, s16, s17           ; tensor bytes
@@ -110,20 +221,37 @@ outfree\@:
     sub     s20, s20, s25
     slli    s20, s20, 5             ; bytes for this core
     slli    s25, s25, 5
-    add     s21, s1, s25            ; GM input cursor
-    add     s22, s2, s25            ; GM output cursor
+    add     s21, \GA, s25           ; GM input cursor
+.if \NIN == 2
+    add     s27, \GB, s25           ; GM second input cursor
+.endif
+    add     s22, \GY, s25           ; GM output cursor
+.if \PAD == 1
+    srd     s16, shape.h
+    srd     s18, shape.w
+    mul     s16, s16, s18
+    slli    s16, s16, 5             ; bytes of one C1 block
+    srd     s18, shape.c1
+    srd     s19, shape.c
+    srd     s8, shape.c0
+    remu    s19, s19, s8            ; C % C0: 0 when no channel is padding
+.endif
     srd     s14, vlenb
     divu    s15, s14, s17           ; lanes per vector
-    li      s23, TILE
+    li      s23, \T
     min     s24, s20, s23           ; tile 0 bytes
-    li      s31, IN0
+    li      s31, \I0
     dmald   s31, s21, s24, 0
+.if \NIN == 2
+    li      s31, \J0
+    dmald   s31, s27, s24, 0
+.endif
     li      s26, 0
     li      s29, 0
 pair\@:
-    ELT_TILE \math, 0, 1, IN0, IN1, OUT0, 2
+    ELT_TILE \math, \NIN, \PAD, 0, 1, \I0, \I1, \J0, \J1, \O0, 2
     beqz    s20, drain\@
-    ELT_TILE \math, 1, 0, IN1, IN0, OUT1, 3
+    ELT_TILE \math, \NIN, \PAD, 1, 0, \I1, \I0, \J1, \J0, \O1, 3
     bnez    s20, pair\@
 drain\@:
     dmawait 2
@@ -131,4 +259,19 @@ drain\@:
     bnez    s31, finished\@
     dmawait 3
 finished\@:
+.endm
+
+; ELTWISE_1IN math: runs `math N` (N = X4 or X1, see lib/x4.s) over the tensor.
+.macro ELTWISE_1IN math
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1
+.endm
+.macro ELTWISE_1IN_PAD math
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1
+.endm
+; Two inputs: a in bank register 0, b in bank register 2.
+.macro ELTWISE_2IN math
+    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2
+.endm
+.macro ELTWISE_2IN_PAD math
+    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2
 .endm

@@ -9,6 +9,15 @@
 ; Interleaving the copies instruction by instruction hides each copy's
 ; dependency chain on the in-order core: while copy 0 waits for its latency,
 ; copies 1..3 issue.
+;
+; Predicated forms take a predicate bank number last; copy k uses p(P + k)
+; (X1: pP), so with P = 1 the four copies use p1..p4:
+;
+;     \N\()_C  vclt.f32, 1, 0, 31        ; p(1+k) = in(k) < v31   (compare: pd first)
+;     \N\()_3P vsel.f32, 1, 2, 1, 1      ; out(k) = p(1+k) ? r2(k) : out(k)
+;     \N\()_3P vmul.f32, 1, 2, 30, 1     ; out(k) = r2(k) * v30 where p(1+k), else kept
+;
+; (_2P, _3P, _4P: two, three or four vector operands, then the predicate.)
 
 .equ X4_BANK, 6
 
@@ -42,4 +51,42 @@
     \op v[\d + 1*X4_BANK*(\d < 24)], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)], v[\c + 1*X4_BANK*(\c < 24)]
     \op v[\d + 2*X4_BANK*(\d < 24)], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)], v[\c + 2*X4_BANK*(\c < 24)]
     \op v[\d + 3*X4_BANK*(\d < 24)], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)], v[\c + 3*X4_BANK*(\c < 24)]
+.endm
+
+; Predicated forms (see the header).
+.macro X1_2P op, d, a, p
+    \op v[\d], v[\a], p[\p]
+.endm
+.macro X4_2P op, d, a, p
+    \op v[\d], v[\a], p[\p + 0]
+    \op v[\d + 1*X4_BANK*(\d < 24)], v[\a + 1*X4_BANK*(\a < 24)], p[\p + 1]
+    \op v[\d + 2*X4_BANK*(\d < 24)], v[\a + 2*X4_BANK*(\a < 24)], p[\p + 2]
+    \op v[\d + 3*X4_BANK*(\d < 24)], v[\a + 3*X4_BANK*(\a < 24)], p[\p + 3]
+.endm
+.macro X1_3P op, d, a, b, p
+    \op v[\d], v[\a], v[\b], p[\p]
+.endm
+.macro X4_3P op, d, a, b, p
+    \op v[\d], v[\a], v[\b], p[\p + 0]
+    \op v[\d + 1*X4_BANK*(\d < 24)], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)], p[\p + 1]
+    \op v[\d + 2*X4_BANK*(\d < 24)], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)], p[\p + 2]
+    \op v[\d + 3*X4_BANK*(\d < 24)], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)], p[\p + 3]
+.endm
+.macro X1_4P op, d, a, b, c, p
+    \op v[\d], v[\a], v[\b], v[\c], p[\p]
+.endm
+.macro X4_4P op, d, a, b, c, p
+    \op v[\d], v[\a], v[\b], v[\c], p[\p + 0]
+    \op v[\d + 1*X4_BANK*(\d < 24)], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)], v[\c + 1*X4_BANK*(\c < 24)], p[\p + 1]
+    \op v[\d + 2*X4_BANK*(\d < 24)], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)], v[\c + 2*X4_BANK*(\c < 24)], p[\p + 2]
+    \op v[\d + 3*X4_BANK*(\d < 24)], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)], v[\c + 3*X4_BANK*(\c < 24)], p[\p + 3]
+.endm
+.macro X1_C op, pd, a, b
+    \op p[\pd], v[\a], v[\b]
+.endm
+.macro X4_C op, pd, a, b
+    \op p[\pd + 0], v[\a], v[\b]
+    \op p[\pd + 1], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)]
+    \op p[\pd + 2], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)]
+    \op p[\pd + 3], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)]
 .endm

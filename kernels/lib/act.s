@@ -1,0 +1,313 @@
+; Shared math of the activation kernels, written once for fp32 lanes and
+; used by the fp32 path (four interleaved vectors) and by the fp16 path,
+; which widens each half of a vector to fp32, computes, and narrows once
+; (vcvtl/vcvth ... vcvtn), so fp16 results carry one rounding.
+;
+; A math macro here has the signature `name N, o, x, a, b, c`: N is the width
+; (X4 or X1, lib/x4.s), o the bank register that receives f(x), x the input,
+; a, b, c bank temporaries. o may be x (it is written last); x may be
+; clobbered. Predicated steps use p1..p4 (one per copy). Shared constants:
+; v31 = 1.0 always (ACT_ONE sets it); others are named per macro.
+.include "lib/eltwise.s"
+
+.macro ACT_ONE
+    vbcasti.f32 v31, 1.0
+.endm
+
+; Runs `f N, o, x, a, b, c` over a vector of the kernel's type:
+;   fp32: o = 1, x = 0, temporaries 2, 3, 4;
+;   fp16: low half widened to 2, high half to 3; low computes with 4, 5, 1,
+;         high with 4, 5, 0; vcvtn packs them into 1.
+.macro ACT_APPLY N, f
+.if DT_BYTES == 2
+    \N\()_2 vcvtl.f32, 2, 0
+    \N\()_2 vcvth.f32, 3, 0
+    \f \N, 2, 2, 4, 5, 1
+    \f \N, 3, 3, 4, 5, 0
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.else
+    \f \N, 1, 0, 2, 3, 4
+.endif
+.endm
+
+; ---- sigmoid family ------------------------------------------------------
+; o = 1 / (1 + e^-x): three roundings after exp, each at most half an ULP of
+; a value the result is proportional to.
+.macro SIGMOID N, o, x, a, b, c
+    \N\()_2 vneg.f32, \a, \x
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \a, \a, 31
+    \N\()_2 vrcp.f32, \o, \a
+.endm
+
+; o = x * sigmoid(k x) for k = -v29 exactly representable in the product
+; (k a power of two: -k x is exact).
+.macro SWISH_EXACT N, o, x, a, b, c
+    \N\()_3 vmul.f32, \a, \x, 29          ; -k x, exact
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \a, \a, 31
+    \N\()_2 vrcp.f32, \a, \a
+    \N\()_3 vmul.f32, \o, \a, \x
+.endm
+
+; o = x * sigmoid(k x) for any k > 0: -k x = h + l exactly (l by fma), and
+; e^(h + l) = e^h (1 + l) to well below an ULP, so the rounding of k x (which
+; e^ would multiply by |k x|) never enters. v29 = -k, v28 = 88 / k, v27 = 88.
+; x is capped at 88/k (beyond, sigmoid is 1: e^h stays normal and l finite)
+; and h at 88 (beyond, l > 0 and e^h (1 + l) overflows to inf as it should),
+; so no lane ever forms inf - inf or 0 * inf except for x = -inf (NaN, as the
+; reference: -inf * 0). With SWISH_K_LO = 1, k is a constant given as the
+; pair -k = v29 + v26 and the low part joins l.
+.macro SWISH_SPLIT N, o, x, a, b, c
+    \N\()_3 vmin.f32, \b, \x, 28
+    \N\()_3 vmul.f32, \a, \b, 29          ; h = RN(-k x)
+    \N\()_3 vmin.f32, \a, \a, 27
+.if SWISH_K_LO == 1
+    \N\()_4 vfms.f32, \c, \b, 29, \a      ; -k_hi x - h, exact while h is not capped
+    \N\()_4 vfma.f32, \b, \b, 26, \c      ; l = that + (-k_lo) x: k is not a binary32
+.else
+    \N\()_4 vfms.f32, \b, \b, 29, \a      ; l = -k x - h, exact while h is not capped
+.endif
+    \N\()_2 vexp.f32, \a, \a              ; e^h
+    \N\()_3 vadd.f32, \c, \a, 31          ; 1 + e^h
+    \N\()_4 vfma.f32, \a, \a, \b, \c      ; 1 + e^h + e^h l
+    \N\()_2 vrcp.f32, \a, \a
+    \N\()_3 vmul.f32, \o, \a, \x
+.endm
+; The same for k < 0 (v28 = 88 / k < 0: x is floored there instead).
+.macro SWISH_SPLIT_NEG N, o, x, a, b, c
+    \N\()_3 vmax.f32, \b, \x, 28
+    \N\()_3 vmul.f32, \a, \b, 29
+    \N\()_3 vmin.f32, \a, \a, 27
+    \N\()_4 vfms.f32, \b, \b, 29, \a
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \c, \a, 31
+    \N\()_4 vfma.f32, \a, \a, \b, \c
+    \N\()_2 vrcp.f32, \a, \a
+    \N\()_3 vmul.f32, \o, \a, \x
+.endm
+
+; ---- exponential family --------------------------------------------------
+; a = expm1(a) for a in [-88, 0], to about an ULP: u = RN(e^a) loses the low
+; bits of e^a - 1 near 0, but ln(u) recovers them: e^a - 1 = (u - 1) + u (a -
+; ln u) with a - ln u the (tiny) relative error of u, exact by Sterbenz.
+; Uses b, c.
+.macro EXPM1_NEG N, a, b, c
+    \N\()_2 vexp.f32, \b, \a              ; u
+    \N\()_2 vln.f32, \c, \b               ; ln u
+    \N\()_3 vsub.f32, \a, \a, \c          ; a - ln u
+    \N\()_3 vsub.f32, \c, \b, 31          ; u - 1, exact
+    \N\()_4 vfma.f32, \a, \b, \a, \c      ; (u - 1) + u (a - ln u)
+.endm
+
+; a = expm1(max(min(x, 0), -88)): the negative half of the ELU family.
+; v30 = 0, v25 = -88 (below it expm1 is -1 in fp32; ln(u) needs u > 0).
+.macro ELU_NEG N, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 30
+    \N\()_3 vmax.f32, \a, \a, 25
+    EXPM1_NEG \N, \a, \b, \c
+.endm
+
+; o = max(x, 0) + alpha expm1(min(x, 0)), alpha = v26: ELU. The halves never
+; overlap (x > 0 makes the expm1 term 0, x <= 0 the linear one): no select.
+.macro ELU_CORE N, o, x, a, b, c
+    ELU_NEG \N, \x, \a, \b, \c
+    \N\()_3 vmax.f32, \b, \x, 30
+    \N\()_4 vfma.f32, \o, \a, 26, \b
+.endm
+
+; o = scale max(x, 0) + (scale alpha) expm1(min(x, 0)): SELU, v27 = scale,
+; v26 + v24 = scale * alpha as a binary32 pair (hi, lo), so the constant adds
+; no rounding of its own.
+.macro SELU_CORE N, o, x, a, b, c
+    ELU_NEG \N, \x, \a, \b, \c
+    \N\()_3 vmax.f32, \b, \x, 30
+    \N\()_3 vmul.f32, \b, \b, 27
+    \N\()_4 vfma.f32, \b, \a, 24, \b      ; + expm1 * lo(scale * alpha)
+    \N\()_4 vfma.f32, \o, \a, 26, \b      ; + expm1 * hi(scale * alpha): one rounding
+.endm
+
+; o = max(x, 0) + alpha expm1(min(x, 0) / alpha), CELU, when 1/alpha = v24 is
+; exact (alpha a power of two); v26 = alpha, v30 = 0, v25 = -88.
+.macro CELU_CORE N, o, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 30
+    \N\()_3 vmul.f32, \a, \a, 24
+    \N\()_3 vmax.f32, \a, \a, 25
+    EXPM1_NEG \N, \a, \b, \c
+    \N\()_3 vmax.f32, \b, \x, 30
+    \N\()_4 vfma.f32, \o, \a, 26, \b
+.endm
+; The same for any alpha: y = min(x, 0) / alpha = y0 + ylo with y0 = RN(y),
+; ylo from the exact remainder (fma), and expm1(y0 + ylo) = expm1(y0) + e^y0 ylo.
+; v24 = RN(1/alpha), v27 = -88 alpha (alpha > 0). Needs o distinct from x (the
+; fp32 path).
+.macro CELU_SPLIT N, o, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 30
+    \N\()_3 vmax.f32, \a, \a, 27          ; >= -88 alpha (v27)
+    \N\()_3 vmul.f32, \b, \a, 24          ; y0
+    \N\()_4 vfnma.f32, \c, \b, 26, \a     ; min(x, 0) - y0 alpha, exact
+    \N\()_3 vmul.f32, \o, \c, 24          ; ylo
+    \N\()_2 vexp.f32, \a, \b              ; u
+    \N\()_2 vln.f32, \c, \a
+    \N\()_3 vsub.f32, \b, \b, \c
+    \N\()_3 vsub.f32, \c, \a, 31
+    \N\()_4 vfma.f32, \b, \a, \b, \c      ; expm1(y0)
+    \N\()_4 vfma.f32, \b, \a, \o, \b      ; + u ylo
+    \N\()_3 vmax.f32, \a, \x, 30
+    \N\()_4 vfma.f32, \o, \b, 26, \a
+.endm
+
+; ---- softplus ------------------------------------------------------------
+; log1p(t) for t = a >= 0 into b: u = RN(1 + t) loses the low bits of t;
+; c = t - (u - 1) is what it lost (exact while u <= 2^24; beyond, c is at most
+; 2 against ln u > 16), and log1p(t) = ln u + c/u. For small t, c is the
+; whole result, so 1/u must be good to an ULP there: it is one more SFU op
+; (vrcp), which no ALU estimate of the same cost matches. Leaves b = ln u,
+; a = c, c = 1/u: the caller adds fma(a, c, b).
+.macro LOG1P N, b, a, c
+    \N\()_3 vadd.f32, \b, \a, 31          ; u = 1 + t
+    \N\()_3 vsub.f32, \c, \b, 31          ; u - 1
+    \N\()_3 vsub.f32, \a, \a, \c          ; c
+    \N\()_2 vrcp.f32, \c, \b              ; 1/u
+    \N\()_2 vln.f32, \b, \b
+.endm
+; o = beta x > threshold ? x : log1p(e^(beta x)) / beta for beta = 1:
+; v29 = threshold. The linear lanes keep x (o starts as x; the last fma is
+; masked to the other lanes), so the threshold costs one compare.
+.macro SOFTPLUS_ONE N, o, x, a, b, c
+    \N\()_2 vexp.f32, \a, \x
+    LOG1P \N, \b, \a, \c
+    \N\()_C vcle.f32, 1, \x, 29
+.if \o != \x
+    \N\()_2 vmov.f32, \o, \x
+.endif
+    \N\()_4P vfma.f32, \o, \a, \c, \b, 1
+.endm
+; Power-of-two beta: beta x and the division by beta are exact. v28 = beta,
+; v27 = 1/beta.
+.macro SOFTPLUS_POW2 N, o, x, a, b, c
+    \N\()_3 vmul.f32, \a, \x, 28
+    \N\()_C vcle.f32, 1, \a, 29
+    \N\()_2 vexp.f32, \a, \a
+    LOG1P \N, \b, \a, \c
+    \N\()_4 vfma.f32, \b, \a, \c, \b
+.if \o != \x
+    \N\()_2 vmov.f32, \o, \x
+.endif
+    \N\()_3P vmul.f32, \o, \b, 27, 1
+.endm
+; Any beta (fp32): beta x = h + l (fma) with e^(h+l) = e^h + e^h l, and the
+; division by beta corrected by one fma step. The threshold compares h. x is
+; floored at -2^100 so l is never inf - inf (the result there is 0 anyway).
+; v22.. are not touched; v26 = -2^100.
+.macro SOFTPLUS_ANY N, o, x, a, b, c
+    \N\()_3 vmax.f32, \b, \x, 26
+    \N\()_3 vmul.f32, \a, \b, 28          ; h
+    \N\()_C vcle.f32, 1, \a, 29
+    \N\()_4 vfms.f32, \b, \b, 28, \a      ; l
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_4 vfma.f32, \a, \a, \b, \a      ; e^h (1 + l)
+    LOG1P \N, \b, \a, \c
+    \N\()_4 vfma.f32, \b, \a, \c, \b      ; log1p
+    \N\()_3 vmul.f32, \a, \b, 27          ; q = RN(log1p * RN(1/beta))
+    \N\()_4 vfnma.f32, \c, \a, 28, \b     ; log1p - q beta, exact
+    \N\()_2 vmov.f32, \o, \x
+    \N\()_4P vfma.f32, \o, \c, 27, \a, 1  ; q + rem / beta
+.endm
+
+; ---- mish ----------------------------------------------------------------
+; o = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = e^min(x, 20)
+; (n = (1 + e)^2 - 1 without the cancellation). v28 = 20, v27 = 2. Where o is
+; not x (the fp32 path) the quotient n / (n + 2) gets one fma correction step.
+.macro MISH N, o, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 28
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \b, \a, 27
+    \N\()_3 vmul.f32, \a, \a, \b          ; n
+.if \o != \x
+    \N\()_3 vadd.f32, \b, \a, 27          ; d = n + 2
+    \N\()_2 vrcp.f32, \c, \b
+    \N\()_3 vmul.f32, \o, \a, \c          ; q = n / d, two roundings
+    \N\()_4 vfnma.f32, \a, \o, \b, \a     ; n - q d, exact
+    \N\()_4 vfma.f32, \o, \a, \c, \o      ; one rounding
+    \N\()_3 vmul.f32, \o, \o, \x
+.else
+    \N\()_3 vadd.f32, \b, \a, 27
+    \N\()_2 vrcp.f32, \b, \b
+    \N\()_3 vmul.f32, \a, \a, \b
+    \N\()_3 vmul.f32, \o, \a, \x
+.endif
+.endm
+
+; ---- GELU (erf form) -----------------------------------------------------
+; o = x Phi(x), Phi the normal CDF, from the tail q = Phi(-|x|) = e^(-x^2/2) S(|x|):
+;   S(a) = t g(t), t = 1 / (1 + a/2), g a degree-10 polynomial fitted (relative
+;   error 2^-25.4 on a in [0, 14.5]) for this kernel;
+;   e^(-a^2/2) = e^h (1 + l) with h + l = -a^2/2 split exactly by fma, so the
+;   rounding of a^2 (which e^ would multiply by a^2/2, up to 105) never enters.
+; x >= 0: x (1 - q); x < 0: (x S) e^(-a^2/2), multiplied in that order so no
+; intermediate goes subnormal before the result does. a is capped at 14.5
+; (beyond, the result is 0 or x). The coefficients stream through v24/v25
+; (vbcasti, shared by the four copies): the polynomial needs more constants
+; than the eight shared registers hold. v30 = 14.5, v29 = -0.5, v28 = 0.5,
+; v27 = 0.
+.macro GELU_ERF N, o, x, a, b, c
+    \N\()_2 vabs.f32, \a, \x
+    \N\()_3 vmin.f32, \a, \a, 30
+    \N\()_3 vmul.f32, \b, \a, 29          ; -a/2, exact
+    \N\()_3 vmul.f32, \c, \a, \b          ; h = RN(-a^2/2)
+    \N\()_4 vfms.f32, \b, \a, \b, \c      ; l = -a^2/2 - h, exact
+    \N\()_2 vexp.f32, \c, \c
+    \N\()_4 vfma.f32, \c, \c, \b, \c      ; e^(-a^2/2) = e^h (1 + l)
+    \N\()_4 vfma.f32, \a, \a, 28, 31       ; 1 + a/2
+    \N\()_2 vrcp.f32, \a, \a              ; t
+    vbcasti.f32 v24, -0.039069101214408875
+    vbcasti.f32 v25, 0.1874707043170929
+    \N\()_4 vfma.f32, \b, \a, 24, 25
+    vbcasti.f32 v24, -0.3114001154899597
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    vbcasti.f32 v25, 0.08781144767999649
+    \N\()_4 vfma.f32, \b, \b, \a, 25
+    vbcasti.f32 v24, 0.35630109906196594
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    vbcasti.f32 v25, -0.4107499420642853
+    \N\()_4 vfma.f32, \b, \b, \a, 25
+    vbcasti.f32 v24, 0.055110108107328415
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    vbcasti.f32 v25, 0.022450176998972893
+    \N\()_4 vfma.f32, \b, \b, \a, 25
+    vbcasti.f32 v24, 0.1534142792224884
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    vbcasti.f32 v25, 0.19918093085289001
+    \N\()_4 vfma.f32, \b, \b, \a, 25
+    vbcasti.f32 v24, 0.19948041439056396
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    \N\()_3 vmul.f32, \b, \b, \a          ; S = t g(t)
+    \N\()_3 vmul.f32, \a, \b, \c          ; q
+    \N\()_3 vsub.f32, \a, 31, \a          ; 1 - q
+    \N\()_3 vmul.f32, \a, \a, \x          ; x >= 0: x (1 - q)
+    \N\()_3 vmul.f32, \b, \b, \x
+    \N\()_3 vmul.f32, \b, \b, \c          ; x < 0: (x S) e^(-a^2/2)
+    \N\()_C vcge.f32, 1, \x, 27           ; v27 = 0
+    \N\()_3P vsel.f32, \o, \a, \b, 1
+.endm
+
+; ---- tanh ----------------------------------------------------------------
+; o = tanh(x) = sign(x) E / (E + 2), E = expm1(2 min(|x|, 9)) >= 0 (EXPM1_NEG
+; works for positive arguments too). E >= 0 keeps the quotient's sensitivity
+; to E's error at most 1; the quotient gets one fma correction step (one
+; rounding instead of two); the sign is put back with one OR. v28 = 2, v27 = 9,
+; v26 = sign mask (i32 0x80000000).
+.macro TANH N, o, x, a, b, c
+    \N\()_2 vabs.f32, \a, \x
+    \N\()_3 vmin.f32, \a, \a, 27
+    \N\()_3 vadd.f32, \a, \a, \a
+    EXPM1_NEG \N, \a, \b, \c
+    \N\()_3 vadd.f32, \b, \a, 28          ; d = E + 2
+    \N\()_3 vand.i32, \c, \x, 26
+    \N\()_3 vor.i32, \a, \a, \c           ; sign(x) E (x is dead from here: o may be x)
+    \N\()_2 vrcp.f32, \c, \b
+    \N\()_3 vmul.f32, \o, \a, \c          ; y = E / d, two roundings
+    \N\()_4 vfnma.f32, \a, \o, \b, \a     ; E - y d, exact
+    \N\()_4 vfma.f32, \o, \a, \c, \o      ; y + (E - y d) / d: one rounding
+.endm

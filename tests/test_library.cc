@@ -1,0 +1,381 @@
+// The activation library end to end through run_kernel(): every kernel and
+// dtype on awkward shapes (padding must stay zero), across VLENs and cores;
+// fp16 on every one of the 65536 inputs; fp32 on 2^20 inputs over every
+// binade plus the specials; parameters honoured; instruction counts pinned.
+// The big sweeps run functionally (sim.mode=functional): the same results,
+// no timing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "npusim/fp16.h"
+#include "runner.h"
+
+using namespace npusim;
+
+namespace {
+
+struct Kernel {
+    const char *name;
+    unsigned inputs;
+    uint64_t counted16;  // counted instructions on 1x64x8x8 (256 fp16 vectors), default parameters
+    uint64_t counted32;  // ... (512 fp32 vectors)
+};
+
+// Instruction counts as measured (per vector x vectors, plus the few counted
+// set-up instructions of kernels that derive constants from parameters).
+const std::vector<Kernel> kKernels = {
+    {"relu", 1, 256, 512},
+    {"leaky_relu", 1, 512, 1024},
+    {"relu6", 1, 512, 1024},
+    {"gelu_tanh", 1, 17 * 256, 7 * 512},
+    {"hardsigmoid", 1, 11 * 256, 4 * 512},
+    {"hardswish", 1, 13 * 256, 5 * 512},
+    {"softsign", 1, 11 * 256, 4 * 512},
+    {"sigmoid", 1, 11 * 256, 4 * 512},
+    {"silu", 1, 13 * 256, 5 * 512},
+    {"swish", 1, 13 * 256 + 2, 5 * 512 + 2},
+    {"gelu_sigmoid", 1, 13 * 256, 10 * 512},
+    {"elu", 1, 21 * 256, 9 * 512},
+    {"selu", 1, 25 * 256, 11 * 512},
+    {"celu", 1, 23 * 256 + 2, 10 * 512 + 2},
+    {"softplus", 1, 19 * 256 + 1, 8 * 512 + 1},
+    {"mish", 1, 19 * 256, 10 * 512},
+    {"tanh", 1, 33 * 256, 15 * 512},
+    {"gelu_erf", 1, 57 * 256, 27 * 512},
+    {"safe_gelu", 1, 61 * 256, 29 * 512},
+    {"sparse_gelu", 1, 61 * 256, 29 * 512},
+    {"swiglu", 2, 17 * 256, 6 * 512},
+    {"geglu", 2, 61 * 256, 28 * 512},
+};
+
+std::string describe(const RunResult &r)
+{
+    std::string s = "max_ulp=" + std::to_string(r.accuracy.max_ulp) + " failures=" +
+                    std::to_string(r.accuracy.failures) + " padding_nonzero=" + std::to_string(r.padding_nonzero);
+    for (const FailedElement &f : r.failed)
+        s += " [#" + std::to_string(f.index) + " x=" + std::to_string(f.inputs[0]) + " got " + std::to_string(f.got) +
+             " ref " + std::to_string(f.ref) + "]";
+    for (const TrapReport &t : r.traps)
+        s += std::string(" trap ") + npu_trap_name(t.trap.kind) + " at " + std::to_string(t.trap.pc) + " " + t.disasm;
+    return s;
+}
+
+RunOptions options(const std::string &kernel, const std::string &dtype, std::vector<uint64_t> shape,
+                   const std::vector<std::string> &sets = {})
+{
+    RunOptions o;
+    o.kernel = kernel;
+    o.dtype = dtype;
+    o.shape = shape;
+    for (const std::string &s : sets)
+        apply_override(o.config, s);
+    return o;
+}
+
+void expect_cycle_accounting(const RunResult &r)
+{
+    ASSERT_TRUE(r.timed);
+    for (const npu_core_stats &s : r.core_stats) {
+        uint64_t stalls = 0;
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+            stalls += s.stall[i];
+        EXPECT_EQ(s.issue_cycles + stalls, s.cycles) << r.manifest.name;
+    }
+}
+
+// splitmix64, as the runner's: the same inputs on every machine.
+struct Rng {
+    uint64_t s;
+    uint64_t next()
+    {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    double unit() { return double(next() >> 11) * 0x1p-53; }
+};
+
+NpyArray make_array(npu_dtype dt, std::vector<uint64_t> shape)
+{
+    NpyArray a;
+    a.dtype = dt;
+    a.shape = shape;
+    a.data.resize(shape[0] * shape[1] * shape[2] * shape[3] * npu_dtype_bytes(dt));
+    return a;
+}
+
+void put_bits16(NpyArray &a, size_t i, uint16_t h) { std::memcpy(a.data.data() + 2 * i, &h, 2); }
+void put_f32(NpyArray &a, size_t i, float f) { std::memcpy(a.data.data() + 4 * i, &f, 4); }
+
+std::string save(const NpyArray &a, const std::string &name)
+{
+    std::string path = ::testing::TempDir() + "/" + name + ".npy";
+    write_npy(path, a);
+    return path;
+}
+
+// Every binary16 bit pattern, in C copies (one per channel): 1 x C x 256 x 256.
+NpyArray all_halves(uint64_t c)
+{
+    NpyArray a = make_array(NPU_F16, {1, c, 256, 256});
+    for (uint64_t k = 0; k < c; k++)
+        for (uint32_t i = 0; i < 65536; i++)
+            put_bits16(a, k * 65536 + i, uint16_t(i));
+    return a;
+}
+
+// 2^20 binary32 inputs: the specials, two values in every binade (both signs,
+// subnormals included), a quarter random bit patterns (every binade again),
+// the rest log-uniform in magnitude over [2^-12, 2^7] with random signs (the
+// range where activations bend).
+NpyArray fp32_sweep()
+{
+    const uint64_t n = 1u << 20;
+    NpyArray a = make_array(NPU_F32, {1, 16, 256, 256});
+    std::vector<float> v;
+    const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-40f, -1e-40f,
+                              0x1p-126f, -0x1p-126f, 88.72f, -88.72f, 87.3f, -87.3f, 103.9f, -103.9f,
+                              20.0f, -20.0f, 3.0f, -3.0f, 6.0f, -6.0f, 9.0f, -9.0f, 14.5f, -14.5f,
+                              1.0f, -1.0f, 0.5f, -0.5f, 3.4e38f, -3.4e38f};
+    for (float f : specials)
+        v.push_back(f);
+    for (int e = -149; e <= 127; e++) {
+        v.push_back(std::ldexp(1.3f, e) / 1.3f * 1.3f);
+        v.push_back(-std::ldexp(1.7f, e > 126 ? 126 : e));
+    }
+    Rng rng{42};
+    while (v.size() < n / 4) {
+        uint32_t bits = uint32_t(rng.next());
+        float f;
+        std::memcpy(&f, &bits, 4);
+        v.push_back(f);
+    }
+    while (v.size() < n) {
+        double m = std::exp2(-12.0 + 19.0 * rng.unit());
+        v.push_back(float((rng.next() & 1) ? -m : m));
+    }
+    for (uint64_t i = 0; i < n; i++)
+        put_f32(a, i, v[i]);
+    return a;
+}
+
+const std::string &halves_path()
+{
+    static const std::string p = save(all_halves(1), "lib_all_halves");
+    return p;
+}
+
+const std::string &sweep_path()
+{
+    static const std::string p = save(fp32_sweep(), "lib_fp32_sweep");
+    return p;
+}
+
+const std::vector<std::string> kFunctional = {"sim.mode=functional"};
+
+class Library : public ::testing::TestWithParam<Kernel> {};
+
+}  // namespace
+
+TEST_P(Library, PassesItsBoundAndKeepsPaddingZeroOnAwkwardShapes)
+{
+    const Kernel k = GetParam();
+    const std::vector<std::vector<uint64_t>> shapes = {
+        {1, 1, 1, 1}, {1, 3, 5, 7}, {2, 20, 9, 9}, {3, 17, 1, 3}, {1, 16, 32, 33}, {2, 13, 3, 3},
+    };
+    for (const char *dt : {"fp16", "fp32"})
+        for (const auto &shape : shapes) {
+            RunResult r = run_kernel(options(k.name, dt, shape));
+            EXPECT_TRUE(r.passed()) << k.name << " " << dt << " " << shape[0] << "x" << shape[1] << "x" << shape[2]
+                                    << "x" << shape[3] << ": " << describe(r);
+            EXPECT_EQ(r.padding_nonzero, 0u);
+            EXPECT_EQ(r.accuracy.checked, shape[0] * shape[1] * shape[2] * shape[3]);
+            expect_cycle_accounting(r);
+        }
+}
+
+TEST_P(Library, RunsUnchangedAtVlen128And2048AndOnThreeCores)
+{
+    const Kernel k = GetParam();
+    for (const char *dt : {"fp16", "fp32"})
+        for (const char *set : {"core.vlen=128", "core.vlen=2048", "system.cores=3"}) {
+            RunResult r = run_kernel(options(k.name, dt, {2, 19, 7, 5}, {set}));
+            EXPECT_TRUE(r.passed()) << k.name << " " << dt << " " << set << ": " << describe(r);
+            expect_cycle_accounting(r);
+        }
+}
+
+TEST_P(Library, InstructionCountsAreExactlyAsMeasured)
+{
+    const Kernel k = GetParam();
+    RunResult h = run_kernel(options(k.name, "fp16", {1, 64, 8, 8}, kFunctional));
+    RunResult f = run_kernel(options(k.name, "fp32", {1, 64, 8, 8}, kFunctional));
+    EXPECT_EQ(h.output_vectors, 256u);
+    EXPECT_EQ(f.output_vectors, 512u);
+    EXPECT_EQ(h.counted_instructions, k.counted16) << k.name << " fp16";
+    EXPECT_EQ(f.counted_instructions, k.counted32) << k.name << " fp32";
+}
+
+TEST_P(Library, Fp16MeetsItsBoundOnEveryHalfInput)
+{
+    const Kernel k = GetParam();
+    if (k.inputs == 1) {
+        RunOptions o = options(k.name, "fp16", {}, kFunctional);
+        o.inputs["x"] = halves_path();
+        RunResult r = run_kernel(o);
+        EXPECT_EQ(r.accuracy.checked, 65536u);
+        EXPECT_TRUE(r.passed()) << k.name << ": " << describe(r);
+        return;
+    }
+    // Two inputs: each operand sweeps all 65536 halves against a fixed set of
+    // the other (one value per channel), then the other way round.
+    const float fixed[] = {-3.0f, -1.0f, -0.5f, 0.0f, 0.25f, 1.0f, 2.5f, 100.0f};
+    NpyArray sweep = all_halves(8);
+    NpyArray set = make_array(NPU_F16, {1, 8, 256, 256});
+    for (uint64_t c = 0; c < 8; c++)
+        for (uint32_t i = 0; i < 65536; i++)
+            put_bits16(set, c * 65536 + i, npu_f64_to_f16(fixed[c]));
+    const std::string sp = save(sweep, "lib_halves8"), fp = save(set, "lib_fixed8");
+    for (int swap = 0; swap < 2; swap++) {
+        RunOptions o = options(k.name, "fp16", {}, kFunctional);
+        o.inputs["a"] = swap ? fp : sp;
+        o.inputs["b"] = swap ? sp : fp;
+        RunResult r = run_kernel(o);
+        EXPECT_EQ(r.accuracy.checked, 8u * 65536u);
+        EXPECT_TRUE(r.passed()) << k.name << (swap ? " b" : " a") << " swept: " << describe(r);
+    }
+}
+
+TEST_P(Library, Fp32MeetsItsBoundOnAMillionInputsOverEveryBinade)
+{
+    const Kernel k = GetParam();
+    if (k.inputs == 1) {
+        RunOptions o = options(k.name, "fp32", {}, kFunctional);
+        o.inputs["x"] = sweep_path();
+        RunResult r = run_kernel(o);
+        EXPECT_EQ(r.accuracy.checked, 1u << 20);
+        EXPECT_TRUE(r.passed()) << k.name << ": " << describe(r);
+        return;
+    }
+    // |b| < 2^20: the two-input kernels' abs bound for a flushed first factor scales with b.
+    const float fixed[] = {-3.0f, -1.0f, -0.5f, 0.0f, 0.25f, 1.0f, 2.5f, 100.0f, 1e-30f, -7.0f, 3e4f, 0.1f,
+                           -0.001f, 42.0f, -5e5f, 5.0f};
+    NpyArray set = make_array(NPU_F32, {1, 16, 256, 256});
+    for (uint64_t c = 0; c < 16; c++)
+        for (uint32_t i = 0; i < 65536; i++)
+            put_f32(set, c * 65536 + i, fixed[c]);
+    const std::string fp = save(set, "lib_fixed16");
+    for (int swap = 0; swap < 2; swap++) {
+        RunOptions o = options(k.name, "fp32", {}, kFunctional);
+        o.inputs["a"] = swap ? fp : sweep_path();
+        o.inputs["b"] = swap ? sweep_path() : fp;
+        RunResult r = run_kernel(o);
+        EXPECT_EQ(r.accuracy.checked, 1u << 20);
+        EXPECT_TRUE(r.passed()) << k.name << (swap ? " b" : " a") << " swept: " << describe(r);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Library, ::testing::ValuesIn(kKernels),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+namespace {
+
+// Runs a one-input kernel on the given fp32 values (1 x 1 x 1 x n) and returns its outputs.
+RunResult run_values(const std::string &kernel, const std::vector<float> &xs, std::map<std::string, double> params,
+                     const std::string &tag)
+{
+    NpyArray a = make_array(NPU_F32, {1, 1, 1, xs.size()});
+    for (size_t i = 0; i < xs.size(); i++)
+        put_f32(a, i, xs[i]);
+    RunOptions o = options(kernel, "fp32", {});
+    o.inputs["x"] = save(a, "lib_values_" + tag);
+    o.params = params;
+    return run_kernel(o);
+}
+
+float out(const RunResult &r, size_t i)
+{
+    float f;
+    std::memcpy(&f, r.tensors.at("y").data.data() + 4 * i, 4);
+    return f;
+}
+
+}  // namespace
+
+TEST(LibraryParams, EluAndCeluHonourAlpha)
+{
+    const std::vector<float> xs = {-1.0f, -3.0f, 2.0f, -0.01f};
+    RunResult e = run_values("elu", xs, {{"alpha", 0.5}}, "elu");
+    ASSERT_TRUE(e.passed()) << describe(e);
+    EXPECT_NEAR(out(e, 0), 0.5 * std::expm1(-1.0), 2e-7 * 0.5);
+    EXPECT_EQ(out(e, 2), 2.0f);
+    RunResult c = run_values("celu", xs, {{"alpha", 0.3}}, "celu");
+    ASSERT_TRUE(c.passed()) << describe(c);
+    EXPECT_NEAR(out(c, 1), double(float(0.3)) * std::expm1(-3.0 / double(float(0.3))), 1e-7);
+    RunResult c2 = run_values("celu", xs, {{"alpha", 2.0}}, "celu2");
+    ASSERT_TRUE(c2.passed()) << describe(c2);
+    EXPECT_NEAR(out(c2, 1), 2.0 * std::expm1(-1.5), 2e-7 * 2);
+}
+
+TEST(LibraryParams, SwishHonoursBetaIncludingNonPowersOfTwoAndNegative)
+{
+    const std::vector<float> xs = {-10.0f, -3.0f, 0.5f, 4.0f, -80.0f, 80.0f};
+    for (double beta : {1.0, 2.0, 0.7, 1.702, -1.3}) {
+        RunResult r = run_values("swish", xs, {{"beta", beta}}, "swish");
+        ASSERT_TRUE(r.passed()) << "beta " << beta << ": " << describe(r);
+        const double b = double(float(beta));
+        EXPECT_NEAR(out(r, 1), -3.0 / (1.0 + std::exp(3.0 * b)), 1e-6) << beta;
+    }
+}
+
+TEST(LibraryParams, SoftplusHonoursBetaAndThreshold)
+{
+    const std::vector<float> xs = {2.5f, -4.0f, 0.0f, 30.0f, 1.0f};
+    // beta x = 5 > threshold 4: linear, exactly x.
+    RunResult r = run_values("softplus", xs, {{"beta", 2.0}, {"threshold", 4.0}}, "sp1");
+    ASSERT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(out(r, 0), 2.5f);
+    EXPECT_NEAR(out(r, 2), std::log(2.0) / 2.0, 1e-7);
+    // The default (beta 1, threshold 20) keeps 2.5 on the curve, 30 on the line.
+    RunResult d = run_values("softplus", xs, {}, "sp2");
+    ASSERT_TRUE(d.passed()) << describe(d);
+    EXPECT_NEAR(out(d, 0), std::log1p(std::exp(2.5)), 3e-7);
+    EXPECT_EQ(out(d, 3), 30.0f);
+    RunResult g = run_values("softplus", xs, {{"beta", 0.7}, {"threshold", 0.5}}, "sp3");
+    ASSERT_TRUE(g.passed()) << describe(g);
+    EXPECT_EQ(out(g, 4), 1.0f);  // 0.7 > 0.5: linear
+    EXPECT_NEAR(out(g, 1), std::log1p(std::exp(-4.0 * double(0.7f))) / double(0.7f), 1e-7);
+}
+
+TEST(LibrarySparseGelu, ZeroesInputsBelowTheThreshold)
+{
+    const std::vector<float> xs = {0.2f, -0.2f, 1.0f, -2.0f};
+    RunResult d = run_values("sparse_gelu", xs, {}, "sg1");
+    ASSERT_TRUE(d.passed()) << describe(d);
+    EXPECT_EQ(out(d, 1), 0.0f);
+    EXPECT_GT(out(d, 0), 0.1f);
+    RunResult r = run_values("sparse_gelu", xs, {{"threshold", 0.5}}, "sg2");
+    ASSERT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(out(r, 0), 0.0f);
+    EXPECT_NEAR(out(r, 2), 0.5 * std::erfc(-1.0 / std::sqrt(2.0)), 1e-6);
+    RunResult n = run_values("sparse_gelu", xs, {{"threshold", -3.0}}, "sg3");
+    ASSERT_TRUE(n.passed()) << describe(n);
+    EXPECT_NEAR(out(n, 3), -2.0 * 0.5 * std::erfc(2.0 / std::sqrt(2.0)), 1e-7);
+}
+
+TEST(LibraryPadding, KernelsWithNonzeroAtZeroFailWithoutThePaddingPass)
+{
+    // The check is real: sigmoid(0) = 1/2 lands in padded lanes unless the
+    // skeleton zeroes them. sigmoid on C = 3 reports none non-zero.
+    RunResult r = run_kernel(options("sigmoid", "fp16", {1, 3, 5, 7}));
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.padding_nonzero, 0u);
+    RunResult h = run_kernel(options("hardsigmoid", "fp32", {2, 13, 3, 3}, {"core.vlen=128"}));
+    EXPECT_TRUE(h.passed()) << describe(h);
+}
