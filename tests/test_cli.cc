@@ -328,3 +328,19 @@ TEST(Cli, CompareTabulatesKernelsSideBySide)
     EXPECT_EQ(j[1]["instructions/vector"], 2.0);
     EXPECT_EQ(count_lines(slurp(csv)), 3);
 }
+
+TEST(Cli, CommittedReferenceDocsAreUpToDate)
+{
+    // docs/config-reference.md is `npusim config docs`; docs/isa-table.md is
+    // generated from `npusim isa --json`. Regenerate them when this fails.
+    Result docs = run_cli("config docs");
+    ASSERT_EQ(docs.status, 0);
+    EXPECT_TRUE(docs.out == slurp(std::string(NPUSIM_SOURCE_ROOT) + "/docs/config-reference.md"))
+        << "stale: run build/npusim config docs > docs/config-reference.md";
+    std::string table = tmpdir() + "/isa-table.md";
+    ASSERT_EQ(sh("/usr/bin/python3 " + std::string(NPUSIM_SOURCE_ROOT) + "/tools/gen_isa_table.py " + NPUSIM_EXE +
+                 " > " + table),
+              0);
+    EXPECT_TRUE(slurp(table) == slurp(std::string(NPUSIM_SOURCE_ROOT) + "/docs/isa-table.md"))
+        << "stale: run tools/gen_isa_table.py build/npusim > docs/isa-table.md";
+}
