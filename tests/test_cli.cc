@@ -344,3 +344,18 @@ TEST(Cli, CommittedReferenceDocsAreUpToDate)
     EXPECT_TRUE(slurp(table) == slurp(std::string(NPUSIM_SOURCE_ROOT) + "/docs/isa-table.md"))
         << "stale: run tools/gen_isa_table.py build/npusim > docs/isa-table.md";
 }
+
+TEST(Cli, ConfigBaseInheritsAndOverrides)
+{
+    std::string base = tmpdir() + "/base.yaml", child = tmpdir() + "/child.yaml";
+    write(base, "core:\n  vlen: 512\nunits:\n  sfu: {latency: 20}\n");
+    write(child, "base: base.yaml\nunits:\n  sfu: {interval: 4}\n");
+    Result r = run_cli("config show " + child);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("vlen: 512"), std::string::npos);
+    EXPECT_NE(r.out.find("latency: 20\n    interval: 4"), std::string::npos) << r.out;
+    write(base, "base: child.yaml\n");
+    r = run_cli("config show " + child);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, child + ": base chain loops back to this file\n");
+}

@@ -300,9 +300,19 @@ void validate_config(const Config &cfg)
         throw Error(cfg.source + ": dram: " + msg);
 }
 
-Config load_config(const std::string &path)
+namespace {
+
+// `base: other.yaml` at the top of a config file: load that first (relative
+// to this file), then apply this file's keys over it. Chains are followed up
+// to a depth limit; a cycle is an error.
+Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
 {
-    Config cfg = default_config();
+    for (const std::string &p : chain)
+        if (p == path)
+            throw Error(path + ": base chain loops back to this file");
+    if (chain.size() >= 16)
+        throw Error(path + ": base chain deeper than 16 files");
+    chain.push_back(path);
     YAML::Node root;
     try {
         root = YAML::LoadFile(path);
@@ -311,9 +321,45 @@ Config load_config(const std::string &path)
     } catch (const YAML::Exception &e) {
         throw Error(mark_prefix(path, e.mark) + e.msg);
     }
+    Config cfg = default_config();
+    if (root.IsMap() && root["base"]) {
+        const YAML::Node b = root["base"];
+        if (!b.IsScalar())
+            throw Error(mark_prefix(path, b.Mark()) + "base: expected a config file name");
+        std::string base = b.Scalar();
+        if (!base.empty() && base[0] != '/') {
+            size_t slash = path.rfind('/');
+            base = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + base;
+        }
+        cfg = load_with_bases(base, chain);
+        root.remove("base");
+    }
     if (!root.IsNull())
         load_node(cfg, root, "", path);
     cfg.source = path;
+    return cfg;
+}
+
+}  // namespace
+
+Config load_config(const std::string &path)
+{
+    std::vector<std::string> chain;
+    return load_with_bases(path, chain);
+}
+
+Config load_config_text(const std::string &text, const std::string &name)
+{
+    Config cfg = default_config();
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception &e) {
+        throw Error(mark_prefix(name, e.mark) + e.msg);
+    }
+    if (!root.IsNull())
+        load_node(cfg, root, "", name);
+    cfg.source = name;
     return cfg;
 }
 
