@@ -359,3 +359,12 @@ TEST(Cli, ConfigBaseInheritsAndOverrides)
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, child + ": base chain loops back to this file\n");
 }
+
+TEST(Cli, CompareOutputMatchesTheGoldenFile)
+{
+    // Regenerate after an intended change to the kernels or the timing model:
+    //   build/npusim compare relu leaky_relu gelu_tanh --shape 1,16,8,8 > tests/golden/compare_small.txt
+    Result r = run_cli("compare relu leaky_relu gelu_tanh --shape 1,16,8,8");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, slurp(std::string(NPUSIM_SOURCE_ROOT) + "/tests/golden/compare_small.txt"));
+}

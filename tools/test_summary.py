@@ -10,7 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 
-def main(build: pathlib.Path) -> int:
+def count(build: pathlib.Path):
     passed = failed = skipped = 0
     failing_suites = set()
     junit = build / "meson-logs" / "testlog.junit.xml"
@@ -30,6 +30,15 @@ def main(build: pathlib.Path) -> int:
             rec = json.loads(line)
             if rec.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") and rec.get("name") not in failing_suites:
                 failed += 1
+    return passed, failed, skipped
+
+
+def main(builds) -> int:
+    """Sums the counts of one or more build folders."""
+    passed = failed = skipped = 0
+    for b in builds:
+        p, f, s = count(pathlib.Path(b))
+        passed, failed, skipped = passed + p, failed + f, skipped + s
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
@@ -38,4 +47,4 @@ def main(build: pathlib.Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(pathlib.Path(sys.argv[1])))
+    sys.exit(main(sys.argv[1:]))
