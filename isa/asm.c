@@ -221,6 +221,37 @@ static int directive_equ(asm_ctx *c, asm_lexer *lx)
     return 0;
 }
 
+/* .word expr: one raw 64-bit instruction word, as is. A word that does not
+ * decode is kept as NPU_OP_INVALID, as the binary loader keeps it, so tests
+ * and kernels can make the core trap "illegal instruction" on purpose. */
+static int directive_word(asm_ctx *c, asm_lexer *lx, asm_token t)
+{
+    char q[96];
+    asm_value v;
+    if (asm_parse_expr(lx, &v) < 0)
+        return -1;
+    if (v.is_float)
+        return asm_error(c, t.col, ".word takes an integer, not a float");
+    asm_token end = asm_lex_next(lx);
+    if (end.kind != TOK_EOL)
+        return end.kind == TOK_BAD ? -1
+                                   : asm_error(c, end.col, "unexpected trailing text %s",
+                                               asm_tok_str(&end, q, sizeof q));
+    uint64_t word = (uint64_t)v.i;
+    npu_insn insn;
+    if (npu_decode(word, &insn) != 0) {
+        memset(&insn, 0, sizeof insn);
+        insn.op = NPU_OP_INVALID;
+    }
+    npu_srcloc loc = { c->cur.file, c->cur.line };
+    if (npu_program_append(c->prog, &insn, loc) < 0) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    c->prog->words[c->prog->count - 1] = word; /* the bits as written, unused ones too */
+    return 0;
+}
+
 /* .error "message": stops assembly, e.g. when a needed name is not defined. */
 static int directive_error(asm_ctx *c, asm_lexer *lx, asm_token t)
 {
@@ -244,6 +275,8 @@ static int directive(asm_ctx *c, asm_lexer *lx, asm_token t)
         return asm_error(c, t.col, ".endm without .macro");
     if (IS(".error"))
         return directive_error(c, lx, t);
+    if (IS(".word"))
+        return directive_word(c, lx, t);
     if (IS(".if") || IS(".ifdef") || IS(".ifndef") || IS(".else") || IS(".endif"))
         return asm_error(c, t.col, "%s must start its line", asm_quote(t.text, t.len, q, sizeof q));
 #undef IS

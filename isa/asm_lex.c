@@ -112,7 +112,8 @@ static asm_token lex(asm_lexer *lx)
         return t;
     }
     /* Comparisons for .if: == != <= >= < > (two-character forms first). */
-    if ((ch == '=' || ch == '!' || ch == '<' || ch == '>') && s[start + 1] == '=') {
+    /* The text need not be NUL-terminated: never look past n (fuzz_exec). */
+    if ((ch == '=' || ch == '!' || ch == '<' || ch == '>') && start + 1 < n && s[start + 1] == '=') {
         lx->pos = start + 2;
         return make(lx, TOK_PUNCT, start, start + 2);
     }

@@ -1,11 +1,15 @@
-/* Run loops: round-robin over cores in quanta, barriers, limits. The
- * functional loop counts one cycle per instruction; the timed loop runs each
- * core's timing model and releases barriers at the last arrival's cycle. */
+/* Run loops: cores take turns, meet at barriers, stop at limits. The
+ * functional loop counts one cycle per instruction and gives each core 4096
+ * instructions per turn, round-robin; the timed loop gives the turn to the
+ * core with the earliest clock, for at most a cycle quantum ahead of the next
+ * (npu_run_pick, npu_run_horizon, npu_run_turn: the SystemC engine calls the
+ * same three; run.h states the ordering bound), and releases barriers at the
+ * last arrival's cycle. */
 #include "npusim/run.h"
 
 #include "npusim/timing.h"
 
-enum { QUANTUM = 4096 }; /* instructions a core runs before the next gets a turn */
+enum { QUANTUM = 4096 }; /* functional runs: instructions a core runs before the next gets a turn */
 
 /* Releases a barrier when every core still running has reached it; traps the
  * waiters when a core halted instead (the barrier can never complete).
@@ -28,10 +32,12 @@ static int settle_barrier(npu_core *const *cores, unsigned n, int *released)
         return 0;
     }
     for (unsigned i = 0; i < n; i++)
-        if (cores[i]->state == NPU_CORE_AT_BARRIER)
+        if (cores[i]->state == NPU_CORE_AT_BARRIER) {
+            cores[i]->pc--; /* barrier advanced the PC before waiting: name the barrier itself */
             npu_core_raise(cores[i], NPU_TRAP_BARRIER, 0,
                            "barrier never completes: %u of %u cores halted without reaching it",
                            halted, n);
+        }
     return 1;
 }
 
@@ -93,6 +99,53 @@ unsigned npu_run_functional(npu_core *const *cores, unsigned n, const npu_run_li
     return count_state(cores, n, NPU_CORE_TRAPPED);
 }
 
+int npu_run_pick(struct npu_timed_core *const *tcs, unsigned n)
+{
+    int pick = -1;
+    uint64_t earliest = UINT64_MAX;
+    for (unsigned i = 0; i < n; i++)
+        if (npu_timed_core_core(tcs[i])->state == NPU_CORE_RUNNING && npu_timed_now(tcs[i]) < earliest) {
+            earliest = npu_timed_now(tcs[i]);
+            pick = (int)i;
+        }
+    return pick;
+}
+
+uint64_t npu_run_horizon(struct npu_timed_core *const *tcs, unsigned n, unsigned core)
+{
+    uint64_t q = npu_timed_core_config(tcs[core])->sim_quantum;
+    if (q == 0)
+        q = NPU_SIM_QUANTUM_DEFAULT;
+    /* The clock of the next core in line: the earliest among the others still
+     * running (alone, the core paces itself). */
+    uint64_t next = npu_timed_now(tcs[core]);
+    int others = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (i != core && npu_timed_core_core(tcs[i])->state == NPU_CORE_RUNNING &&
+            (!others++ || npu_timed_now(tcs[i]) < next))
+            next = npu_timed_now(tcs[i]);
+    return next > UINT64_MAX - q ? UINT64_MAX : next + q;
+}
+
+int npu_run_turn(struct npu_timed_core *tc, uint64_t horizon, const npu_run_limits *lim)
+{
+    npu_core *c = npu_timed_core_core(tc);
+    /* Only a shared memory (a DMA backend) needs DMA in time order across cores. */
+    const int shared = npu_timed_core_dma_backend(tc, NULL) != NULL;
+    const uint64_t dma_before = npu_timed_stats(tc)->dma_transfers;
+    int progressed = 0;
+    while (c->state == NPU_CORE_RUNNING) {
+        const uint64_t now = npu_timed_now(tc);
+        if (now >= horizon || over_limit(c, now, lim))
+            break;
+        npu_timed_step(tc);
+        progressed = 1;
+        if (shared && npu_timed_stats(tc)->dma_transfers != dma_before)
+            break; /* a transaction with the shared memory: the next turn goes to the earliest core */
+    }
+    return progressed;
+}
+
 unsigned npu_run_timed(npu_timed_core *const *tcs, unsigned n, const npu_run_limits *lim)
 {
     npu_core *cores[256];
@@ -101,35 +154,29 @@ unsigned npu_run_timed(npu_timed_core *const *tcs, unsigned n, const npu_run_lim
     for (unsigned i = 0; i < n; i++)
         cores[i] = npu_timed_core_core(tcs[i]);
     for (;;) {
-        int progressed = 0, trapped = 0, released;
-        for (unsigned i = 0; i < n; i++) {
-            npu_core *c = cores[i];
-            for (unsigned k = 0; k < QUANTUM && c->state == NPU_CORE_RUNNING; k++) {
-                if (over_limit(c, npu_timed_now(tcs[i]), lim))
-                    break;
-                npu_timed_step(tcs[i]);
-                progressed = 1;
-            }
-            trapped |= c->state == NPU_CORE_TRAPPED;
+        const int k = npu_run_pick(tcs, n);
+        if (k >= 0) {
+            npu_run_turn(tcs[k], npu_run_horizon(tcs, n, (unsigned)k), lim);
+            if (cores[k]->state == NPU_CORE_TRAPPED)
+                break;
+            continue;
         }
-        if (!trapped) {
-            uint64_t release = 0;
+        /* No core runs: settle a barrier, or the run is over. */
+        uint64_t release = 0;
+        int released;
+        for (unsigned i = 0; i < n; i++)
+            if (cores[i]->state == NPU_CORE_AT_BARRIER && npu_timed_now(tcs[i]) + 1 > release)
+                release = npu_timed_now(tcs[i]) + 1;
+        if (settle_barrier(cores, n, &released))
+            break;
+        if (released) {
             for (unsigned i = 0; i < n; i++)
-                if (cores[i]->state == NPU_CORE_AT_BARRIER && npu_timed_now(tcs[i]) + 1 > release)
-                    release = npu_timed_now(tcs[i]) + 1;
-            trapped = settle_barrier(cores, n, &released);
-            if (released)
-                for (unsigned i = 0; i < n; i++)
-                    npu_timed_release(tcs[i], release);
+                npu_timed_release(tcs[i], release);
+            continue;
         }
-        if (trapped)
-            break;
-        if (count_state(cores, n, NPU_CORE_HALTED) == n)
-            break;
-        if (!progressed) {
+        if (count_state(cores, n, NPU_CORE_HALTED) != n)
             trap_deadlock(cores, n);
-            break;
-        }
+        break;
     }
     for (unsigned i = 0; i < n; i++)
         npu_timed_finish(tcs[i]);

@@ -57,6 +57,8 @@ struct npu_timed_core {
     npu_core_stats stats;
     npu_issue_hook hook;
     void *hook_ctx;
+    npu_dma_backend dma_backend; /* NULL: the ideal memory */
+    void *dma_ctx;
 };
 
 const char *npu_stall_name(npu_stall s)
@@ -104,6 +106,8 @@ void npu_timing_config_default(npu_timing_config *cfg)
     cfg->dma_latency = 200;
     cfg->dma_bytes_per_cycle = 32;
     cfg->dma_queue_depth = 8;
+    cfg->dma_outstanding = NPU_DMA_OUTSTANDING_DEFAULT;
+    cfg->sim_quantum = NPU_SIM_QUANTUM_DEFAULT;
 }
 
 int npu_timing_config_check(const npu_timing_config *cfg, char *msg, unsigned size)
@@ -239,6 +243,20 @@ void npu_timed_core_set_hook(npu_timed_core *tc, npu_issue_hook hook, void *ctx)
     tc->hook_ctx = ctx;
 }
 
+void npu_timed_core_set_dma_backend(npu_timed_core *tc, npu_dma_backend fn, void *ctx)
+{
+    tc->dma_backend = fn;
+    tc->dma_ctx = ctx;
+}
+
+npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx)
+{
+    if (ctx)
+        *ctx = tc->dma_ctx;
+    return tc->dma_backend;
+}
+
+const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc) { return &tc->cfg; }
 const npu_core_stats *npu_timed_stats(const npu_timed_core *tc) { return &tc->stats; }
 npu_core *npu_timed_core_core(npu_timed_core *tc) { return tc->core; }
 
@@ -410,6 +428,11 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->dma_engine_free = start + transfer;
         dma_start = start;
         uint64_t done = start + transfer + cfg->dma_latency;
+        if (tc->dma_backend) {
+            done = tc->dma_backend(tc->dma_ctx, c->cfg.core_id, start, rq);
+            if (done < start)
+                done = start;
+        }
         tc->dma_fifo[(tc->dma_head + tc->dma_count) % DMA_FIFO] = done;
         tc->dma_count++;
         if (done > tc->tag_done[rq->tag])

@@ -51,6 +51,39 @@ TEST(SystemCEngine, CliJsonEqualsTheCEngineAcrossKernelsShapesAndCores)
                 }
 }
 
+TEST(SystemCEngine, CliJsonEqualsTheCEngineThroughTheL2AndDram)
+{
+    // memory.model=l2: the SystemC engine sends every DMA line through the
+    // core -> L2 -> DRAM TLM sockets; the C engine calls the models directly.
+    for (const char *kernel : {"relu", "gelu_tanh"})
+        for (const char *shape : {"1,5,9,11", "1,32,32,32"})
+            for (unsigned cores : {1u, 2u}) {
+                Scenario s;
+                s.kernel = kernel;
+                s.dtype = "fp16";
+                s.shape = shape;
+                s.sets = {"system.cores=" + std::to_string(cores), "memory.model=l2", "l2.size_bytes=65536"};
+                std::string what = std::string(kernel) + " " + shape + " cores=" + std::to_string(cores);
+                RunResult rc = run_kernel(s.options());
+                json want = report_json(rc);
+                ASSERT_TRUE(want.contains("l2")) << what;
+                EXPECT_GT(want.at("l2").at("accesses").get<uint64_t>(), 0u) << what;
+                std::string cmd = std::string(NPUSIM_EXE) + " run " + kernel + " --dtype fp16 --shape " + shape +
+                                  " --json -";
+                for (const std::string &set : s.sets)
+                    cmd += " --set " + set;
+                Result r = run_cmd(cmd);
+                ASSERT_EQ(r.status, 0) << what << "\n" << r.err;
+                EXPECT_EQ(r.err, "") << what;
+                json got = json::parse(r.out);
+                for (const char *key : {"cycles", "stalls", "l2", "dram", "bound"})
+                    EXPECT_EQ(got.at(key), want.at(key)) << what << ": " << key;
+                got.erase("sim");
+                want.erase("sim");
+                EXPECT_EQ(got, want) << what;
+            }
+}
+
 TEST(SystemCEngine, PerCoreStatsEqualTheCEngine)
 {
     Scenario s;
@@ -162,8 +195,10 @@ out:
 TEST(SystemCEngine, GuestFaultOnOneCoreStopsTheOthersWhereTheCEngineDoes)
 {
     Scenario s;
-    // Core 1 faults in the third round (after ~9000 instructions); as in
-    // npu_run_timed the other cores finish that round's quantum and stop.
+    // Core 1 faults after ~9000 instructions; as in npu_run_timed the run
+    // ends after that turn, so the other cores stop where they are: within
+    // one quantum (sim.quantum = 1000 cycles) of core 1's clock, long before
+    // their own 18000 instructions.
     s.kernel = kernel_file("fault", R"(
     srd   s5, coreid
     li    s6, 6000
@@ -187,8 +222,10 @@ done:
     EXPECT_EQ(sc.summary, c);
     ASSERT_EQ(c.at("traps").size(), 1u) << c.dump();
     EXPECT_EQ(c.at("traps")[0].at("kind"), "ub_out_of_bounds");
-    EXPECT_EQ(c.at("retired")[0].get<uint64_t>(), 3 * 4096u);
-    EXPECT_EQ(c.at("retired")[2].get<uint64_t>(), 3 * 4096u);
+    for (unsigned k : {0u, 2u}) {
+        EXPECT_GT(c.at("retired")[k].get<uint64_t>(), 8000u);
+        EXPECT_LT(c.at("retired")[k].get<uint64_t>(), 10000u);
+    }
 }
 
 TEST(SystemCEngine, RunsOncePerProcess)

@@ -13,16 +13,20 @@
  *                               is skipped (include-once)
  *   .ifdef NAME / .ifndef NAME / .if expr  ...  [.else ...]  .endif
  *                               conditional assembly (NAME: a constant, a
- *                               dtype alias or a macro; expr non-zero); a
+ *                               dtype alias or a macro; expr non-zero, with
+ *                               == != < <= > >= giving 1 or 0); a
  *                               block closes in the file or macro it opened in
  *   .error "message"            stops with that message
+ *   .word expr                  one raw 64-bit instruction word (kept as
+ *                               NPU_OP_INVALID when it does not decode)
  *   mnemonic[.dt] operands[, pN]
  *
  * `.dt` is f16, f32, i16 or i32, or a dtype alias from npu_asm_options
  * defines (`vadd.DT`), and must be in the row's dtype set; rows without
  * dtypes take no suffix. A trailing predicate on a maskable row sets
  * pm = 1, pg = N. Operands, by kind (isa/formats.def):
- *   scalar / vector / predicate register   s0..s31, v0..v31, p0..p7
+ *   scalar / vector / predicate register   s0..s31, v0..v31, p0..p7, or
+ *           v[expr] (a computed number: register banks in macros)
  *   imm     integer expression, signed 32-bit
  *   u6      shift amount 0..63; ulane: 0 .. lane bits - 1
  *   lit     literal rounded once to the lane type: f16/f32 from any number

@@ -16,5 +16,6 @@
 #include "npusim/l2.h"
 #include "npusim/dram.h"
 #include "npusim/din.h"
+#include "npusim/memsys.h"
 
 #endif

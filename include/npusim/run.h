@@ -28,6 +28,30 @@ unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const np
 struct npu_timed_core;
 unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
 
+/* The scheduling of npu_run_timed, shared with the SystemC engine (one
+ * source of truth): conservative temporal decoupling with a cycle quantum Q
+ * (npu_timing_config.sim_quantum, `sim.quantum`).
+ *   - the next turn goes to the running core with the earliest local clock
+ *     (lowest index on a tie): npu_run_pick;
+ *   - it steps until it has issued one DMA transfer into a shared memory (a
+ *     DMA backend is set: timing.h), or its clock reaches the horizon = the earliest clock
+ *     among the other running cores + Q (npu_run_horizon), or it stops
+ *     running (barrier, halt, trap) or passes a limit: npu_run_turn;
+ *   - when no core runs, a barrier settles (every waiter released at the
+ *     last arrival's cycle + 1) or the run is over; a trap ends the run
+ *     after the turn it happened in.
+ * Error bound: a core issues a DMA at most Q cycles after another core's
+ * clock, so transfers reach a shared memory in the order of the cycles the
+ * cores issued them, except that one issued up to Q cycles later may come
+ * first. A transfer is also booked whole at its start (its line requests
+ * reach the L2 ahead of those of transfers that start later), and it starts
+ * when its engine is free, which may be after the issue cycle. With one core,
+ * or cores that never meet in memory, Q changes no result. */
+int npu_run_pick(struct npu_timed_core *const *cores, unsigned num_cores); /* -1: none runs */
+uint64_t npu_run_horizon(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
+/* Steps one core (see above); returns 1 when it stepped at least once. */
+int npu_run_turn(struct npu_timed_core *core, uint64_t horizon, const npu_run_limits *lim);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,11 +54,22 @@ typedef struct npu_timing_config {
                                  backward and direct jumps taken, forward not taken) */
     unsigned ub_banks;        /* UB banks ... */
     unsigned ub_bank_bytes;   /* ... each this wide; an access takes max(lanes per bank) cycles */
-    /* DMA into the ideal memory (until the memory system replaces it). */
+    /* DMA: the engine issues bytes at dma_bytes_per_cycle; without a DMA
+     * backend a transfer completes dma_latency cycles after its last byte
+     * (the ideal memory). */
     unsigned dma_latency;         /* cycles from a transfer's start to its completion, beyond its bytes */
     unsigned dma_bytes_per_cycle; /* bandwidth of the core's DMA engine */
     unsigned dma_queue_depth;     /* transfers in flight per core */
+    unsigned dma_outstanding;     /* memory system (memsys.h): line requests in flight per DMA engine
+                                     (0 = NPU_DMA_OUTSTANDING_DEFAULT) */
+    /* Temporal decoupling (sim/run.c): in each scheduling round a core runs
+     * until its local clock passes the earliest running core's clock + this
+     * many cycles (0 = NPU_SIM_QUANTUM_DEFAULT). All cores of a run must use
+     * the same value; the run loops read it from the first core. */
+    uint64_t sim_quantum;
 } npu_timing_config;
+
+enum { NPU_DMA_OUTSTANDING_DEFAULT = 16, NPU_SIM_QUANTUM_DEFAULT = 1000 };
 
 /* The default vector core (configs/default.yaml says the same). */
 void npu_timing_config_default(npu_timing_config *cfg);
@@ -105,6 +116,19 @@ typedef struct npu_timed_core npu_timed_core; /* defined in sim/timing.c */
 npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg);
 void npu_timed_core_free(npu_timed_core *tc);
 void npu_timed_core_set_hook(npu_timed_core *tc, npu_issue_hook hook, void *ctx);
+const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc);
+
+/* Where DMA transfers go. A backend books one transfer of core `core` (its
+ * core_id) that starts moving bytes at cycle `start` and returns the cycle it
+ * completes (>= start). The DMA engine's own issue bandwidth still limits
+ * start times: a transfer starts no earlier than the previous one's last
+ * byte left the engine (start + bytes / dma_bytes_per_cycle). Calls come in
+ * non-decreasing `start` per core. NULL (the default) is the ideal memory:
+ * done = start + bytes / dma_bytes_per_cycle + dma_latency. */
+typedef uint64_t (*npu_dma_backend)(void *ctx, unsigned core, uint64_t start, const npu_dma_request *rq);
+void npu_timed_core_set_dma_backend(npu_timed_core *tc, npu_dma_backend fn, void *ctx);
+/* The backend set (NULL: the ideal memory), and its ctx in *ctx if not NULL. */
+npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx);
 
 /* Executes and times one instruction. Returns the core state afterwards. */
 npu_core_state npu_timed_step(npu_timed_core *tc);

@@ -2,28 +2,31 @@
 // hand the turn back.
 #include "core_module.h"
 
+#include "memory.h"
 #include "run_policy.h"
 
 namespace npusim::sc {
 
-NpuCoreModule::NpuCoreModule(const sc_core::sc_module_name &name, npu_timed_core *tc, const npu_run_limits &lim)
+NpuCoreModule::NpuCoreModule(const sc_core::sc_module_name &name, npu_timed_core *tc, const npu_run_limits &lim,
+                             bool with_dma_socket)
     : sc_core::sc_module(name), tc_(tc), core_(npu_timed_core_core(tc)), lim_(lim)
 {
+    if (with_dma_socket)
+        dma_socket = std::make_unique<tlm_utils::simple_initiator_socket<NpuCoreModule>>("dma_socket");
     SC_HAS_PROCESS(NpuCoreModule);
     SC_THREAD(run);
 }
 
 void NpuCoreModule::turn()
 {
-    progressed_ = false;
-    const bool limited = lim_.max_instructions || lim_.max_cycles;
-    for (unsigned k = 0; k < kQuantum && core_->state == NPU_CORE_RUNNING; k++) {
-        // Only a cycle limit needs the local clock: skip the call otherwise.
-        if (limited && over_limit(core_, lim_.max_cycles ? npu_timed_now(tc_) : 0, lim_))
-            break;
-        npu_timed_step(tc_);
-        progressed_ = true;
-    }
+    // The same turn as npu_run_timed's (sim/run.c): one source of truth.
+    progressed_ = npu_run_turn(tc_, horizon_, &lim_) != 0;
+}
+
+uint64_t NpuCoreModule::send_line(uint64_t now, uint64_t addr, unsigned bytes, bool is_write)
+{
+    return transact(*dma_socket->operator->(), is_write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, now, addr,
+                    bytes);
 }
 
 void NpuCoreModule::run()

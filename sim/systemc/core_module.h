@@ -3,7 +3,10 @@
 // here: npu_timed_step() does all of it.
 #pragma once
 
+#include <memory>
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "npusim/run.h"
 #include "npusim/timing.h"
@@ -11,22 +14,27 @@
 namespace npusim::sc {
 
 // Temporal decoupling: when the scheduler hands the core a turn (`go`), its
-// thread steps the timing model up to kQuantum instructions without waking
-// the SystemC kernel, ahead of SystemC time on the core's own clock
-// (npu_timed_now), and stops early at a transaction boundary: a barrier, halt
-// or trap. Then it signals `done`; SystemC time itself is advanced by the
+// thread runs npu_run_turn(): it steps the timing model without waking the
+// SystemC kernel until the core's own clock (npu_timed_now) reaches the
+// turn's horizon (npu_run_horizon: the next core's clock + sim.quantum), and
+// stops early at a transaction boundary: one DMA issued, a barrier, halt or
+// trap. Then it signals `done`; SystemC time itself is advanced by the
 // scheduler (NpuTop), to the earliest local clock of the cores still running.
 //
-// Seam for the memory system: DMA goes to an ideal memory inside the timing
-// model today. When L2 and DRAM become sc_modules, this module grows a
-// tlm_utils::simple_initiator_socket<NpuCoreModule> dma_socket; the step loop
-// ends the turn at every DMA the step reports (npu_step_info.dma) and sends it
-// as a b_transport whose annotated delay is the core's local offset
-// (npu_timed_now - sc_time_stamp), and the returned delay becomes the
-// transfer's completion in the timing model.
+// DMA (memory.model: l2): the core's DMA engine, the C model in memsys.c,
+// cuts each transfer into line requests; NpuTop hands each to its core's
+// send_line, which sends it through dma_socket as a b_transport whose
+// annotated delay is the line's cycle minus SystemC time (the core runs
+// ahead of it); the delay returned makes the line's completion. Without the
+// memory system (ideal memory) the core has no socket.
 class NpuCoreModule : public sc_core::sc_module {
 public:
-    NpuCoreModule(const sc_core::sc_module_name &name, npu_timed_core *tc, const npu_run_limits &lim);
+    NpuCoreModule(const sc_core::sc_module_name &name, npu_timed_core *tc, const npu_run_limits &lim,
+                  bool with_dma_socket);
+
+    std::unique_ptr<tlm_utils::simple_initiator_socket<NpuCoreModule>> dma_socket;  // memory.model: l2
+    // One line request at cycle `now` through dma_socket; returns its completion cycle.
+    uint64_t send_line(uint64_t now, uint64_t addr, unsigned bytes, bool is_write);
 
     sc_core::sc_event go;    // notified by the scheduler: run one turn
     sc_core::sc_event done;  // notified by this core: the turn is over
@@ -35,6 +43,7 @@ public:
     npu_core *core() const { return core_; }
     bool progressed() const { return progressed_; }  // stepped at least once in the last turn
     void retire() { retired_ = true; }                // the thread ends at its next turn
+    void set_horizon(uint64_t cycle) { horizon_ = cycle; }  // of the next turn
 
 private:
     void run();   // SC_THREAD
@@ -43,6 +52,7 @@ private:
     npu_timed_core *tc_;
     npu_core *core_;
     npu_run_limits lim_;
+    uint64_t horizon_ = 0;
     bool progressed_ = false;
     bool retired_ = false;
 };

@@ -23,7 +23,7 @@ enum : unsigned { kVcdIssuing = 0, kVcdIdle = 1 + NPU_NUM_STALLS };
 
 struct ScRunInfo {
     uint64_t end_cycle = 0;     // SystemC time (cycles) when the run ended: the slowest core's last cycle
-    uint64_t rounds = 0;        // scheduling rounds (quanta handed to the cores)
+    uint64_t rounds = 0;        // scheduling turns handed to the cores
     uint64_t vcd_changes = 0;   // value changes replayed into the VCD signals
     uint64_t vcd_late = 0;      // changes that arrived after their time had passed (must stay 0)
     uint64_t vcd_max_queued = 0;  // most changes waiting for replay at once (memory bound)

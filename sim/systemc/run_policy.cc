@@ -1,22 +1,8 @@
-// Limits, barrier settlement and deadlock for the SystemC scheduler, in the
-// words of sim/run.c.
+// Barrier settlement and deadlock for the SystemC scheduler, in the words of
+// sim/run.c.
 #include "run_policy.h"
 
 namespace npusim::sc {
-
-bool over_limit(npu_core *c, uint64_t cycle, const npu_run_limits &lim)
-{
-    if (lim.max_instructions && c->retired >= lim.max_instructions) {
-        npu_core_raise(c, NPU_TRAP_MAX_INSNS, 0, "stopped after %llu instructions (--max-instructions)",
-                       (unsigned long long)c->retired);
-        return true;
-    }
-    if (lim.max_cycles && cycle >= lim.max_cycles) {
-        npu_core_raise(c, NPU_TRAP_MAX_CYCLES, 0, "stopped at cycle %llu (--max-cycles)", (unsigned long long)cycle);
-        return true;
-    }
-    return false;
-}
 
 unsigned count_state(npu_timed_core *const *tcs, unsigned n, npu_core_state s)
 {
@@ -48,9 +34,11 @@ bool settle_barrier(npu_timed_core *const *tcs, unsigned n, bool *released, uint
     }
     for (unsigned i = 0; i < n; i++) {
         npu_core *c = npu_timed_core_core(tcs[i]);
-        if (c->state == NPU_CORE_AT_BARRIER)
+        if (c->state == NPU_CORE_AT_BARRIER) {
+            c->pc--; /* barrier advanced the PC before waiting: name the barrier itself */
             npu_core_raise(c, NPU_TRAP_BARRIER, 0,
                            "barrier never completes: %u of %u cores halted without reaching it", halted, n);
+        }
     }
     return true;
 }

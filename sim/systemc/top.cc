@@ -1,5 +1,5 @@
-// The scheduler: rounds of quanta, barrier release, stop conditions, and
-// SystemC time kept at the earliest running core's clock.
+// The scheduler: turns to the earliest core (sim/run.c's policy), barrier
+// release, stop conditions, and SystemC time kept at the earliest core's clock.
 #include "top.h"
 
 #include <algorithm>
@@ -14,8 +14,22 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
                const npu_run_limits &lim, const ScOptions &opts, sc_core::sc_trace_file *vcd)
     : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), forward_(opts.forward)
 {
+    // memory.model: l2: every core's DMA backend is one memory system; its
+    // line requests then travel core -> L2 -> DRAM over TLM sockets.
+    void *ctx = nullptr;
+    if (n && npu_timed_core_dma_backend(tcs[0], &ctx) == &npu_memsys_dma)
+        memsys_ = static_cast<npu_memsys *>(ctx);
     for (unsigned k = 0; k < n; k++)
-        cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim));
+        cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim,
+                                                         memsys_ != nullptr));
+    if (memsys_) {
+        dram_ = std::make_unique<MemoryDram>("dram", npu_memsys_dram(memsys_));
+        l2_ = std::make_unique<MemoryL2>("l2", memsys_, n);
+        for (unsigned k = 0; k < n; k++)
+            cores_[k]->dma_socket->bind(*l2_->core_socket[k]);
+        l2_->dram_socket.bind(dram_->socket);
+        npu_memsys_set_line_port(memsys_, &NpuTop::route_line, this);
+    }
     if (vcd) {
         // Recording needs the issue hook; RunOptions::attach may have set
         // one, and `forward` passes events on to it.
@@ -28,6 +42,22 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
     }
     SC_HAS_PROCESS(NpuTop);
     SC_THREAD(schedule);
+}
+
+// The memory system outlives the top (the runner reads its stats): give it
+// back its own L2 -> DRAM path.
+NpuTop::~NpuTop()
+{
+    if (memsys_) {
+        npu_memsys_set_line_port(memsys_, nullptr, nullptr);
+        npu_mem_port port = npu_dram_port(npu_memsys_dram(memsys_));
+        npu_l2_set_next_level(npu_memsys_l2(memsys_), &port);
+    }
+}
+
+uint64_t NpuTop::route_line(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
+{
+    return static_cast<NpuTop *>(ctx)->cores_[core]->send_line(now, addr, bytes, is_write != 0);
 }
 
 void NpuTop::on_issue(void *ctx, const npu_issue_event *ev)
@@ -65,37 +95,39 @@ void NpuTop::feed_probes()
         fed_.notify();
 }
 
+// One turn, as one iteration of npu_run_timed's loop: the earliest core runs
+// (npu_run_pick, npu_run_horizon, npu_run_turn in its thread); when none
+// runs, a barrier settles or the run ends.
 bool NpuTop::round()
 {
     const unsigned n = unsigned(tcs_.size());
-    bool progressed = false, trapped = false;
-    for (auto &core : cores_) {
-        core->go.notify();
-        wait(core->done);
-        progressed |= core->progressed();
-        trapped |= core->core()->state == NPU_CORE_TRAPPED;
+    const int k = npu_run_pick(tcs_.data(), n);
+    if (k >= 0) {
+        NpuCoreModule &core = *cores_[k];
+        core.set_horizon(npu_run_horizon(tcs_.data(), n, unsigned(k)));
+        core.go.notify();
+        wait(core.done);
+        rounds_++;
+        if (core.core()->state == NPU_CORE_TRAPPED)
+            return false;
+        // A halted core's timeline ends here; finishing now rather than at
+        // the end (as npu_run_timed does) changes no stat and lets time pass it.
+        if (core.core()->state == NPU_CORE_HALTED)
+            finish_core(unsigned(k));
+        return true;
     }
-    rounds_++;
-    if (!trapped) {
-        bool released = false;
-        uint64_t release = 0;
-        trapped = settle_barrier(tcs_.data(), n, &released, &release);
-        if (released)
-            for (npu_timed_core *tc : tcs_)
-                npu_timed_release(tc, release);
-    }
-    if (trapped || count_state(tcs_.data(), n, NPU_CORE_HALTED) == n)
+    bool released = false;
+    uint64_t release = 0;
+    if (settle_barrier(tcs_.data(), n, &released, &release))
         return false;
-    if (!progressed) {
+    if (released) {
+        for (npu_timed_core *tc : tcs_)
+            npu_timed_release(tc, release);
+        return true;
+    }
+    if (count_state(tcs_.data(), n, NPU_CORE_HALTED) != n)
         trap_deadlock(tcs_.data(), n);
-        return false;
-    }
-    // A halted core's timeline ends here; finishing now rather than at the
-    // end (as npu_run_timed does) changes no stat and lets time pass it.
-    for (unsigned k = 0; k < n; k++)
-        if (cores_[k]->core()->state == NPU_CORE_HALTED)
-            finish_core(k);
-    return true;
+    return false;
 }
 
 void NpuTop::schedule()
@@ -103,7 +135,9 @@ void NpuTop::schedule()
     wait(sc_core::SC_ZERO_TIME);  // every core thread now waits for its turn
     while (round()) {
         feed_probes();
-        wait_until_cycle(earliest_running_cycle());
+        const uint64_t earliest = earliest_running_cycle();
+        if (earliest != UINT64_MAX)  // UINT64_MAX: every core has finished
+            wait_until_cycle(earliest);
     }
     uint64_t end = 0;
     for (unsigned k = 0; k < tcs_.size(); k++) {

@@ -8,36 +8,41 @@
 #include <vector>
 
 #include "core_module.h"
+#include "memory.h"
 #include "engine.h"
 #include "vcd_probe.h"
 
 namespace npusim::sc {
 
-// Scheduling, as npu_run_timed: rounds in which every core in turn runs one
-// quantum (core 0 first, so even cores that share GM see the same order);
-// after each round, barriers settle, limits and traps end the run, a round in
-// which no core moved is a deadlock. Between rounds SystemC time advances to
-// the earliest local clock among the cores still running: time never passes
-// a core that may still report something before it, so VCD changes replay at
-// their own cycle and, later, a shared L2 sees requests in time order.
-// Future memory-system modules (L2, DRAM) are members of this top, bound to
-// the cores' DMA sockets (see NpuCoreModule).
+// Scheduling, as npu_run_timed (the same C calls, see run.h): each turn
+// goes to the running core with the earliest local clock, which runs until
+// it issues one DMA or gets a quantum (sim.quantum cycles) ahead of the next
+// core; when no core runs, barriers settle; a trap ends the run after its
+// turn. Between turns SystemC time advances to the earliest local clock among
+// the cores not finished: time never passes a core that may still report
+// something before it, so VCD changes replay at their own cycle and DMA
+// reaches the shared L2 in time order, within the quantum (run.h gives the
+// bound). The memory system's modules (MemoryL2, MemoryDram) are members of
+// this top when memory.model is l2, bound to the cores' DMA sockets.
 class NpuTop : public sc_core::sc_module {
 public:
     NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, unsigned n, const npu_run_limits &lim,
            const ScOptions &opts, sc_core::sc_trace_file *vcd);
+
+    ~NpuTop() override;
 
     // After sc_start() returns: rounds, end time and the VCD replay counts.
     ScRunInfo run_info() const;
 
 private:
     void schedule();  // SC_THREAD
-    bool round();     // one quantum per core; false when the run is over
+    bool round();     // one turn (or a barrier settling); false when the run is over
     void finish_core(unsigned k);
     uint64_t earliest_running_cycle() const;
     void feed_probes();
 
     static void on_issue(void *ctx, const npu_issue_event *ev);
+    static uint64_t route_line(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
 
     struct HookCtx {
         NpuTop *top;
@@ -47,6 +52,9 @@ private:
     std::vector<npu_timed_core *> tcs_;
     std::vector<std::unique_ptr<NpuCoreModule>> cores_;
     std::vector<std::unique_ptr<VcdProbe>> probes_;
+    npu_memsys *memsys_ = nullptr;  // memory.model: l2 (the cores' DMA backend)
+    std::unique_ptr<MemoryDram> dram_;
+    std::unique_ptr<MemoryL2> l2_;
     std::vector<HookCtx> hook_ctx_;
     std::vector<bool> finished_;
     std::function<void(unsigned, const npu_issue_event &)> forward_;

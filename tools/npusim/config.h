@@ -21,6 +21,7 @@ struct Config {
     npu_l2_config l2{};          // the shared L2 (memory.model: l2)
     npu_dram_config dram{};      // the DRAM behind it
     bool memory_l2 = false;      // memory.model: l2 (else the ideal memory of dma.*)
+    bool warm_inputs = false;    // memory.warm_inputs: inputs start resident in the L2
     unsigned cores = 1;
     bool timed = true;           // false: functional only (sim.mode: functional)
     std::string source = "default";  // where it came from, for reports
@@ -46,6 +47,8 @@ Config default_config();
 // Loads a YAML file over the defaults. Throws npusim::Error with
 // `file:line:col: key.path: message`.
 Config load_config(const std::string &path);
+// The same from YAML text in memory, `name` standing for the file in messages.
+Config load_config_text(const std::string &text, const std::string &name);
 // Applies one `key=value` override.
 void apply_override(Config &cfg, const std::string &assignment);
 // Checks cross-key rules (every class has a slot, ...). Throws npusim::Error.

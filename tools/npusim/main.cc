@@ -1,4 +1,4 @@
-// The npusim command line: run, asm, dis, isa, kernels, config.
+// The npusim command line: run, asm, dis, isa, kernels, config, cache.
 // Exit status: 0 success, 1 the simulated kernel failed (trap or accuracy),
 // 2 bad input (the one-line error says what and where).
 // The binary links SystemC, whose library owns main(): the entry point here
@@ -114,6 +114,52 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         for (const TrapReport &t : r.traps)
             std::cerr << trap_text(t) << "\n";
     return r.passed() ? 0 : 1;
+}
+
+// Replays a Dinero din trace through the L2 and the DRAM of the config, one
+// access at a time (Dinero's blocking order: the hits and misses are Dinero's).
+int cmd_cache(const std::string &trace, const std::string &config_file, const std::vector<std::string> &sets,
+              const std::string &json_path)
+{
+    Config cfg = build_config(config_file, sets);
+    cfg.l2.classify_misses = 1;  // as in a run (runner.cc): not a config key
+    const std::string text = read_file(trace);
+    npu_l2 l2;
+    if (npu_l2_init(&l2, &cfg.l2) != NPU_OK)
+        throw Error("cannot allocate the L2 tags");
+    npu_dram dram;
+    npu_dram_init(&dram, &cfg.dram);
+    npu_mem_port port = npu_dram_port(&dram);
+    npu_l2_set_next_level(&l2, &port);
+    npu_din_replay_result res{};
+    npu_diag diag{};
+    int rc = npu_l2_replay_din(&l2, trace.c_str(), text.data(), text.size(), nullptr, &res, &diag);
+    const npu_l2_stats st = *npu_l2_get_stats(&l2);
+    npu_l2_fini(&l2);
+    if (rc != NPU_OK) {
+        char line[600];
+        npu_diag_format(&diag, line, sizeof line);
+        throw Error(line);
+    }
+    const npu_dram_stats &d = *npu_dram_get_stats(&dram);
+    nlohmann::json j = {{"trace", trace}, {"records", res.records}, {"cycles", res.end_cycle},
+                        {"l2", l2_json(st, {}, 1)},
+                        {"dram", dram_json(d, npu_dram_busy_cycles(&dram), res.end_cycle)}};
+    j["l2"].erase("per_core");
+    j["l2"].erase("per_tensor");
+    if (!json_path.empty())
+        write_output(json_path, j.dump(2) + "\n");
+    if (json_path != "-") {
+        std::printf("Trace:         %s (%" PRIu64 " records, %" PRIu64 " L2 accesses)\n", trace.c_str(), res.records,
+                    st.accesses);
+        std::printf("L2:            %" PRIu64 " hits, %" PRIu64 " misses, hit rate %.4f\n", st.hits, st.misses,
+                    st.accesses ? double(st.hits) / double(st.accesses) : 0.0);
+        std::printf("Misses:        compulsory %" PRIu64 ", capacity %" PRIu64 ", conflict %" PRIu64 "\n",
+                    st.compulsory, st.capacity, st.conflict);
+        std::printf("Writebacks:    %" PRIu64 " (%" PRIu64 " evictions)\n", st.writebacks, st.evictions);
+        std::printf("DRAM bytes:    %" PRIu64 " read, %" PRIu64 " written\n", d.bytes_read, d.bytes_written);
+    }
+    return 0;
 }
 
 int cmd_asm(const std::string &in, const std::string &out, const std::vector<std::string> &incdirs,
@@ -320,6 +366,20 @@ int sc_main(int argc, char **argv)
     run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)");
     run->add_option("--trace-max-bytes", trace_flags.max_bytes,
                     "Stop a --trace or --konata file cleanly at this size (default 1 GiB)");
+    run->add_option("--warm-l2", ropts.warm_l2,
+                    "Place tensor NAME in the L2 before the run (memory.model: l2; repeatable)");
+    run->add_flag("--inplace", ropts.inplace,
+                  "The output aliases the input's GM buffer (one-input, one-output kernels)");
+    run->add_option("--mem-trace", ropts.mem_trace,
+                    "Write every L2 access as a Dinero din line (`0 addr size` read, `1 addr size` write; memory.model: l2)");
+
+    std::string cache_trace, cache_config, cache_json;
+    std::vector<std::string> cache_sets;
+    auto *cache = app.add_subcommand("cache", "Replay a Dinero din trace through the L2 and DRAM models");
+    cache->add_option("trace", cache_trace, "din trace: `label hex-address [size]` per line")->required();
+    cache->add_option("--config", cache_config, "Hardware config YAML (its l2 and dram sections)");
+    cache->add_option("--set", cache_sets, "Override a config key, KEY=VALUE (repeatable)");
+    cache->add_option("--json", cache_json, "Write the counters as JSON to FILE, or - for stdout");
 
     std::string asm_in, asm_out;
     std::vector<std::string> asm_inc, asm_defs;
@@ -360,6 +420,8 @@ int sc_main(int argc, char **argv)
     try {
         if (*run)
             return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet, trace_flags);
+        if (*cache)
+            return cmd_cache(cache_trace, cache_config, cache_sets, cache_json);
         if (*as)
             return cmd_asm(asm_in, asm_out, asm_inc, asm_defs);
         if (*dis)

@@ -1,6 +1,6 @@
 // Text and JSON reports of one run. The text report reads like llvm-mca's:
 // summary, slot and unit pressure, stalls, the stalling lines, bound,
-// accuracy.
+// memory (L2 and DRAM), accuracy.
 #include "report.h"
 
 #include <cinttypes>
@@ -100,15 +100,87 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     const Bound &b = r.bound_analysis;
     os << "\nBound:\n";
     os << fmt("  Resource:                  %12.0f cycles (%s)\n", b.resource_cycles, b.resource_name.c_str());
-    os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DMA bytes at %u bytes/cycle%s)\n",
-              b.memory_cycles, s.dma_bytes_in + s.dma_bytes_out, r.config.timing.dma_bytes_per_cycle,
-              ncores > 1 ? " per core" : "");
+    if (r.has_l2)
+        os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DRAM bytes at %u bytes/cycle)\n",
+                  b.memory_cycles, r.dram.bytes_read + r.dram.bytes_written,
+                  r.config.dram.channels * r.config.dram.bytes_per_cycle);
+    else
+        os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DMA bytes at %u bytes/cycle%s)\n",
+                  b.memory_cycles, s.dma_bytes_in + s.dma_bytes_out, r.config.timing.dma_bytes_per_cycle,
+                  ncores > 1 ? " per core" : "");
     os << fmt("  Dependency:                %12.0f cycles (longest register chain)\n", b.dependency_cycles);
     os << fmt("  Bound:                     %12.0f cycles, %s-bound\n", b.bound_cycles, b.binding.c_str());
     os << fmt("  Efficiency:                %12.3f (bound / cycles)\n", b.efficiency);
 }
 
+void text_memory(std::ostringstream &os, const RunResult &r)
+{
+    const npu_l2_stats &l2 = r.l2;
+    const npu_dram_stats &d = r.dram;
+    os << "\nMemory (shared L2 and DRAM, memory.model: l2):\n";
+    os << fmt("  L2 accesses:               %12" PRIu64 "  (%" PRIu64 " reads, %" PRIu64 " writes)\n", l2.accesses,
+              l2.reads, l2.writes);
+    os << fmt("  L2 hit rate:               %12.4f  (%" PRIu64 " hits, %" PRIu64 " misses)\n",
+              ratio(double(l2.hits), double(l2.accesses)), l2.hits, l2.misses);
+    os << fmt("  L2 misses by kind:         compulsory %" PRIu64 ", capacity %" PRIu64 ", conflict %" PRIu64
+              ", merged %" PRIu64 "\n",
+              l2.compulsory, l2.capacity, l2.conflict, l2.mshr_merges);
+    os << fmt("  L2 evictions:              %12" PRIu64 "  (%" PRIu64 " written back)\n", l2.evictions, l2.writebacks);
+    for (size_t i = 0; i < r.l2_tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++) {
+        const npu_l2_counts &c = l2.tensor[i];
+        os << fmt("  tensor %-18s %12" PRIu64 " accesses, %" PRIu64 " hits, %" PRIu64 " misses  (hit rate %.4f)\n",
+                  r.l2_tensor_names[i].c_str(), c.accesses, c.hits, c.misses, ratio(double(c.hits), double(c.accesses)));
+    }
+    const uint64_t bytes = d.bytes_read + d.bytes_written;
+    os << fmt("  DRAM bytes:                %12" PRIu64 "  (%" PRIu64 " read, %" PRIu64 " written)\n", bytes,
+              d.bytes_read, d.bytes_written);
+    os << fmt("  DRAM bandwidth:            %12.2f bytes/cycle achieved of %u peak (%u channels x %u)\n",
+              ratio(double(bytes), double(r.stats.cycles)), r.config.dram.channels * r.config.dram.bytes_per_cycle,
+              r.config.dram.channels, r.config.dram.bytes_per_cycle);
+}
+
 }  // namespace
+
+nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &tensor_names, unsigned cores)
+{
+    using nlohmann::json;
+    json j = {{"accesses", l2.accesses},
+              {"hits", l2.hits},
+              {"misses", l2.misses},
+              {"hit_rate", ratio(double(l2.hits), double(l2.accesses))},
+              {"evictions", l2.evictions},
+              {"writebacks", l2.writebacks},
+              {"compulsory", l2.compulsory},
+              {"capacity", l2.capacity},
+              {"conflict", l2.conflict},
+              {"mshr_merges", l2.mshr_merges},
+              {"reads", l2.reads},
+              {"writes", l2.writes},
+              {"fills", l2.fills}};
+    json per_core = json::array();
+    for (unsigned k = 0; k < cores && k < NPU_L2_MAX_CORES; k++)
+        per_core.push_back({{"accesses", l2.core[k].accesses}, {"hits", l2.core[k].hits}, {"misses", l2.core[k].misses}});
+    j["per_core"] = per_core;
+    json per_tensor = json::object();
+    for (size_t i = 0; i < tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++)
+        per_tensor[tensor_names[i]] = {
+            {"accesses", l2.tensor[i].accesses}, {"hits", l2.tensor[i].hits}, {"misses", l2.tensor[i].misses}};
+    j["per_tensor"] = per_tensor;
+    return j;
+}
+
+nlohmann::json l2_json(const RunResult &r) { return l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size())); }
+
+nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles)
+{
+    return {{"model", "ddr"},
+            {"bytes_read", d.bytes_read},
+            {"bytes_written", d.bytes_written},
+            {"busy_cycles", busy_cycles},
+            {"reads", d.reads},
+            {"writes", d.writes},
+            {"achieved_bytes_per_cycle", ratio(double(d.bytes_read + d.bytes_written), double(cycles))}};
+}
 
 std::string trap_text(const TrapReport &t)
 {
@@ -192,11 +264,17 @@ nlohmann::json report_json(const RunResult &r)
                            {"source", r.hot_pcs[i].srcloc}, {"cycles", r.hot_pcs[i].total}, {"reasons", reasons}});
         }
         j["stall_pcs"] = hot;
-        // Ideal memory (until the L2/DRAM models land): DMA bytes at the DMA bandwidth.
-        j["dram"] = {{"model", "ideal"},
-                     {"bytes_read", s.dma_bytes_in},
-                     {"bytes_written", s.dma_bytes_out},
-                     {"busy_cycles", uint64_t(std::ceil(r.bound_analysis.memory_cycles * ncores))}};
+        if (r.has_l2) {
+            j["l2"] = l2_json(r);
+            j["dram"] = dram_json(r.dram, r.dram_busy_cycles, s.cycles);
+            j["dram"]["model"] = "ddr";
+        } else {
+            // Ideal memory: DMA bytes at the DMA bandwidth.
+            j["dram"] = {{"model", "ideal"},
+                         {"bytes_read", s.dma_bytes_in},
+                         {"bytes_written", s.dma_bytes_out},
+                         {"busy_cycles", uint64_t(std::ceil(r.bound_analysis.memory_cycles * ncores))}};
+        }
         j["dma"] = {{"transfers", s.dma_transfers}, {"bytes_in", s.dma_bytes_in}, {"bytes_out", s.dma_bytes_out}};
         const Bound &b = r.bound_analysis;
         j["bound"] = {{"compute_cycles", b.resource_cycles}, {"resource", b.resource_name},
@@ -275,6 +353,8 @@ std::string report_text(const RunResult &r)
                       r.core_stats[k].cycles, r.core_stats[k].instructions);
     if (r.timed)
         text_timing(os, r);
+    if (r.has_l2)
+        text_memory(os, r);
 
     for (const TrapReport &t : r.traps)
         os << "\n" << trap_text(t) << "\n";

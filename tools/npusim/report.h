@@ -14,4 +14,10 @@ nlohmann::json report_json(const RunResult &r);
 std::string report_text(const RunResult &r);
 std::string trap_text(const TrapReport &t);
 
+// The `l2` and `dram` objects of a run report (memory.model: l2); `npusim
+// cache` prints the same keys for a replayed trace.
+nlohmann::json l2_json(const RunResult &r);
+nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &tensor_names, unsigned cores);
+nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles);
+
 }  // namespace npusim

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "error.h"
+#include "limits.h"
+#include "trace.h"
 #include "npusim/asm.h"
 #include "npusim/fp16.h"
 #include "npusim/reference.h"
@@ -136,6 +138,93 @@ void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, co
     r.bound_analysis = analyse_bound(r);
 }
 
+// memory.model: l2: the shared memory system of one run, with its tensor
+// table, warm-up and optional din trace of every line access.
+struct MemorySystem {
+    npu_memsys *ms = nullptr;
+    std::unique_ptr<StreamFile> trace;
+    uint64_t trace_lines = 0;
+    bool trace_failed = false;
+
+    ~MemorySystem() { npu_memsys_free(ms); }
+
+    static void on_access(void *ctx, const npu_memsys_access *a)
+    {
+        auto *self = static_cast<MemorySystem *>(ctx);
+        char line[64];
+        int n = std::snprintf(line, sizeof line, "%d %llx %u\n", a->is_write ? 1 : 0, (unsigned long long)a->addr,
+                              a->bytes);
+        if (!self->trace->write(line, size_t(n)))
+            self->trace_failed = true;
+        self->trace_lines++;
+    }
+};
+
+void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const std::vector<Placed> &placed)
+{
+    npu_memsys_config mc{};
+    mc.l2 = r.config.l2;
+    mc.l2.classify_misses = 1;  // not a config key: the report shows misses by kind
+    mc.dram = r.config.dram;
+    mc.cores = r.config.cores;
+    mc.dma_bytes_per_cycle = r.config.timing.dma_bytes_per_cycle;
+    mc.dma_outstanding = r.config.timing.dma_outstanding ? r.config.timing.dma_outstanding : unsigned(NPU_DMA_OUTSTANDING_DEFAULT);
+    char msg[160];
+    mem.ms = npu_memsys_new(&mc, msg, sizeof msg);
+    if (!mem.ms)
+        throw Error(std::string("memory system: ") + msg);
+    // Tensor ids for the L2's per-tensor counters: inputs, then outputs, in
+    // manifest order. An in-place output shares its input's range (and id).
+    const uint64_t bytes = npu_layout_bytes(&r.layout);
+    for (int pass = 0; pass < 2; pass++)
+        for (const Placed &pl : placed)
+            if (pl.decl->is_input == (pass == 0)) {
+                unsigned id = unsigned(r.l2_tensor_names.size());
+                if (id >= NPU_L2_MAX_TENSORS)
+                    throw Error("memory system: more than " + std::to_string(NPU_L2_MAX_TENSORS) + " tensors");
+                r.l2_tensor_names.push_back(pl.decl->name);
+                npu_memsys_add_tensor(mem.ms, pl.gm_addr, bytes, id);
+            }
+    std::vector<std::string> warm = opts.warm_l2;
+    if (r.config.warm_inputs)
+        for (const Placed &pl : placed)
+            if (pl.decl->is_input)
+                warm.push_back(pl.decl->name);
+    for (const std::string &name : warm) {
+        bool found = false;
+        for (const Placed &pl : placed)
+            if (pl.decl->name == name) {
+                npu_memsys_warm(mem.ms, pl.gm_addr, bytes, npu_memsys_tensor_of(mem.ms, pl.gm_addr));
+                found = true;
+            }
+        if (!found)
+            throw Error("--warm-l2 " + name + ": kernel '" + r.manifest.name + "' has no tensor of that name");
+    }
+    if (!opts.mem_trace.empty()) {
+        mem.trace = std::make_unique<StreamFile>(opts.mem_trace, UINT64_MAX);
+        npu_memsys_set_trace(mem.ms, &MemorySystem::on_access, &mem);
+    }
+}
+
+void collect_memsys(MemorySystem &mem, RunResult &r)
+{
+    r.has_l2 = true;
+    r.l2 = *npu_l2_get_stats(npu_memsys_l2(mem.ms));
+    r.dram = *npu_dram_get_stats(npu_memsys_dram(mem.ms));
+    r.dram_busy_cycles = npu_dram_busy_cycles(npu_memsys_dram(mem.ms));
+    r.mem_trace_lines = mem.trace_lines;
+}
+
+// The din trace into place, once the run is complete (throws Error).
+void commit_mem_trace(MemorySystem &mem)
+{
+    if (!mem.trace)
+        return;
+    if (mem.trace_failed)
+        throw Error(mem.trace->path() + ": cannot write the memory trace");
+    mem.trace->commit();
+}
+
 }  // namespace
 
 Bound analyse_bound(const RunResult &r)
@@ -162,7 +251,11 @@ Bound analyse_bound(const RunResult &r)
             consider(double(s.class_issued[c]) / (slots * ncores),
                      std::string("slots for ") + npu_class_name(npu_class(c)));
     }
-    b.memory_cycles = double(s.dma_bytes_in + s.dma_bytes_out) / (double(tc.dma_bytes_per_cycle) * ncores);
+    if (r.has_l2)  // the shared DRAM: every core's misses and writebacks share its channels
+        b.memory_cycles = double(r.dram.bytes_read + r.dram.bytes_written) /
+                          (double(r.config.dram.channels) * double(r.config.dram.bytes_per_cycle));
+    else
+        b.memory_cycles = double(s.dma_bytes_in + s.dma_bytes_out) / (double(tc.dma_bytes_per_cycle) * ncores);
     b.dependency_cycles = double(s.critical_path);
     b.bound_cycles = b.resource_cycles;
     b.binding = "resource";
@@ -266,6 +359,9 @@ RunResult run_kernel(const RunOptions &opts)
         }
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], esize) != NPU_OK)
         throw Error("--shape: tensor too large");
+    // Refuse up front what would not fit in memory, with an estimate, rather
+    // than meet the OOM killer half-way.
+    check_run_fits(r.layout, unsigned(m.tensors.size()), r.config.cores, r.config.core.ub_bytes);
 
     // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
     ProgramHolder prog;
@@ -286,7 +382,10 @@ RunResult run_kernel(const RunOptions &opts)
         throw Error(line);
     }
 
-    // Place tensors in GM, page-aligned, inputs then outputs.
+    // Place tensors in GM, page-aligned, inputs then outputs. In place, the
+    // output takes the input's buffer.
+    if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
+        throw Error("--inplace: kernel '" + m.name + "' does not have exactly one input and one output");
     std::vector<Placed> placed;
     uint64_t gm_size = 0;
     unsigned input_index = 0;
@@ -295,7 +394,13 @@ RunResult run_kernel(const RunOptions &opts)
         std::vector<uint64_t> nchw = shape;
         if (t.is_input)
             pl.nchw = make_input(t, opts, r.dtype, nchw, input_index++);
-        gm_size = align_up(gm_size + npu_layout_bytes(&r.layout), kGmAlign);
+        if (opts.inplace && !t.is_input) {
+            for (const Placed &in : placed)
+                if (in.decl->is_input)
+                    pl.gm_addr = in.gm_addr;
+        } else {
+            gm_size = align_up(gm_size + npu_layout_bytes(&r.layout), kGmAlign);
+        }
         placed.push_back(std::move(pl));
     }
     std::vector<uint8_t> gm_bytes(gm_size, 0);
@@ -303,6 +408,8 @@ RunResult run_kernel(const RunOptions &opts)
         uint8_t *dst = gm_bytes.data() + pl.gm_addr;
         if (pl.decl->is_input)
             npu_pack_nc1hwc0(&r.layout, pl.nchw.data.data(), dst);
+        else if (opts.inplace)
+            continue;  // the input's data is already there
         else  // poison: an element the kernel never writes reads as NaN
             std::memset(dst, 0xff, npu_layout_bytes(&r.layout));
     }
@@ -339,6 +446,13 @@ RunResult run_kernel(const RunOptions &opts)
     npu_run_limits lim{opts.max_instructions, opts.max_cycles};
     std::vector<npu_timed_core *> timed;
     r.timed = r.config.timed;
+    const bool use_l2 = r.timed && r.config.memory_l2;
+    if (!use_l2 && (!opts.warm_l2.empty() || !opts.mem_trace.empty()))
+        throw Error(std::string(opts.warm_l2.empty() ? "--mem-trace" : "--warm-l2") +
+                    ": needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)");
+    MemorySystem mem;
+    if (use_l2)
+        build_memsys(mem, r, opts, placed);
     if (r.timed) {
         for (unsigned k = 0; k < ncores; k++) {
             npu_timed_core *tc = npu_timed_core_new(cores[k].get(), &r.config.timing);
@@ -348,6 +462,10 @@ RunResult run_kernel(const RunOptions &opts)
                 throw Error("cannot build the timing model (check the issue/unit config)");
             }
             timed.push_back(tc);
+            // Every core's DMA into the one memory system (the SystemC engine
+            // finds it here and routes its line requests through TLM).
+            if (mem.ms)
+                npu_timed_core_set_dma_backend(tc, &npu_memsys_dma, mem.ms);
             if (opts.attach)
                 opts.attach(k, tc);
         }
@@ -373,11 +491,14 @@ RunResult run_kernel(const RunOptions &opts)
             r.traps.push_back(tr);
         }
     }
+    if (mem.ms)
+        collect_memsys(mem, r);
     if (r.timed) {
         collect_timing(r, timed, prog.p);
         for (npu_timed_core *t : timed)
             npu_timed_core_free(t);
     }
+    commit_mem_trace(mem);
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         unsigned cat = npu_insn_table[op].category;
         if (cat == CAT_ARITH || cat == CAT_CMP || cat == CAT_SEL || cat == CAT_SFU || cat == CAT_LOGIC ||

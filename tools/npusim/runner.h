@@ -13,6 +13,9 @@
 #include "manifest.h"
 #include "npy.h"
 #include "npusim/core.h"
+#include "npusim/dram.h"
+#include "npusim/l2.h"
+#include "npusim/memsys.h"
 #include "npusim/program.h"
 #include "npusim/run.h"
 #include "npusim/tensor.h"
@@ -38,6 +41,15 @@ struct RunOptions {
     Engine engine;  // empty: npu_run_timed
     // Called once per core after its timing model exists (traces attach hooks here).
     std::function<void(unsigned core, npu_timed_core *)> attach;
+    // memory.model: l2 only. Tensors placed in the L2 before the run (--warm-l2).
+    std::vector<std::string> warm_l2;
+    // One-input, one-output kernels: the output aliases the input's GM buffer
+    // (in-place, as production ReLU with inplace=true). The accuracy check
+    // compares against the input values captured before the run.
+    bool inplace = false;
+    // memory.model: l2 only. Every L2 line access, Dinero din (`0 addr size`
+    // read, `1 addr size` write, hex address), streamed and renamed into place.
+    std::string mem_trace;
 };
 
 struct TrapReport {
@@ -66,7 +78,7 @@ struct PcStalls {
 struct Bound {
     double resource_cycles = 0;   // max over units and slots of work / capacity
     std::string resource_name;    // the binding resource, e.g. "unit valu"
-    double memory_cycles = 0;     // DMA bytes / bandwidth
+    double memory_cycles = 0;     // DMA bytes / DMA bandwidth (ideal), DRAM bytes / DRAM bandwidth (l2)
     double dependency_cycles = 0; // longest register-dependency chain
     double bound_cycles = 0;
     std::string binding;          // "resource", "memory" or "dependency"
@@ -97,6 +109,14 @@ struct RunResult {
     Bound bound_analysis;
     double host_seconds = 0;
     std::map<std::string, NpyArray> tensors;  // every tensor, NCHW, after the run
+
+    // memory.model: l2 (has_l2): the memory system's counters after the run.
+    bool has_l2 = false;
+    npu_l2_stats l2{};
+    npu_dram_stats dram{};
+    uint64_t dram_busy_cycles = 0;           // summed over channels
+    std::vector<std::string> l2_tensor_names; // index = the L2's tensor id
+    uint64_t mem_trace_lines = 0;
 
     bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
 };

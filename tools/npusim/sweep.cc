@@ -22,6 +22,7 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "limits.h"
 
 namespace npusim {
 namespace {
@@ -229,10 +230,10 @@ std::pair<unsigned, unsigned> parse_shard(const std::string &text)
     return {i, n};
 }
 
+static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path);
+
 SweepSpec load_sweep(const std::string &path)
 {
-    SweepSpec s;
-    s.path = path;
     YAML::Node root;
     try {
         root = YAML::LoadFile(path);
@@ -241,6 +242,24 @@ SweepSpec load_sweep(const std::string &path)
     } catch (const YAML::Exception &e) {
         throw Error(where(path, e.mark) + e.msg);
     }
+    return sweep_from_node(root, path);
+}
+
+SweepSpec load_sweep_text(const std::string &text, const std::string &path)
+{
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception &e) {
+        throw Error(where(path, e.mark) + e.msg);
+    }
+    return sweep_from_node(root, path);
+}
+
+static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path)
+{
+    SweepSpec s;
+    s.path = path;
     if (!root.IsMap())
         throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip)");
     for (const auto &kv : root) {
@@ -361,6 +380,7 @@ unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points,
 {
     (void)spec;
     make_dirs(opts.out_dir + "/points");
+    check_sweep_fits(opts.out_dir, points.size(), 64 << 10);  // ~64 KiB per point (no traces)
     nlohmann::json manifest = nlohmann::json::array();
     for (const SweepPoint &p : points)
         manifest.push_back(point_json(p));

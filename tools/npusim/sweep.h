@@ -37,6 +37,9 @@ struct SweepPoint {
 
 // Throws npusim::Error with `file:line:col: key: message`.
 SweepSpec load_sweep(const std::string &path);
+// The same from YAML text in memory; `path` names it in messages and is where
+// a relative `base` is looked up (fuzzers and tests).
+SweepSpec load_sweep_text(const std::string &text, const std::string &path);
 // Every point, in a stable order. Throws on a bad override value.
 std::vector<SweepPoint> expand_sweep(const SweepSpec &spec);
 // The point's id: FNV-1a 64 of its resolved config, kernel, dtype and shape.

@@ -1,0 +1,92 @@
+/* The memory system behind the cores' DMA engines: one L2 shared by every
+ * core, on one DRAM. Each core's DMA engine cuts a transfer into L2 line
+ * requests and issues them at its own rate with a bounded number in flight;
+ * GM -> UB lines are L2 reads, UB -> GM lines L2 writes (a full-line write
+ * allocates without a fetch, see l2.h). npu_memsys_dma has the signature of
+ * a timing-model DMA backend (timing.h), so a core plugs straight into it.
+ *
+ * Timing of one transfer starting at `start` on core k (engine rate B bytes
+ * per cycle, at most K line requests in flight per engine):
+ *   line i issues at max(start + (bytes before it) / B, done(i - K), issue(i - 1))
+ *   done(i)   = the L2's completion of that access (reads: data arrived;
+ *               writes: accepted, they are posted)
+ *   transfer done = the latest line's done.
+ * The in-flight window carries over from one transfer to the next of the
+ * same engine.
+ *
+ * Requests should reach the L2 in non-decreasing time across cores; the run
+ * loops keep the cores within a time quantum of each other (see run.h), which
+ * bounds how far out of order they can be. */
+#ifndef NPUSIM_MEMSYS_H
+#define NPUSIM_MEMSYS_H
+
+#include <stdint.h>
+
+#include "npusim/core.h"
+#include "npusim/dram.h"
+#include "npusim/l2.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { NPU_MEMSYS_MAX_OUTSTANDING = 1024, NPU_MEMSYS_MAX_CORES = NPU_L2_MAX_CORES };
+
+typedef struct npu_memsys_config {
+    npu_l2_config l2;
+    npu_dram_config dram;
+    unsigned cores;               /* DMA engines, 1 .. NPU_MEMSYS_MAX_CORES */
+    unsigned dma_bytes_per_cycle; /* issue rate of each engine */
+    unsigned dma_outstanding;     /* line requests in flight per engine, 1 .. NPU_MEMSYS_MAX_OUTSTANDING */
+} npu_memsys_config;
+
+/* One L2 line access, as the line trace sees it (Dinero din: `0 addr size`
+ * for a read, `1 addr size` for a write). */
+typedef struct npu_memsys_access {
+    unsigned core, tensor;
+    uint64_t now, addr, done;
+    unsigned bytes;
+    int is_write;
+} npu_memsys_access;
+typedef void (*npu_memsys_trace_fn)(void *ctx, const npu_memsys_access *a);
+
+/* Where line requests go: by default the memsys's own L2 (npu_memsys_line).
+ * A SystemC adapter routes them through a TLM socket instead, whose target
+ * ends in npu_memsys_line. */
+typedef uint64_t (*npu_memsys_line_fn)(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes,
+                                       int is_write);
+
+typedef struct npu_memsys npu_memsys; /* sim/memsys.c */
+
+/* Returns NULL for a bad config or no memory (cfg_msg, if not NULL, says
+ * which). The L2's next level is the memsys's DRAM. */
+npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned size);
+void npu_memsys_free(npu_memsys *ms);
+
+/* Names the GM range [addr, addr + bytes) as tensor `index` (< NPU_L2_MAX_TENSORS,
+ * for the L2's per-tensor counters). Accesses outside every range count as
+ * tensor 0. Returns 0, or NPU_EINVAL when the table is full. */
+int npu_memsys_add_tensor(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned index);
+unsigned npu_memsys_tensor_of(const npu_memsys *ms, uint64_t addr);
+
+/* Places [addr, addr + bytes) in the L2 before the run (npu_l2_warm). */
+void npu_memsys_warm(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned tensor);
+
+void npu_memsys_set_trace(npu_memsys *ms, npu_memsys_trace_fn fn, void *ctx);
+void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx);
+
+/* The DMA backend (timing.h: npu_dma_backend): ctx is the npu_memsys. */
+uint64_t npu_memsys_dma(void *ms, unsigned core, uint64_t start, const npu_dma_request *rq);
+
+/* One line access into the L2 (within one line), traced and charged to the
+ * tensor that holds addr. Returns its completion cycle. */
+uint64_t npu_memsys_line(npu_memsys *ms, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
+
+npu_l2 *npu_memsys_l2(npu_memsys *ms);
+npu_dram *npu_memsys_dram(npu_memsys *ms);
+const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,187 @@
+/* The memory system: per-core DMA engines cutting transfers into line
+ * requests, one shared L2, one DRAM (see memsys.h). */
+#include "npusim/memsys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npusim/errors.h"
+
+typedef struct dma_engine {
+    uint64_t *window;   /* done cycle of the last `outstanding` line requests, a ring */
+    uint64_t issued;    /* line requests issued so far (ring position) */
+    uint64_t last_issue;
+} dma_engine;
+
+typedef struct tensor_range {
+    uint64_t lo, hi;
+    unsigned index;
+} tensor_range;
+
+struct npu_memsys {
+    npu_memsys_config cfg;
+    npu_l2 l2;
+    npu_dram dram;
+    dma_engine engine[NPU_MEMSYS_MAX_CORES];
+    tensor_range tensors[NPU_L2_MAX_TENSORS];
+    unsigned ntensors;
+    npu_memsys_trace_fn trace;
+    void *trace_ctx;
+    npu_memsys_line_fn line_fn;
+    void *line_ctx;
+};
+
+static uint64_t own_line(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
+{
+    return npu_memsys_line((npu_memsys *)ctx, core, now, addr, bytes, is_write);
+}
+
+npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned size)
+{
+    char tmp[160];
+    if (!msg) {
+        msg = tmp;
+        size = sizeof tmp;
+    }
+    if (cfg->cores < 1 || cfg->cores > NPU_MEMSYS_MAX_CORES || cfg->dma_bytes_per_cycle < 1 ||
+        cfg->dma_outstanding < 1 || cfg->dma_outstanding > NPU_MEMSYS_MAX_OUTSTANDING) {
+        snprintf(msg, size, "memsys needs 1 .. %d cores, DMA bandwidth >= 1 and 1 .. %d line requests in flight",
+                 NPU_MEMSYS_MAX_CORES, NPU_MEMSYS_MAX_OUTSTANDING);
+        return NULL;
+    }
+    if (npu_l2_config_check(&cfg->l2, msg, size) != NPU_OK || npu_dram_config_check(&cfg->dram, msg, size) != NPU_OK)
+        return NULL;
+    npu_memsys *ms = calloc(1, sizeof *ms);
+    if (!ms) {
+        snprintf(msg, size, "out of memory");
+        return NULL;
+    }
+    ms->cfg = *cfg;
+    if (npu_l2_init(&ms->l2, &cfg->l2) != NPU_OK || npu_dram_init(&ms->dram, &cfg->dram) != NPU_OK) {
+        snprintf(msg, size, "cannot allocate the L2 tags");
+        free(ms);
+        return NULL;
+    }
+    npu_mem_port port = npu_dram_port(&ms->dram);
+    npu_l2_set_next_level(&ms->l2, &port);
+    for (unsigned k = 0; k < cfg->cores; k++) {
+        ms->engine[k].window = calloc(cfg->dma_outstanding, sizeof(uint64_t));
+        if (!ms->engine[k].window) {
+            snprintf(msg, size, "out of memory");
+            npu_memsys_free(ms);
+            return NULL;
+        }
+    }
+    ms->line_fn = own_line;
+    ms->line_ctx = ms;
+    return ms;
+}
+
+void npu_memsys_free(npu_memsys *ms)
+{
+    if (!ms)
+        return;
+    for (unsigned k = 0; k < NPU_MEMSYS_MAX_CORES; k++)
+        free(ms->engine[k].window);
+    npu_l2_fini(&ms->l2);
+    free(ms);
+}
+
+int npu_memsys_add_tensor(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned index)
+{
+    if (ms->ntensors >= NPU_L2_MAX_TENSORS)
+        return NPU_EINVAL;
+    ms->tensors[ms->ntensors++] = (tensor_range){ addr, addr + bytes, index };
+    return NPU_OK;
+}
+
+unsigned npu_memsys_tensor_of(const npu_memsys *ms, uint64_t addr)
+{
+    for (unsigned i = 0; i < ms->ntensors; i++)
+        if (addr >= ms->tensors[i].lo && addr < ms->tensors[i].hi)
+            return ms->tensors[i].index;
+    return 0;
+}
+
+void npu_memsys_warm(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned tensor)
+{
+    npu_l2_warm(&ms->l2, addr, bytes, 0, tensor);
+}
+
+void npu_memsys_set_trace(npu_memsys *ms, npu_memsys_trace_fn fn, void *ctx)
+{
+    ms->trace = fn;
+    ms->trace_ctx = ctx;
+}
+
+void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx)
+{
+    ms->line_fn = fn ? fn : own_line;
+    ms->line_ctx = fn ? ctx : ms;
+}
+
+npu_l2 *npu_memsys_l2(npu_memsys *ms) { return &ms->l2; }
+npu_dram *npu_memsys_dram(npu_memsys *ms) { return &ms->dram; }
+const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms) { return &ms->cfg; }
+
+uint64_t npu_memsys_line(npu_memsys *ms, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
+{
+    const unsigned tensor = npu_memsys_tensor_of(ms, addr);
+    const uint64_t done = npu_l2_access(&ms->l2, now, addr, bytes, is_write, core, tensor, NULL);
+    if (ms->trace) {
+        npu_memsys_access a = { core, tensor, now, addr, done, bytes, is_write };
+        ms->trace(ms->trace_ctx, &a);
+    }
+    return done;
+}
+
+/* One piece of a row (within one line): wait for the engine's bytes and a
+ * free slot in its window, then send it. */
+static uint64_t send_piece(npu_memsys *ms, unsigned core, dma_engine *e, uint64_t ready, uint64_t addr,
+                           unsigned bytes, int is_write)
+{
+    const unsigned k = ms->cfg.dma_outstanding;
+    uint64_t *slot = &e->window[e->issued % k];
+    uint64_t issue = ready;
+    if (e->issued >= k && *slot > issue)
+        issue = *slot; /* the request k back must have completed */
+    if (issue < e->last_issue)
+        issue = e->last_issue;
+    const uint64_t done = ms->line_fn(ms->line_ctx, core, issue, addr, bytes, is_write);
+    *slot = done;
+    e->issued++;
+    e->last_issue = issue;
+    return done;
+}
+
+uint64_t npu_memsys_dma(void *ctx, unsigned core, uint64_t start, const npu_dma_request *rq)
+{
+    npu_memsys *ms = ctx;
+    if (core >= ms->cfg.cores)
+        core = ms->cfg.cores - 1;
+    dma_engine *e = &ms->engine[core];
+    const uint64_t line = npu_l2_line_bytes(&ms->l2);
+    const uint64_t bpc = ms->cfg.dma_bytes_per_cycle;
+    const int is_write = !rq->to_ub;
+    uint64_t sent = 0, done = start;
+    /* The address walk of sim/exec_mem.c (dma_transfer): rows over two outer dims. */
+    for (uint64_t k2 = 0; k2 < rq->shape.count[1]; k2++) {
+        for (uint64_t k1 = 0; k1 < rq->shape.count[0]; k1++) {
+            uint64_t g = rq->gm_addr + k1 * (uint64_t)rq->shape.gm_stride[0] + k2 * (uint64_t)rq->shape.gm_stride[1];
+            const uint64_t end = g + rq->row_bytes;
+            while (g < end) {
+                uint64_t piece = line - g % line;
+                if (piece > end - g)
+                    piece = end - g;
+                sent += piece;
+                /* A line request leaves once its bytes have passed the engine. */
+                uint64_t d = send_piece(ms, core, e, start + (sent + bpc - 1) / bpc, g, (unsigned)piece, is_write);
+                if (d > done)
+                    done = d;
+                g += piece;
+            }
+        }
+    }
+    return done;
+}

@@ -1,0 +1,83 @@
+// Up-front limits (tools/npusim/limits.h): memory and disk estimates, and
+// the messages that refuse a run or a sweep before it starts.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error.h"
+#include "limits.h"
+#include "npusim/errors.h"
+
+using namespace npusim;
+
+namespace {
+
+npu_layout layout(uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigned esize)
+{
+    npu_layout l{};
+    EXPECT_EQ(npu_layout_init(&l, n, c, h, w, esize), NPU_OK);
+    return l;
+}
+
+}  // namespace
+
+TEST(Limits, RunBytesCountTensorsCopiesReferencesAndCores)
+{
+    // fp32 1x8x2x2: C0 = 8, one C1 block: 128 GM bytes, 32 logical elements
+    // at 4 (copy) + 8 (reference) bytes.
+    npu_layout l = layout(1, 8, 2, 2, 4);
+    EXPECT_EQ(run_bytes_needed(l, 1, 0, 0), 128u + 32u * 12u);
+    EXPECT_EQ(run_bytes_needed(l, 2, 1, 32768), 2u * (128u + 384u) + 32768u + 16384u);
+}
+
+TEST(Limits, RunBytesSaturateInsteadOfWrapping)
+{
+    npu_layout l{};
+    l.n = l.c = l.h = l.w = 1ull << 20;
+    l.c1 = 1ull << 16;
+    l.c0 = 16;
+    l.esize = 2;
+    EXPECT_EQ(run_bytes_needed(l, 3, 1, 0), UINT64_MAX);
+}
+
+TEST(Limits, HugeShapeIsRefusedWithAnEstimate)
+{
+    npu_layout l = layout(100000, 100000, 100, 100, 2);
+    try {
+        check_run_fits(l, 2, 1, 262144, 16ull << 30);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("--shape 100000,100000,100,100: the run needs about"), std::string::npos) << m;
+        EXPECT_NE(m.find(" PB of memory (2 tensors of "), std::string::npos) << m;
+        EXPECT_NE(m.find("but only 17.2 GB are available"), std::string::npos) << m;
+    }
+}
+
+TEST(Limits, SmallShapeFitsTheRealMachine)
+{
+    EXPECT_NO_THROW(check_run_fits(layout(1, 64, 56, 56, 2), 2, 2, 262144));
+    EXPECT_GT(available_memory_bytes(), 1u << 20);
+}
+
+TEST(Limits, HumanBytesUseThreeDigits)
+{
+    EXPECT_EQ(human_bytes(999), "999 bytes");
+    EXPECT_EQ(human_bytes(1000), "1.00 kB");
+    EXPECT_EQ(human_bytes(12345678), "12.3 MB");
+    EXPECT_EQ(human_bytes(17179869184ull), "17.2 GB");
+    EXPECT_EQ(human_bytes(UINT64_MAX), "18.4 EB");
+}
+
+TEST(Limits, SweepThatDoesNotFitOnDiskIsRefused)
+{
+    EXPECT_NO_THROW(check_sweep_fits("out", 10, 1000, 10000));
+    try {
+        check_sweep_fits("out", 1000, 50000, 1000000);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_STREQ(e.what(), "out: the sweep needs about 50.0 MB of disk (1000 points of about 50.0 kB) but only "
+                               "1.00 MB are free");
+    }
+    EXPECT_GT(available_disk_bytes(::testing::TempDir() + "/no/such/dir"), 0u);
+}

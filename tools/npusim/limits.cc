@@ -1,0 +1,146 @@
+// Up-front limits: estimates of a run's host memory and a sweep's disk use,
+// checked before any allocation so a huge --shape fails with one clear line
+// instead of an out-of-memory kill half-way.
+#include "limits.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <sys/sysinfo.h>
+
+#include "error.h"
+
+namespace npusim {
+
+namespace {
+
+uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+uint64_t meminfo_available()
+{
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    uint64_t kib;
+    std::string unit;
+    while (in >> key >> kib) {
+        std::getline(in, unit);
+        if (key == "MemAvailable:")
+            return sat_mul(kib, 1024);
+    }
+    return 0;
+}
+
+}  // namespace
+
+uint64_t run_bytes_needed(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes)
+{
+    const uint64_t logical = sat_mul(sat_mul(sat_mul(layout.n, layout.c), layout.h), layout.w);
+    const uint64_t gm = sat_mul(sat_mul(sat_mul(sat_mul(sat_mul(layout.n, layout.c1), layout.h), layout.w),
+                                        layout.c0),
+                                layout.esize);
+    // GM image + NCHW copy + the reference in double (8 bytes an element).
+    const uint64_t per_tensor = sat_add(gm, sat_mul(logical, uint64_t(layout.esize) + 8));
+    // A core's state is about 10 KiB of registers beside its UB.
+    const uint64_t per_core = sat_add(ub_bytes, 16384);
+    return sat_add(sat_mul(per_tensor, tensors), sat_mul(per_core, cores));
+}
+
+uint64_t available_memory_bytes()
+{
+    uint64_t avail = meminfo_available();
+    if (!avail) {
+        struct sysinfo si;
+        if (sysinfo(&si) == 0)
+            avail = sat_mul(sat_add(si.freeram, si.bufferram), si.mem_unit);
+        else
+            avail = UINT64_MAX;
+    }
+    for (int which : {RLIMIT_AS, RLIMIT_DATA}) {
+        struct rlimit rl;
+        if (getrlimit(which, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < avail)
+            avail = rl.rlim_cur;
+    }
+    return avail;
+}
+
+std::string human_bytes(uint64_t bytes)
+{
+    static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+    if (bytes < 1000)
+        return std::to_string(bytes) + " bytes";
+    double v = double(bytes);
+    int u = 0;
+    while (v >= 1000 && u < 6) {
+        v /= 1000;
+        u++;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+    return buf;
+}
+
+void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes,
+                    uint64_t available)
+{
+    const uint64_t need = run_bytes_needed(layout, tensors, cores, ub_bytes);
+    if (need <= available)
+        return;
+    std::ostringstream os;
+    os << "--shape " << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w
+       << ": the run needs about " << (need == UINT64_MAX ? std::string("more than 18 EB") : human_bytes(need))
+       << " of memory (" << tensors << " tensor" << (tensors == 1 ? "" : "s") << " of "
+       << human_bytes(run_bytes_needed(layout, 1, 0, 0)) << " each, with their NCHW copies and references) but only "
+       << human_bytes(available) << " are available";
+    throw Error(os.str());
+}
+
+void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes)
+{
+    check_run_fits(layout, tensors, cores, ub_bytes, available_memory_bytes());
+}
+
+uint64_t available_disk_bytes(const std::string &dir)
+{
+    std::string d = dir.empty() ? "." : dir;
+    for (;;) {
+        struct statvfs st;
+        if (statvfs(d.c_str(), &st) == 0)
+            return sat_mul(st.f_bavail, st.f_frsize);
+        if (d == "/")
+            return UINT64_MAX;
+        size_t slash = d.find_last_of('/');
+        if (slash == std::string::npos)
+            d = d == "." ? "" : ".";
+        else
+            d = slash == 0 ? "/" : d.substr(0, slash);
+        if (d.empty())
+            return UINT64_MAX;
+    }
+}
+
+void check_sweep_fits(const std::string &dir, uint64_t points, uint64_t bytes_per_point, uint64_t available)
+{
+    const uint64_t need = sat_mul(points, bytes_per_point);
+    if (need <= available)
+        return;
+    throw Error(dir + ": the sweep needs about " + human_bytes(need) + " of disk (" + std::to_string(points) +
+                " points of about " + human_bytes(bytes_per_point) + ") but only " + human_bytes(available) +
+                " are free");
+}
+
+void check_sweep_fits(const std::string &dir, uint64_t points, uint64_t bytes_per_point)
+{
+    check_sweep_fits(dir, points, bytes_per_point, available_disk_bytes(dir));
+}
+
+}  // namespace npusim
