@@ -198,6 +198,7 @@ TEST(Cli, GuestFaultIsATrapReportNotACrash)
     EXPECT_NE(r.out.find("ub_out_of_bounds"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("vld.f32 v1, [s5]"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(path + ":8"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(", core stopped at cycle 0, after 1 instructions:"), std::string::npos) << r.out;
 }
 
 TEST(Cli, AsmThenDisRoundTrips)

@@ -190,6 +190,9 @@ std::string trap_text(const TrapReport &t)
         s += " [" + t.srcloc + "]";
     if (t.trap.addr)
         s += fmt(", address 0x%" PRIx64, t.trap.addr);
+    if (t.timed)
+        s += fmt(", core stopped at cycle %" PRIu64, t.cycle);
+    s += fmt(", after %" PRIu64 " instructions", t.retired);
     s += std::string(": ") + t.trap.message;
     return s;
 }
@@ -303,7 +306,9 @@ nlohmann::json report_json(const RunResult &r)
                          {"instruction", t.disasm},
                          {"source", t.srcloc},
                          {"address", t.trap.addr},
-                         {"message", t.trap.message}});
+                         {"message", t.trap.message},
+                         {"cycle", t.timed ? nlohmann::json(t.cycle) : nlohmann::json(nullptr)},
+                         {"retired", t.retired}});
     j["traps"] = traps;
     j["passed"] = r.passed();
     const double cyc = r.timed ? double(r.stats.cycles) : 0.0;

@@ -488,6 +488,11 @@ RunResult run_kernel(const RunOptions &opts)
             tr.core = k;
             tr.trap = c->trap;
             tr.disasm = disasm_at(prog.p, c->trap.pc, &tr.srcloc);
+            tr.retired = c->retired;
+            if (r.timed && k < timed.size()) {
+                tr.timed = true;
+                tr.cycle = npu_timed_now(timed[k]);
+            }
             r.traps.push_back(tr);
         }
     }

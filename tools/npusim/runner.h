@@ -57,6 +57,9 @@ struct TrapReport {
     npu_trap trap{};
     std::string disasm;   // the faulting instruction
     std::string srcloc;   // file:line of it, when known
+    bool timed = false;   // cycle is known (a timed run)
+    uint64_t cycle = 0;   // the core's clock when it stopped: its last issue cycle
+    uint64_t retired = 0; // instructions the core completed before the trap
 };
 
 struct FailedElement {
