@@ -12,64 +12,13 @@
 
 #include "npy.h"
 
+#include "cli_helpers.h"
+
 #ifndef NPUSIM_EXE
 #error "NPUSIM_EXE must name the npusim binary"
 #endif
 
-namespace {
-
-struct Result {
-    int status;
-    std::string out, err;
-};
-
-std::string tmpdir()
-{
-    static std::string dir = [] {
-        std::string t = ::testing::TempDir() + "/npusim_cli_XXXXXX";
-        return std::string(mkdtemp(t.data()));
-    }();
-    return dir;
-}
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-Result run_cli(const std::string &args)
-{
-    std::string err = tmpdir() + "/stderr.txt";
-    std::string cmd = std::string(NPUSIM_EXE) + " " + args + " 2>" + err;
-    Result r{};
-    FILE *p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-        r.out.append(buf.data(), n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = slurp(err);
-    return r;
-}
-
-void write(const std::string &path, const std::string &text)
-{
-    std::ofstream(path) << text;
-}
-
-int count_lines(const std::string &s)
-{
-    int n = 0;
-    for (char c : s)
-        n += c == '\n';
-    return n;
-}
-
-}  // namespace
+using namespace cli_test;
 
 TEST(Cli, GeluTanhFp16PrintsAReportAndPasses)
 {

@@ -15,30 +15,17 @@
 #include <sys/wait.h>
 #include <vector>
 
+#include "cli_helpers.h"
+
 #ifndef NPUSIM_EXE
 #error "NPUSIM_EXE must name the npusim binary"
 #endif
 
+using namespace cli_test;
+
 namespace {
 
 using nlohmann::json;
-
-std::string tmpdir()
-{
-    static std::string dir = [] {
-        std::string t = ::testing::TempDir() + "/npusim_det_XXXXXX";
-        return std::string(mkdtemp(t.data()));
-    }();
-    return dir;
-}
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 int run(const std::string &args)
 {

@@ -14,51 +14,17 @@
 #include <sys/wait.h>
 #include <vector>
 
+#include "cli_helpers.h"
+
 #ifndef NPUSIM_EXE
 #error "NPUSIM_EXE must name the npusim binary"
 #endif
 
 using nlohmann::json;
 
+using namespace cli_test;
+
 namespace {
-
-struct Result {
-    int status;
-    std::string out, err;
-};
-
-std::string tmpdir()
-{
-    static std::string dir = [] {
-        std::string t = ::testing::TempDir() + "/npusim_mem_XXXXXX";
-        return std::string(mkdtemp(t.data()));
-    }();
-    return dir;
-}
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-Result run_cli(const std::string &args)
-{
-    std::string err = tmpdir() + "/stderr.txt";
-    std::string cmd = std::string(NPUSIM_EXE) + " " + args + " 2>" + err;
-    Result r{};
-    FILE *p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-        r.out.append(buf.data(), n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = slurp(err);
-    return r;
-}
 
 json run_json(const std::string &args)
 {
