@@ -21,25 +21,6 @@ namespace sc_test {
 
 std::string self_exe;
 
-std::string tmpdir()
-{
-    static std::string dir = [] {
-        std::string t = ::testing::TempDir() + "/npusim_sc_XXXXXX";
-        return std::string(mkdtemp(t.data()));
-    }();
-    return dir;
-}
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void write(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
-
 Result run_cmd(const std::string &cmd)
 {
     std::string err = tmpdir() + "/stderr.txt";

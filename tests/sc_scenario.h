@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_helpers.h"
 #include "config.h"
 #include "runner.h"
 
@@ -21,9 +22,9 @@ namespace sc_test {
 
 extern std::string self_exe;  // this test binary, re-executed for scenarios
 
-std::string tmpdir();
-std::string slurp(const std::string &path);
-void write(const std::string &path, const std::string &text);
+using cli_test::slurp;
+using cli_test::tmpdir;
+using cli_test::write;
 
 struct Result {
     int status;
