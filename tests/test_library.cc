@@ -369,7 +369,7 @@ TEST(LibrarySparseGelu, ZeroesInputsBelowTheThreshold)
     EXPECT_NEAR(out(n, 3), -2.0 * 0.5 * std::erfc(2.0 / std::sqrt(2.0)), 1e-7);
 }
 
-TEST(LibraryPadding, KernelsWithNonzeroAtZeroFailWithoutThePaddingPass)
+TEST(LibraryPadding, KernelsWithNonzeroAtZeroKeepPaddingZero)
 {
     // The check is real: sigmoid(0) = 1/2 lands in padded lanes unless the
     // skeleton zeroes them. sigmoid on C = 3 reports none non-zero.

@@ -161,7 +161,6 @@ std::string allowed(const ConfigKey &k)
     return std::to_string(k.min) + " .. " + std::to_string(k.max);
 }
 
-const char *const kClassNames[NPU_NUM_CLASSES] = {"scalar", "branch", "vector", "mem", "dma", "sync"};
 
 void set_slots(Config &cfg, const std::vector<std::string> &sets, const std::string &where)
 {
@@ -267,7 +266,7 @@ uint32_t parse_class_set(const std::string &text, const std::string &where)
     while (std::getline(ss, name, '+')) {
         bool found = false;
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
-            if (name == kClassNames[c]) {
+            if (name == npu_class_name(npu_class(c))) {
                 mask |= 1u << c;
                 found = true;
             }
@@ -285,7 +284,7 @@ std::string class_set_text(uint32_t mask)
     std::string s;
     for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
         if (mask & (1u << c))
-            s += (s.empty() ? "" : "+") + std::string(kClassNames[c]);
+            s += (s.empty() ? "" : "+") + std::string(npu_class_name(npu_class(c)));
     return s;
 }
 

@@ -222,16 +222,6 @@ int cmd_dis(const std::string &in)
     return 0;
 }
 
-const char *class_name(unsigned c)
-{
-    static const char *const n[] = {"scalar", "branch", "vector", "mem", "dma", "sync"};
-    return c < NPU_NUM_CLASSES ? n[c] : "?";
-}
-const char *unit_name(unsigned u)
-{
-    static const char *const n[] = {"scalar", "branch", "valu", "sfu", "lsu", "dma", "sync"};
-    return u < NPU_NUM_UNITS ? n[u] : "?";
-}
 const char *category_name(unsigned c)
 {
     static const char *const n[] = {"arith", "cmp", "sel", "sfu", "logic", "cvt", "move", "const", "mem", "ctrl"};
@@ -273,15 +263,15 @@ int cmd_isa(bool json)
                            {"operands", ops},
                            {"dtypes", dtypes_text(d.dtypes)},
                            {"maskable", bool(d.flags & F_MASK)},
-                           {"class", class_name(d.cls)},
-                           {"unit", unit_name(d.unit)},
+                           {"class", npu_class_name(npu_class(d.cls))},
+                           {"unit", npu_unit_name(npu_unit(d.unit))},
                            {"category", category_name(d.category)},
                            {"description", d.description}});
         } else {
             std::string mn = d.mnemonic;
             if (d.dtypes)
                 mn += ".{" + dtypes_text(d.dtypes) + "}";
-            std::printf("%-28s %-34s %-7s %-7s %s\n", mn.c_str(), ops.c_str(), class_name(d.cls), unit_name(d.unit),
+            std::printf("%-28s %-34s %-7s %-7s %s\n", mn.c_str(), ops.c_str(), npu_class_name(npu_class(d.cls)), npu_unit_name(npu_unit(d.unit)),
                         d.description);
         }
     }
