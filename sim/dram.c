@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "npusim/errors.h"
+#include "calendar.h"
 
 void npu_dram_config_default(npu_dram_config *cfg)
 {
@@ -45,6 +46,8 @@ int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg)
 void npu_dram_reset(npu_dram *dram)
 {
     memset(dram->channel_free, 0, sizeof dram->channel_free);
+    memset(dram->channel_floor, 0, sizeof dram->channel_floor);
+    memset(dram->channel_booked, 0, sizeof dram->channel_booked);
     memset(&dram->stats, 0, sizeof dram->stats);
 }
 
@@ -62,14 +65,16 @@ static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes
         uint64_t room = c->interleave_bytes - (addr & (c->interleave_bytes - 1));
         uint64_t piece = bytes < room ? bytes : room;
         unsigned ch = npu_dram_channel(dram, addr);
-        uint64_t start = dram->channel_free[ch] > now ? dram->channel_free[ch] : now;
         uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+        uint64_t start = npu_calendar_book(dram->channel_slots[ch], &dram->channel_booked[ch],
+                                           &dram->channel_floor[ch], NPU_DRAM_CHANNEL_SLOTS, now, busy);
         /* Pieces visit the channels in turn: the first `channels` pieces are
          * the first on theirs, and only they wait for earlier requests. */
         if (piece_no < c->channels)
             dram->stats.queue_cycles += start - now;
         dram->stats.busy_cycles[ch] += busy;
-        dram->channel_free[ch] = start + busy;
+        if (start + busy > dram->channel_free[ch])
+            dram->channel_free[ch] = start + busy;
         if (start + busy > last)
             last = start + busy;
         addr += piece;

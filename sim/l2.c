@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "npusim/errors.h"
+#include "calendar.h"
 #include "l2_shadow.h"
 
 enum { MAX_LINES_LOG2 = 26 }; /* 64 Mi lines: far beyond any L2, bounds the tag arrays */
@@ -111,9 +112,11 @@ int npu_l2_init(npu_l2 *l2, const npu_l2_config *cfg)
     l2->plru = malloc(sizeof *l2->plru * l2->sets);
     l2->mshr_free = malloc(sizeof *l2->mshr_free * cfg->mshrs);
     l2->bank_free = malloc(sizeof *l2->bank_free * cfg->banks);
+    l2->bank_slots = malloc(sizeof *l2->bank_slots * cfg->banks * NPU_L2_BANK_SLOTS);
+    l2->bank_booked = malloc(sizeof *l2->bank_booked * cfg->banks);
     if (cfg->classify_misses)
         l2->shadow = npu_l2_shadow_new((uint32_t)nlines);
-    if (!l2->lines || !l2->plru || !l2->mshr_free || !l2->bank_free ||
+    if (!l2->lines || !l2->plru || !l2->mshr_free || !l2->bank_free || !l2->bank_slots || !l2->bank_booked ||
         (cfg->classify_misses && !l2->shadow)) {
         npu_l2_fini(l2);
         return NPU_ENOMEM;
@@ -128,6 +131,10 @@ void npu_l2_fini(npu_l2 *l2)
     free(l2->plru);
     free(l2->mshr_free);
     free(l2->bank_free);
+    free(l2->bank_slots);
+    free(l2->bank_booked);
+    l2->bank_slots = NULL;
+    l2->bank_booked = NULL;
     npu_l2_shadow_free(l2->shadow);
     l2->lines = NULL;
     l2->plru = NULL;
@@ -148,6 +155,7 @@ void npu_l2_reset(npu_l2 *l2)
     invalidate_all(l2);
     memset(l2->mshr_free, 0, sizeof *l2->mshr_free * l2->cfg.mshrs);
     memset(l2->bank_free, 0, sizeof *l2->bank_free * l2->cfg.banks);
+    memset(l2->bank_booked, 0, sizeof *l2->bank_booked * l2->cfg.banks);
     l2->clock = 0;
     l2->rng = l2->cfg.seed;
     if (l2->shadow)
@@ -300,12 +308,13 @@ static uint64_t mshr_acquire(npu_l2 *l2, uint64_t t, unsigned *slot)
     return l2->mshr_free[best] > t ? l2->mshr_free[best] : t;
 }
 
+/* Books the access's bank from the first cycle >= now it is free for
+ * bank_interval cycles (see l2.h). */
 static uint64_t bank_acquire(npu_l2 *l2, uint64_t now, uint64_t line)
 {
-    uint64_t *bank = &l2->bank_free[line % l2->cfg.banks];
-    uint64_t start = *bank > now ? *bank : now;
-    *bank = start + l2->cfg.bank_interval;
-    return start;
+    const unsigned b = (unsigned)(line % l2->cfg.banks);
+    return npu_calendar_book(&l2->bank_slots[(size_t)b * NPU_L2_BANK_SLOTS], &l2->bank_booked[b],
+                             &l2->bank_free[b], NPU_L2_BANK_SLOTS, now, l2->cfg.bank_interval);
 }
 
 /* ---- one access -------------------------------------------------------- */
@@ -375,6 +384,8 @@ static uint64_t miss_fill(npu_l2 *l2, uint64_t lookup, uint64_t line, uint64_t s
         l2->stats.mshr_full_cycles += r->mshr_wait;
         ready = next_read(l2, req, line << l2->line_shift, c->line_bytes);
         l2->mshr_free[slot] = ready;
+        r->fetched = 1;
+        r->fill_request = req;
         l2->stats.fills++;
     }
     if (ln->line != INVALID_LINE) {
@@ -485,13 +496,12 @@ void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsig
     uint64_t nlines = l2->sets * l2->cfg.ways;
     if (last - first >= nlines)
         first = last - nlines + 1;
-    int dirty = l2->cfg.write_policy == NPU_L2_WRITE_BACK;
     for (uint64_t line = first;; line++) {
         uint64_t set = line & (l2->sets - 1);
         int way = find_way(l2, set, line);
         if (way < 0)
             way = (int)choose_victim(l2, set);
-        l2->lines[set * l2->cfg.ways + (unsigned)way] = (npu_l2_line){ line, 0, 0, (uint8_t)dirty };
+        l2->lines[set * l2->cfg.ways + (unsigned)way] = (npu_l2_line){ line, 0, 0, 0 };
         touch(l2, set, (unsigned)way);
         if (l2->shadow) {
             npu_l2_shadow_first_touch(l2->shadow, line);
@@ -517,5 +527,22 @@ uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now)
     if (l2->shadow)
         npu_l2_shadow_flush(l2->shadow);
     l2->stats.flushes++;
+    return done;
+}
+
+uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now)
+{
+    uint64_t nlines = l2->sets * l2->cfg.ways, done = now;
+    for (uint64_t i = 0; i < nlines; i++) {
+        npu_l2_line *ln = &l2->lines[i];
+        if (ln->line != INVALID_LINE && ln->dirty) {
+            uint64_t t = next_write(l2, now, ln->line << l2->line_shift, l2->cfg.line_bytes);
+            done = t > done ? t : done;
+            ln->dirty = 0;
+            l2->stats.writebacks++;
+            l2->stats.clean_writebacks++;
+        }
+    }
+    l2->stats.clean_cycles += done - now;
     return done;
 }

@@ -30,7 +30,29 @@ struct npu_memsys {
     void *trace_ctx;
     npu_memsys_line_fn line_fn;
     void *line_ctx;
+    struct {
+        npu_memsys_observer_fn fn;
+        void *ctx;
+    } observer[NPU_MEMSYS_MAX_OBSERVERS];
+    unsigned nobservers;
+    int draining; /* inside npu_memsys_drain: DRAM writes are the end-of-run write-back */
 };
+
+static void notify(const npu_memsys *ms, const npu_memsys_event *ev)
+{
+    for (unsigned i = 0; i < ms->nobservers; i++)
+        ms->observer[i].fn(ms->observer[i].ctx, ev);
+}
+
+static uint64_t dram_read_port(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_memsys_dram_access(ctx, now, addr, bytes, 0);
+}
+
+static uint64_t dram_write_port(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_memsys_dram_access(ctx, now, addr, bytes, 1);
+}
 
 static uint64_t own_line(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
 {
@@ -63,7 +85,8 @@ npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned siz
         free(ms);
         return NULL;
     }
-    npu_mem_port port = npu_dram_port(&ms->dram);
+    /* The L2 reaches the DRAM through the memsys, which shows the requests to its observers. */
+    npu_mem_port port = npu_memsys_dram_port(ms);
     npu_l2_set_next_level(&ms->l2, &port);
     for (unsigned k = 0; k < cfg->cores; k++) {
         ms->engine[k].window = calloc(cfg->dma_outstanding, sizeof(uint64_t));
@@ -121,6 +144,51 @@ void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx)
     ms->line_ctx = fn ? ctx : ms;
 }
 
+int npu_memsys_add_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx)
+{
+    if (!fn || ms->nobservers >= NPU_MEMSYS_MAX_OBSERVERS)
+        return NPU_EINVAL;
+    ms->observer[ms->nobservers].fn = fn;
+    ms->observer[ms->nobservers].ctx = ctx;
+    ms->nobservers++;
+    return NPU_OK;
+}
+
+void npu_memsys_remove_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx)
+{
+    for (unsigned i = 0; i < ms->nobservers; i++)
+        if (ms->observer[i].fn == fn && ms->observer[i].ctx == ctx) {
+            for (unsigned j = i + 1; j < ms->nobservers; j++)
+                ms->observer[j - 1] = ms->observer[j];
+            ms->nobservers--;
+            return;
+        }
+}
+
+uint64_t npu_memsys_dram_access(npu_memsys *ms, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
+{
+    const uint64_t done =
+        is_write ? npu_dram_write(&ms->dram, now, addr, bytes) : npu_dram_read(&ms->dram, now, addr, bytes);
+    if (ms->nobservers) {
+        npu_memsys_event ev = { NPU_MEMSYS_DRAM, 0, 0, now, done, addr, bytes, is_write, ms->draining, NULL };
+        notify(ms, &ev);
+    }
+    return done;
+}
+
+npu_mem_port npu_memsys_dram_port(npu_memsys *ms)
+{
+    return (npu_mem_port){ ms, dram_read_port, dram_write_port };
+}
+
+uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end)
+{
+    ms->draining = 1;
+    const uint64_t done = npu_l2_clean(&ms->l2, end);
+    ms->draining = 0;
+    return done;
+}
+
 npu_l2 *npu_memsys_l2(npu_memsys *ms) { return &ms->l2; }
 npu_dram *npu_memsys_dram(npu_memsys *ms) { return &ms->dram; }
 const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms) { return &ms->cfg; }
@@ -128,10 +196,15 @@ const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms) { return &m
 uint64_t npu_memsys_line(npu_memsys *ms, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
 {
     const unsigned tensor = npu_memsys_tensor_of(ms, addr);
-    const uint64_t done = npu_l2_access(&ms->l2, now, addr, bytes, is_write, core, tensor, NULL);
+    npu_l2_result r;
+    const uint64_t done = npu_l2_access(&ms->l2, now, addr, bytes, is_write, core, tensor, &r);
     if (ms->trace) {
         npu_memsys_access a = { core, tensor, now, addr, done, bytes, is_write };
         ms->trace(ms->trace_ctx, &a);
+    }
+    if (ms->nobservers) {
+        npu_memsys_event ev = { NPU_MEMSYS_L2_ACCESS, core, tensor, now, done, addr, bytes, is_write, 0, &r };
+        notify(ms, &ev);
     }
     return done;
 }

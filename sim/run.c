@@ -1,4 +1,5 @@
-/* Run loops: cores take turns, meet at barriers, stop at limits. The
+/* Run loops: cores take turns, meet at barriers, stop at limits, and the
+ * shared memory writes back what it holds dirty at the end. The
  * functional loop counts one cycle per instruction and gives each core 4096
  * instructions per turn, round-robin; the timed loop gives the turn to the
  * core with the earliest clock, for at most a cycle quantum ahead of the next
@@ -7,6 +8,7 @@
  * last arrival's cycle. */
 #include "npusim/run.h"
 
+#include "npusim/memsys.h"
 #include "npusim/timing.h"
 
 enum { QUANTUM = 4096 }; /* functional runs: instructions a core runs before the next gets a turn */
@@ -180,5 +182,18 @@ unsigned npu_run_timed(npu_timed_core *const *tcs, unsigned n, const npu_run_lim
     }
     for (unsigned i = 0; i < n; i++)
         npu_timed_finish(tcs[i]);
+    npu_run_drain(tcs, n);
     return count_state(cores, n, NPU_CORE_TRAPPED);
+}
+
+uint64_t npu_run_drain(npu_timed_core *const *tcs, unsigned n)
+{
+    void *ms = NULL;
+    if (n == 0 || npu_timed_core_dma_backend(tcs[0], &ms) != &npu_memsys_dma)
+        return 0;
+    uint64_t end = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (npu_timed_stats(tcs[i])->cycles > end)
+            end = npu_timed_stats(tcs[i])->cycles;
+    return npu_memsys_drain(ms, end);
 }

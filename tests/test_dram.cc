@@ -1,5 +1,5 @@
 // The DRAM model's exact numbers: bandwidth-limited occupancy plus latency,
-// queueing on a busy channel, address interleaving across channels, and the
+// queueing on a busy channel, gaps between bookings, address interleaving across channels, and the
 // port the L2 sits on.
 #include <gtest/gtest.h>
 
@@ -39,6 +39,21 @@ TEST(Dram, RequestsQueueOnABusyChannel)
     EXPECT_EQ(s.bytes_read, 1024u);
     EXPECT_EQ(s.bytes_written, 1024u);
     EXPECT_EQ(npu_dram_busy_cycles(&d), 64u);
+}
+
+TEST(Dram, EarlierRequestUsesAGapBeforeRequestsBookedAhead)
+{
+    // One channel, 4 cycles per 128 bytes. A request booked first for cycle
+    // 1000 leaves the channel idle before it: a request booked after it but
+    // arriving at 0 goes at once; one arriving at 998 (it would overlap)
+    // queues behind it; one at 990 fits the gap [990, 994).
+    npu_dram d = make(100, 32, 1, 256);
+    EXPECT_EQ(npu_dram_read(&d, 1000, 0, 128), 1104u);
+    EXPECT_EQ(npu_dram_read(&d, 0, 4096, 128), 104u);
+    EXPECT_EQ(npu_dram_read(&d, 998, 8192, 128), 1108u);
+    EXPECT_EQ(npu_dram_read(&d, 990, 0, 128), 1094u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->queue_cycles, 6u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[0], 16u);
 }
 
 TEST(Dram, ChannelsInterleaveByGranule)

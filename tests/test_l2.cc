@@ -372,6 +372,46 @@ TEST(L2, BankConflictCostsExactlyTheBankInterval)
     EXPECT_EQ(c.stats().bank_conflict_cycles, 9u);
 }
 
+TEST(L2, EarlierArrivalTakesABankGapBeforeLaterBookings)
+{
+    // One bank, 3 cycles per access. Accesses booked ahead of time (another
+    // core's, within the run loop's quantum) leave the bank idle before
+    // them: an access arriving earlier takes that gap when it fits.
+    npu_l2_config cfg = small_config();
+    cfg.bank_interval = 3;
+    Cache c(cfg);
+    npu_l2_warm(&c.l2, 0, 4 * kLine, 0, 0);
+    npu_l2_result r;
+    EXPECT_EQ(npu_l2_access(&c.l2, 100, 0, 4, 0, 0, 0, &r), 110u);      // [100, 103)
+    EXPECT_EQ(npu_l2_access(&c.l2, 50, kLine, 4, 0, 0, 0, &r), 60u);    // [50, 53): before it
+    EXPECT_EQ(r.bank_wait, 0u);
+    EXPECT_EQ(npu_l2_access(&c.l2, 98, 0, 4, 0, 0, 0, &r), 113u);       // [98, 101) overlaps: [103, 106)
+    EXPECT_EQ(r.bank_wait, 5u);
+    EXPECT_EQ(npu_l2_access(&c.l2, 53, 2 * kLine, 4, 0, 0, 0, &r), 63u);  // [53, 56): right after [50, 53)
+    EXPECT_EQ(npu_l2_access(&c.l2, 51, 3 * kLine, 4, 0, 0, 0, &r), 66u);  // next gap: [56, 59)
+    EXPECT_EQ(r.bank_wait, 5u);
+    EXPECT_EQ(c.stats().bank_conflict_cycles, 10u);
+}
+
+TEST(L2, BankForgetsOnlyItsOldestBookings)
+{
+    // One bank, one cycle per access: 16 bookings at 1000, 1002, ..., 1030
+    // fill its memory. A 17th, arriving at 500, forgets the one at 1000: the
+    // bank counts as busy until 1001, and the access starts then. The next,
+    // arriving at 1003, forgets that one and still finds its gap.
+    Cache c(small_config());
+    npu_l2_warm(&c.l2, 0, kLine, 0, 0);
+    npu_l2_result r;
+    for (unsigned i = 0; i < NPU_L2_BANK_SLOTS; i++) {
+        npu_l2_access(&c.l2, 1000 + 2 * i, 0, 4, 0, 0, 0, &r);
+        EXPECT_EQ(r.bank_wait, 0u);
+    }
+    npu_l2_access(&c.l2, 500, 0, 4, 0, 0, 0, &r);
+    EXPECT_EQ(r.start, 1001u);
+    npu_l2_access(&c.l2, 1003, 0, 4, 0, 0, 0, &r);
+    EXPECT_EQ(r.start, 1003u);
+}
+
 TEST(L2, WarmedLinesHitAndAreNotCounted)
 {
     Cache c(small_config());
@@ -382,10 +422,13 @@ TEST(L2, WarmedLinesHitAndAreNotCounted)
         EXPECT_EQ(c.access(0x400 + i * kLine).outcome, NPU_L2_HIT) << i;
     EXPECT_EQ(c.stats().hits, 8u);
     EXPECT_TRUE(c.mem.log.empty());
-    // Warmed lines are dirty under write-back: evicting one writes it back.
+    // Warmed lines are clean (the run that left them wrote them back at its
+    // end): evicting them writes nothing.
     for (unsigned tag = 8; tag < 12; tag++)
         c.access(at(0, tag));
-    EXPECT_EQ(c.stats().writebacks, 2u);  // set 0 held two warmed lines (0x400, 0x500)
+    EXPECT_EQ(c.stats().evictions, 2u);  // set 0 held two warmed lines (0x400, 0x500)
+    EXPECT_EQ(c.stats().writebacks, 0u);
+    EXPECT_EQ(c.mem.count(true), 0u);
 }
 
 TEST(L2, SecondPassOverAFittingFootprintHits)
@@ -571,6 +614,36 @@ TEST(L2, FlushWritesBackDirtyLinesAndEmptiesTheCache)
     EXPECT_EQ(c.stats().flushes, 1u);
     // Seen before, so not compulsory; gone from the shadow too, so capacity.
     EXPECT_EQ(c.access(64).miss_kind, NPU_L2_CAPACITY);
+}
+
+TEST(L2, CleanWritesBackDirtyLinesOnceAndKeepsThemCached)
+{
+    Cache c(small_config());
+    c.access(0, true);
+    c.access(64, false);
+    c.access(128, true);
+    c.access(at(3, 2), true, kLine);  // a full line: allocated without a fetch
+    c.mem.log.clear();
+    EXPECT_EQ(npu_l2_clean(&c.l2, 1000), 1005u);  // every write accepted 5 cycles later
+    ASSERT_EQ(c.mem.count(true), 3u);
+    EXPECT_EQ(c.mem.count(false), 0u);
+    for (const FakeMem::Req &r : c.mem.log) {
+        EXPECT_EQ(r.now, 1000u);
+        EXPECT_EQ(r.bytes, kLine);
+    }
+    EXPECT_EQ(c.stats().writebacks, 3u);
+    EXPECT_EQ(c.stats().clean_writebacks, 3u);
+    EXPECT_EQ(c.stats().clean_cycles, 5u);
+    EXPECT_EQ(c.stats().flushes, 0u);
+    // Still present, now clean: a second clean writes nothing, a hit stays a
+    // hit, and evicting them later writes nothing either.
+    EXPECT_EQ(npu_l2_clean(&c.l2, 2000), 2000u);
+    EXPECT_EQ(c.mem.count(true), 3u);
+    EXPECT_EQ(c.access(0).outcome, NPU_L2_HIT);
+    for (unsigned tag = 4; tag < 8; tag++)
+        c.access(at(0, tag));
+    EXPECT_EQ(c.stats().writebacks, 3u);
+    EXPECT_EQ(c.stats().clean_writebacks, 3u);
 }
 
 TEST(L2, ConfigCheckNamesTheBadField)

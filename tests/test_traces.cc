@@ -54,7 +54,18 @@ struct Counter : TraceWriter {
     std::map<unsigned, uint64_t> in_window;
     uint64_t stall_cycles = 0;
     unsigned max_dma_inflight = 0;
+    // memory.model: l2: what the memory counters of the window must add up to.
+    uint64_t l2_hits = 0, l2_misses = 0, dram_read = 0, dram_written = 0;
     explicit Counter(TraceWindow w) : window(w) {}
+    void memory(const npu_memsys_event &ev) override
+    {
+        if (!window.contains(ev.now))
+            return;
+        if (ev.kind == NPU_MEMSYS_L2_ACCESS)
+            (ev.l2->outcome == NPU_L2_HIT ? l2_hits : l2_misses)++;
+        else
+            (ev.is_write ? dram_written : dram_read) += ev.bytes;
+    }
     void issue(unsigned core, const npu_issue_event &ev) override
     {
         if (window.contains(ev.issue)) {
@@ -75,6 +86,7 @@ struct Traced {
     unsigned max_dma_inflight = 0;
     size_t konata_max_pending = 0;
     std::vector<std::string> notes;
+    uint64_t l2_hits = 0, l2_misses = 0, dram_read = 0, dram_written = 0;  // in the window
 };
 
 Traced run_traced(const std::string &name, const std::string &kernel, const std::string &dtype,
@@ -105,6 +117,10 @@ Traced run_traced(const std::string &name, const std::string &kernel, const std:
     t.stall_cycles = cnt->stall_cycles;
     t.max_dma_inflight = cnt->max_dma_inflight;
     t.konata_max_pending = k->max_pending();
+    t.l2_hits = cnt->l2_hits;
+    t.l2_misses = cnt->l2_misses;
+    t.dram_read = cnt->dram_read;
+    t.dram_written = cnt->dram_written;
     return t;
 }
 
@@ -123,6 +139,8 @@ PerfettoCounts count_perfetto(const std::string &path, TraceWindow w)
     std::map<std::pair<unsigned, unsigned>, std::vector<std::pair<uint64_t, uint64_t>>> slices;
     for (const auto &e : j.at("traceEvents")) {
         const std::string ph = e.at("ph");
+        if (e.at("pid") == PerfettoTrace::kMemoryPid)
+            continue;  // the memory process: count_memory
         const unsigned pid = e.at("pid").get<unsigned>() - 1;  // core = pid - 1
         if (ph == "M") {
             if (e.at("name") == "thread_name")
@@ -259,6 +277,121 @@ TEST(Traces, PerfettoWindowKeepsOnlyInstructionsIssuingInside)
     EXPECT_LT(sum(c.slot), t.r.instructions);
     for (const auto &p : c.dma)
         EXPECT_TRUE(w.contains(p.first)) << p.first;
+}
+
+// The memory process of a Perfetto trace (memory.model: l2).
+struct MemoryCounts {
+    uint64_t hits = 0, misses = 0, read = 0, written = 0;
+    std::map<std::string, uint64_t> samples;  // per counter name
+    uint64_t unaligned = 0, twice = 0;        // samples off the 256-cycle grid, or twice at one ts
+    double most_mshrs = 0;
+    uint64_t drain_slices = 0, drain_ts = 0, drain_dur = 0, drain_lines = 0, drain_bytes = 0;
+    std::string process_name, drain_track;
+};
+
+MemoryCounts count_memory(const std::string &path)
+{
+    nlohmann::json j = nlohmann::json::parse(slurp(path));
+    MemoryCounts m;
+    std::map<std::string, std::vector<uint64_t>> ts;
+    for (const auto &e : j.at("traceEvents")) {
+        if (e.at("pid") != PerfettoTrace::kMemoryPid)
+            continue;
+        const std::string ph = e.at("ph"), name = e.at("name");
+        const nlohmann::json &a = e.at("args");
+        if (ph == "M") {
+            if (name == "process_name")
+                m.process_name = a.at("name");
+            if (name == "thread_name")
+                m.drain_track = a.at("name");
+        } else if (ph == "C") {
+            m.samples[name]++;
+            ts[name].push_back(e.at("ts"));
+            m.unaligned += e.at("ts").get<uint64_t>() % PerfettoTrace::kMemoryBucket != 0;
+            if (name == "l2_accesses") {
+                m.hits += a.at("hits").get<uint64_t>();
+                m.misses += a.at("misses").get<uint64_t>();
+            } else if (name == "dram_bytes") {
+                m.read += a.at("read").get<uint64_t>();
+                m.written += a.at("written").get<uint64_t>();
+            } else if (name == "l2_mshrs_busy") {
+                m.most_mshrs = std::max(m.most_mshrs, a.at("mean").get<double>());
+            }
+        } else if (ph == "X") {
+            m.drain_slices++;
+            m.drain_ts = e.at("ts");
+            m.drain_dur = e.at("dur");
+            m.drain_lines = a.at("lines");
+            m.drain_bytes = a.at("bytes");
+        }
+    }
+    for (auto &kv : ts) {
+        std::sort(kv.second.begin(), kv.second.end());
+        m.twice += uint64_t(std::adjacent_find(kv.second.begin(), kv.second.end()) != kv.second.end());
+    }
+    return m;
+}
+
+TEST(Traces, PerfettoMemoryCountersAddUpToTheReport)
+{
+    // Two cores on a 32 KiB L2 with x (48 KiB) warm: hits, misses, victims
+    // written back during the run, and the end-of-run write-back.
+    Traced t = run_traced("perfetto_memory", "gelu_tanh", "fp16", {1, 96, 16, 16},
+                          {"system.cores=2", "memory.model=l2", "l2.size_bytes=32768", "memory.warm_inputs=yes"});
+    ASSERT_TRUE(t.r.passed());
+    ASSERT_GT(t.r.l2.hits, 0u);
+    ASSERT_GT(t.r.l2.writebacks, t.r.l2.clean_writebacks);
+    ASSERT_GT(t.r.l2.clean_writebacks, 0u);
+    MemoryCounts m = count_memory(t.json);
+    EXPECT_EQ(m.process_name, "memory (L2, DRAM)");
+    EXPECT_EQ(m.hits, t.r.l2.hits);
+    EXPECT_EQ(m.misses, t.r.l2.misses);
+    EXPECT_EQ(m.read, t.r.dram.bytes_read);
+    EXPECT_EQ(m.written, t.r.dram.bytes_written);
+    EXPECT_GT(m.most_mshrs, 0.0);
+    EXPECT_LE(m.most_mshrs, double(t.r.config.l2.mshrs));
+    EXPECT_EQ(m.unaligned, 0u);
+    EXPECT_EQ(m.twice, 0u);
+    // One sample of each counter per 256 cycles at most (and a zero after
+    // the last), however many accesses.
+    for (const char *name : {"l2_accesses", "l2_mshrs_busy", "dram_bytes", "dram_requests"}) {
+        EXPECT_GT(m.samples[name], 1u) << name;
+        EXPECT_LE(m.samples[name], (t.r.stats.cycles + t.r.l2.clean_cycles) / PerfettoTrace::kMemoryBucket + 2) << name;
+    }
+    // The end-of-run write-back: one slice from the last core's end.
+    EXPECT_EQ(m.drain_track, "dram");
+    EXPECT_EQ(m.drain_slices, 1u);
+    EXPECT_EQ(m.drain_ts, t.r.stats.cycles);
+    EXPECT_EQ(m.drain_dur, t.r.l2.clean_cycles);
+    EXPECT_EQ(m.drain_lines, t.r.l2.clean_writebacks);
+    EXPECT_EQ(m.drain_bytes, t.r.l2.clean_writebacks * t.r.config.l2.line_bytes);
+    // The rest of the trace is as without the memory process.
+    PerfettoCounts c = count_perfetto(t.json, {});
+    EXPECT_EQ(sum(c.slot), t.r.instructions);
+    EXPECT_EQ(c.missing_args, 0u);
+}
+
+TEST(Traces, PerfettoMemoryCountersFollowTheWindow)
+{
+    TraceWindow w{500, 1200};
+    Traced t = run_traced("perfetto_memory_window", "relu", "fp16", {1, 32, 16, 16},
+                          {"system.cores=2", "memory.model=l2", "l2.size_bytes=16384"}, w);
+    ASSERT_GT(t.r.stats.cycles, w.end);
+    MemoryCounts m = count_memory(t.json);
+    EXPECT_EQ(m.hits + m.misses, t.l2_hits + t.l2_misses);
+    EXPECT_EQ(m.misses, t.l2_misses);
+    EXPECT_GT(m.misses, 0u);
+    EXPECT_LT(m.misses, t.r.l2.misses);
+    EXPECT_EQ(m.read, t.dram_read);
+    EXPECT_EQ(m.written, t.dram_written);
+    EXPECT_EQ(m.drain_slices, 0u);  // after the window
+}
+
+TEST(Traces, IdealMemoryHasNoMemoryProcess)
+{
+    Traced t = run_traced("perfetto_ideal", "relu", "fp16", {1, 16, 8, 8}, {});
+    EXPECT_TRUE(count_memory(t.json).samples.empty());
+    EXPECT_EQ(count_memory(t.json).process_name, "");
 }
 
 TEST(Traces, KonataHasOneRowPerInstructionInCycleOrder)

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "engine.h"
+#include "npusim/memsys.h"
 #include "runner.h"
+#include "trace.h"
 #include "sc_scenario.h"
 
 using namespace npusim;
@@ -204,6 +206,132 @@ TEST(Vcd, WindowHoldsExactlyTheInstructionsIssuingInside)
         auto stall = time_at_value(v.changes[v.id_of[core + "stall"]], s.trace_end, rc.stats.cycles);
         EXPECT_EQ(stall[kVcdIdle], rc.stats.cycles - s.trace_end) << core;
     }
+}
+
+// memory.model: l2: the memory scope's counters end at the report's totals,
+// its levels end at zero, and the end-of-run write-back shows after the last
+// core, for as long as the report says it took.
+TEST(Vcd, MemoryScopeEndsAtTheReportsTotals)
+{
+    Scenario s;
+    s.kernel = "gelu_tanh";
+    s.dtype = "fp16";
+    s.shape = "1,96,16,16";
+    s.sets = {"system.cores=2", "memory.model=l2", "l2.size_bytes=32768", "memory.warm_inputs=yes"};
+    s.vcd = tmpdir() + "/memory.vcd";
+    ScRun sc = run_sc(s);
+    RunResult rc = run_kernel(s.options());
+    ASSERT_GT(rc.l2.hits, 0u);
+    ASSERT_GT(rc.l2.clean_writebacks, 0u);
+    EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
+
+    Vcd v = parse_vcd(slurp(s.vcd));
+    auto last = [&](const char *sig) {
+        const auto &ch = v.changes[v.id_of[std::string("SystemC.memory.") + sig]];
+        return ch.empty() ? UINT64_MAX : ch.back().second;
+    };
+    EXPECT_EQ(last("l2_hits"), rc.l2.hits);
+    EXPECT_EQ(last("l2_misses"), rc.l2.misses);
+    EXPECT_EQ(last("dram_bytes_read"), rc.dram.bytes_read);
+    EXPECT_EQ(last("dram_bytes_written"), rc.dram.bytes_written);
+    for (const char *level : {"l2_mshrs_busy", "dram_requests", "end_of_run_writeback"})
+        EXPECT_EQ(last(level), 0u) << level;
+    uint64_t most = 0;
+    for (const auto &ch : v.changes[v.id_of["SystemC.memory.l2_mshrs_busy"]])
+        most = std::max(most, ch.second);
+    EXPECT_GT(most, 0u);
+    EXPECT_LE(most, rc.config.l2.mshrs);
+    const auto &drain = v.changes[v.id_of["SystemC.memory.end_of_run_writeback"]];
+    const uint64_t end = rc.stats.cycles, drained = end + rc.l2.clean_cycles;
+    auto at = time_at_value(drain, 0, drained + 1);
+    EXPECT_EQ(at[0], end + 1);  // idle until the last core's end, and again once done
+    ASSERT_GE(drain.size(), 2u);
+    EXPECT_EQ(drain[1].first, end);
+    EXPECT_EQ(drain.back().first, drained);
+    EXPECT_GT(v.last_time, drained);
+}
+
+// A window: the memory counters count the accesses arriving inside it (as an
+// observer of the C engine's memory system counts them), and nothing changes
+// outside it.
+TEST(Vcd, MemoryScopeCountsOnlyTheWindow)
+{
+    Scenario s;
+    s.kernel = "relu";
+    s.dtype = "fp16";
+    s.shape = "1,32,16,16";
+    s.sets = {"system.cores=2", "memory.model=l2", "l2.size_bytes=16384"};
+    s.vcd = tmpdir() + "/memory_window.vcd";
+    s.trace_start = 500;
+    s.trace_end = 1200;
+    ScRun sc = run_sc(s);
+    EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
+
+    struct Count {
+        uint64_t start, end, misses = 0, read = 0;
+        static void observe(void *ctx, const npu_memsys_event *ev)
+        {
+            auto *c = static_cast<Count *>(ctx);
+            if (ev->now < c->start || ev->now >= c->end)
+                return;
+            if (ev->kind == NPU_MEMSYS_L2_ACCESS)
+                c->misses += ev->l2->outcome != NPU_L2_HIT;
+            else if (!ev->is_write)
+                c->read += ev->bytes;
+        }
+    } count{s.trace_start, s.trace_end};
+    RunOptions o = s.options();
+    o.attach = [&](unsigned core, npu_timed_core *tc) {
+        void *ms = nullptr;
+        if (core == 0 && npu_timed_core_dma_backend(tc, &ms) == &npu_memsys_dma)
+            npu_memsys_add_observer(static_cast<npu_memsys *>(ms), &Count::observe, &count);
+    };
+    RunResult rc = run_kernel(o);
+    ASSERT_GT(rc.stats.cycles, s.trace_end);
+    ASSERT_GT(count.misses, 0u);
+    ASSERT_LT(count.misses, rc.l2.misses);
+
+    Vcd v = parse_vcd(slurp(s.vcd));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.memory.l2_misses"]].back().second, count.misses);
+    EXPECT_EQ(v.changes[v.id_of["SystemC.memory.dram_bytes_read"]].back().second, count.read);
+    for (const char *sig : {"l2_hits", "l2_misses", "l2_mshrs_busy", "dram_requests", "dram_bytes_read",
+                            "dram_bytes_written", "end_of_run_writeback"})
+        for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
+            EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first < s.trace_end))
+                << sig << " changes at " << ch.first;
+}
+
+// The memory process of a Perfetto trace is the same whichever engine ran:
+// the CLI's SystemC engine (lines through the TLM sockets) and the C engine.
+TEST(Vcd, PerfettoMemoryTracksAreTheSameFromBothEngines)
+{
+    const std::string d = tmpdir();
+    const std::string args = "gelu_tanh --dtype fp16 --shape 1,64,16,16 --set system.cores=2 --set memory.model=l2 "
+                             "--set l2.size_bytes=16384";
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run " + args + " -q --trace " + d + "/sc_memory.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    RunOptions o;
+    o.kernel = "gelu_tanh";
+    o.dtype = "fp16";
+    o.shape = {1, 64, 16, 16};
+    for (const char *set : {"system.cores=2", "memory.model=l2", "l2.size_bytes=16384"})
+        apply_override(o.config, set);
+    TraceSet traces;
+    traces.add(std::make_unique<PerfettoTrace>(d + "/c_memory.json", TraceWindow{}, kDefaultTraceMaxBytes));
+    o.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
+    run_kernel(o);
+    traces.close();
+    auto memory_events = [](const std::string &path) {
+        const json trace = json::parse(slurp(path));
+        json events = json::array();
+        for (const auto &e : trace.at("traceEvents"))
+            if (e.at("pid") == PerfettoTrace::kMemoryPid)
+                events.push_back(e);
+        return events;
+    };
+    json sc = memory_events(d + "/sc_memory.json"), c = memory_events(d + "/c_memory.json");
+    EXPECT_GT(sc.size(), 20u);
+    EXPECT_EQ(sc, c);
 }
 
 // Cores run ahead of SystemC time only by about one quantum, so the VCD

@@ -3,10 +3,14 @@
  * refresh), booked per request at the cycle it arrives, like the L2.
  *
  * A request is cut at interleave boundaries; each piece occupies its channel
- * for ceil(piece bytes / bytes_per_cycle) cycles from max(arrival, channel
- * free), and the request completes `latency` cycles after its last piece
- * leaves its channel. Pieces of one request on different channels overlap,
- * which is the point of interleaving.
+ * for ceil(piece bytes / bytes_per_cycle) cycles from the first cycle at or
+ * after its arrival that the channel is free that long, and the request
+ * completes `latency` cycles after its last piece leaves its channel. Pieces
+ * of one request on different channels overlap, which is the point of
+ * interleaving. A channel keeps its latest NPU_DRAM_CHANNEL_SLOTS bookings,
+ * so a request arriving earlier than requests booked before it (the L2 books
+ * a transfer's misses at once) uses the gaps between them instead of
+ * queueing behind them; older bookings count as one busy stretch.
  *
  * The seam for a detailed DRAM simulator: the L2 only sees an npu_mem_port
  * (mem_port.h), and npu_dram_port() is one implementation of it. A port for
@@ -54,9 +58,14 @@ typedef struct npu_dram_stats {
     uint64_t busy_cycles[NPU_DRAM_MAX_CHANNELS]; /* cycles each channel moved data */
 } npu_dram_stats;
 
+enum { NPU_DRAM_CHANNEL_SLOTS = 16 }; /* bookings each channel keeps (see the file comment) */
+
 typedef struct npu_dram {
     npu_dram_config cfg;
-    uint64_t channel_free[NPU_DRAM_MAX_CHANNELS]; /* cycle each channel is next idle */
+    uint64_t channel_free[NPU_DRAM_MAX_CHANNELS]; /* cycle each channel's latest booking ends */
+    uint64_t channel_floor[NPU_DRAM_MAX_CHANNELS]; /* no piece starts before this (forgotten bookings) */
+    npu_busy_interval channel_slots[NPU_DRAM_MAX_CHANNELS][NPU_DRAM_CHANNEL_SLOTS]; /* latest, by start */
+    unsigned channel_booked[NPU_DRAM_MAX_CHANNELS];
     npu_dram_stats stats;
 } npu_dram;
 

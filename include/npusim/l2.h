@@ -10,8 +10,8 @@
  * exact; earlier calls are still handled, with the resources as booked.
  *
  * The timing of one access, all in cycles:
- *   start  = max(now, bank free)             bank = line number % banks;
- *                                             the bank stays busy bank_interval
+ *   start  = the first cycle >= now the bank  bank = line number % banks;
+ *            is free for bank_interval        the bank stays busy bank_interval
  *   lookup = start + hit_latency             tags answer
  *   hit:    done = lookup
  *   merged (the line is present but its fill has not arrived yet: a second
@@ -35,6 +35,14 @@
  *   conflict    hits in that shadow cache.
  * Unlike Dinero IV, which derives conflict = misses - compulsory - capacity in
  * aggregate (and can go negative), each miss is classified on its own.
+ *
+ * A bank keeps its latest NPU_L2_BANK_SLOTS bookings, not just the cycle it
+ * is next free: an access arriving earlier than accesses already booked
+ * (another core's, booked ahead within the run loop's quantum) takes the
+ * first gap that fits at or after its arrival instead of queueing behind
+ * them. So bank timing does not depend on which core was booked first,
+ * only on the arrival cycles, as long as the bookings it overlaps are among
+ * the bank's latest 16; older ones count as one busy stretch.
  *
  * Not modelled: sectors (a line is filled whole), MSHR target limits (any
  * number of accesses merge into one fill), coherence; a line still in flight
@@ -108,7 +116,9 @@ typedef struct npu_l2_stats {
     uint64_t mshr_merges;               /* misses merged into a fill in flight */
     uint64_t fills;                     /* lines read from the next level */
     uint64_t evictions;                 /* valid lines replaced by a fill */
-    uint64_t writebacks;                /* dirty lines written to the next level (victims and flushes) */
+    uint64_t writebacks;                /* dirty lines written to the next level (victims, flushes, cleans) */
+    uint64_t clean_writebacks;          /* of which written by npu_l2_clean (the end-of-run write-back) */
+    uint64_t clean_cycles;              /* cycles from a clean's start until the next level accepted its last line */
     uint64_t write_throughs;            /* stores sent to the next level (write-through, write-around) */
     uint64_t flushes;
     uint64_t mshr_full_cycles;          /* cycles misses waited for a free MSHR */
@@ -140,6 +150,8 @@ typedef struct npu_l2_result {
     uint64_t start;      /* cycle its bank accepted it */
     uint64_t bank_wait;  /* start - now */
     uint64_t mshr_wait;  /* cycles a miss waited for a free MSHR */
+    int fetched;         /* the miss read its line from the next level ... */
+    uint64_t fill_request; /* ... asking at this cycle: it held an MSHR from then to line_ready */
     npu_l2_outcome outcome;
     npu_l2_miss_kind miss_kind;
     int evicted;         /* a valid line was replaced ... */
@@ -159,6 +171,8 @@ typedef struct npu_l2_line {
 
 struct npu_l2_shadow; /* the 3C classifier, sim/l2_shadow.c */
 
+enum { NPU_L2_BANK_SLOTS = 16 }; /* bookings each bank keeps (see the file comment) */
+
 typedef struct npu_l2 {
     npu_l2_config cfg;
     npu_mem_port next;
@@ -167,7 +181,9 @@ typedef struct npu_l2 {
     npu_l2_line *lines;     /* [set * ways + way] */
     uint64_t *plru;         /* tree bits per set */
     uint64_t *mshr_free;    /* cycle each MSHR frees */
-    uint64_t *bank_free;    /* cycle each bank accepts its next access */
+    uint64_t *bank_free;    /* per bank: no access starts before this cycle (its forgotten bookings) */
+    npu_busy_interval *bank_slots; /* per bank: its latest NPU_L2_BANK_SLOTS bookings, by start */
+    unsigned *bank_booked;  /* per bank: slots in use */
     uint64_t clock;         /* LRU stamp counter */
     uint64_t rng;           /* splitmix64 state */
     struct npu_l2_shadow *shadow;
@@ -193,11 +209,12 @@ unsigned npu_l2_line_bytes(const npu_l2 *l2);
 uint64_t npu_l2_access(npu_l2 *l2, uint64_t now, uint64_t addr, unsigned bytes, int is_write,
                        unsigned core, unsigned tensor, npu_l2_result *out);
 
-/* Installs every line of [addr, addr + bytes) as if just written (dirty under
- * write-back), already arrived, most recently used, and known to the
- * classifier; counts nothing and sends nothing to the next level. A line it
- * displaces is dropped. Of a range longer than the cache only the last
- * size_bytes are installed. core and tensor are accepted for symmetry with
+/* Installs every line of [addr, addr + bytes) as a previous run leaves it:
+ * clean (that run's end-of-run write-back, npu_l2_clean, wrote it back),
+ * already arrived, most recently used, and known to the classifier; counts
+ * nothing and sends nothing to the next level. A line it displaces is
+ * dropped. Of a range longer than the cache only the last size_bytes are
+ * installed. core and tensor are accepted for symmetry with
  * npu_l2_access and are not used yet. */
 void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsigned tensor);
 
@@ -206,6 +223,14 @@ void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsig
  * flushed too; the first-touch history is kept. Returns the cycle the last
  * writeback is accepted (now if none). */
 uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now);
+
+/* Writes back every dirty line from cycle `now` and keeps it, clean and
+ * valid: the write-back at the end of a run (an ARM "clean"), which leaves the
+ * cache warm for a next run. Counted in writebacks and clean_writebacks; the
+ * cycles until the next level accepted the last line add to clean_cycles.
+ * Banks and MSHRs are not booked (the writes leave straight for the next
+ * level, in set order). Returns that cycle (now if nothing was dirty). */
+uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now);
 
 /* 1 if the line holding addr is present (in flight or arrived); for tests. */
 int npu_l2_contains(const npu_l2 *l2, uint64_t addr);

@@ -11,6 +11,14 @@
 extern "C" {
 #endif
 
+/* Cycles [start, end) for which a shared resource behind a port (an L2
+ * bank, a DRAM channel) is booked; the models keep their latest bookings
+ * (sim/calendar.h) so that a request arriving earlier than ones booked before
+ * it can use a gap between them. */
+typedef struct npu_busy_interval {
+    uint64_t start, end;
+} npu_busy_interval;
+
 /* A time-based, non-blocking request interface: each call books the request
  * at cycle `now` and returns its completion cycle (>= now) at once.
  *   read_line:  the cycle the `bytes` at `addr` have arrived at the requester.

@@ -14,9 +14,20 @@
  * The in-flight window carries over from one transfer to the next of the
  * same engine.
  *
+ * The end of a run (npu_memsys_drain, called by both run engines once every
+ * core has finished) writes the L2's dirty lines back to the DRAM, so the
+ * DRAM's byte counts cover everything the run wrote. The kernel's cycles end
+ * when its last core does; the drain's lines, bytes and cycles are reported
+ * on their own (l2.h: clean_writebacks, clean_cycles).
+ *
  * Requests should reach the L2 in non-decreasing time across cores; the run
  * loops keep the cores within a time quantum of each other (see run.h), which
- * bounds how far out of order they can be. */
+ * bounds how far out of order they can be. A transfer is booked whole when it
+ * starts, so its later lines are booked before the lines of another core's
+ * transfer that arrive earlier. The L2's banks and the DRAM's channels keep
+ * their latest bookings and serve such an earlier line in a gap at its own
+ * cycle (sim/calendar.h); the MSHRs still serve in booking order (an earlier
+ * miss waits when lines booked before it hold every MSHR). */
 #ifndef NPUSIM_MEMSYS_H
 #define NPUSIM_MEMSYS_H
 
@@ -50,6 +61,30 @@ typedef struct npu_memsys_access {
 } npu_memsys_access;
 typedef void (*npu_memsys_trace_fn)(void *ctx, const npu_memsys_access *a);
 
+/* What the memory system did, for traces (Perfetto counters, VCD signals):
+ * one event per L2 access and per DRAM request, as it is booked. Events come
+ * in booking order, which is near but not exactly time order (a transfer
+ * books all its lines at once; cores run up to a quantum apart). */
+typedef enum npu_memsys_event_kind {
+    NPU_MEMSYS_L2_ACCESS,  /* a line request at the L2 (npu_memsys_line) */
+    NPU_MEMSYS_DRAM        /* a request at the DRAM: a fill, a writeback or a write-through */
+} npu_memsys_event_kind;
+
+typedef struct npu_memsys_event {
+    npu_memsys_event_kind kind;
+    unsigned core, tensor;  /* L2 accesses only */
+    uint64_t now;           /* arrival cycle */
+    uint64_t done;          /* completion cycle (the model's return value) */
+    uint64_t addr;
+    unsigned bytes;
+    int is_write;
+    int end_of_run;         /* DRAM: a write of the end-of-run drain (npu_memsys_drain) */
+    const npu_l2_result *l2; /* L2 accesses: what the access did (outcome, MSHR use), valid
+                                during the call only; NULL for DRAM requests */
+} npu_memsys_event;
+typedef void (*npu_memsys_observer_fn)(void *ctx, const npu_memsys_event *ev);
+enum { NPU_MEMSYS_MAX_OBSERVERS = 4 };
+
 /* Where line requests go: by default the memsys's own L2 (npu_memsys_line).
  * A SystemC adapter routes them through a TLM socket instead, whose target
  * ends in npu_memsys_line. */
@@ -74,6 +109,25 @@ void npu_memsys_warm(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned ten
 
 void npu_memsys_set_trace(npu_memsys *ms, npu_memsys_trace_fn fn, void *ctx);
 void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx);
+
+/* Adds an observer of every L2 access and DRAM request (see
+ * npu_memsys_event). Returns 0, or NPU_EINVAL when NPU_MEMSYS_MAX_OBSERVERS
+ * are set already. An observer stays until removed or the memsys is freed. */
+int npu_memsys_add_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
+void npu_memsys_remove_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
+
+/* The end of a run at cycle `end`: the L2 writes back its dirty lines
+ * (npu_l2_clean) through its next level. Returns the cycle the last of them
+ * was accepted (end if none). The run engines call it once all cores have
+ * finished, with end = the slowest core's last cycle. */
+uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end);
+
+/* One request at the DRAM, observed: the memsys's own L2 -> DRAM path, and
+ * the SystemC DRAM target, both end here. Returns its completion cycle. */
+uint64_t npu_memsys_dram_access(npu_memsys *ms, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
+/* The L2's own next level: npu_memsys_dram_access as a port (a SystemC
+ * adapter that rerouted the L2 restores it with this). */
+npu_mem_port npu_memsys_dram_port(npu_memsys *ms);
 
 /* The DMA backend (timing.h: npu_dma_backend): ctx is the npu_memsys. */
 uint64_t npu_memsys_dma(void *ms, unsigned core, uint64_t start, const npu_dma_request *rq);

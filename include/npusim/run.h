@@ -24,7 +24,8 @@ unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const np
 /* The same with timing: each core's timing model runs ahead on its own clock;
  * a barrier releases every core at the cycle after the last one reached it.
  * max_cycles compares against each core's local cycle. Finishes every core
- * (drain) before returning the number of trapped cores. */
+ * (drain), then the shared memory (npu_run_drain), before returning the
+ * number of trapped cores. */
 struct npu_timed_core;
 unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
 
@@ -44,13 +45,21 @@ unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, 
  * clock, so transfers reach a shared memory in the order of the cycles the
  * cores issued them, except that one issued up to Q cycles later may come
  * first. A transfer is also booked whole at its start (its line requests
- * reach the L2 ahead of those of transfers that start later), and it starts
+ * reach the L2 ahead of those of transfers that start later; the L2 banks and
+ * DRAM channels still serve an earlier line of a later transfer in a gap at
+ * its own cycle, memsys.h), and it starts
  * when its engine is free, which may be after the issue cycle. With one core,
  * or cores that never meet in memory, Q changes no result. */
 int npu_run_pick(struct npu_timed_core *const *cores, unsigned num_cores); /* -1: none runs */
 uint64_t npu_run_horizon(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
 /* Steps one core (see above); returns 1 when it stepped at least once. */
 int npu_run_turn(struct npu_timed_core *core, uint64_t horizon, const npu_run_limits *lim);
+/* The end of a timed run, once every core has finished: when the cores share
+ * a memory system (their DMA backend is npu_memsys_dma), its dirty L2 lines
+ * are written back to the DRAM from the slowest core's last cycle
+ * (npu_memsys_drain). The kernel's cycles do not include that write-back.
+ * Returns the cycle the DRAM accepted the last line (0 without a memsys). */
+uint64_t npu_run_drain(struct npu_timed_core *const *cores, unsigned num_cores);
 
 #ifdef __cplusplus
 }

@@ -40,8 +40,8 @@ uint64_t transact(tlm::tlm_fw_transport_if<> &fw, tlm::tlm_command cmd, uint64_t
     return transaction_cycle(delay);
 }
 
-MemoryDram::MemoryDram(const sc_core::sc_module_name &name, npu_dram *dram)
-    : sc_core::sc_module(name), socket("socket"), dram_(dram)
+MemoryDram::MemoryDram(const sc_core::sc_module_name &name, npu_memsys *ms)
+    : sc_core::sc_module(name), socket("socket"), ms_(ms)
 {
     socket.register_b_transport(this, &MemoryDram::b_transport);
 }
@@ -49,8 +49,7 @@ MemoryDram::MemoryDram(const sc_core::sc_module_name &name, npu_dram *dram)
 void MemoryDram::b_transport(tlm::tlm_generic_payload &tx, sc_core::sc_time &delay)
 {
     const uint64_t now = transaction_cycle(delay);
-    const uint64_t done = tx.is_write() ? npu_dram_write(dram_, now, tx.get_address(), tx.get_data_length())
-                                        : npu_dram_read(dram_, now, tx.get_address(), tx.get_data_length());
+    const uint64_t done = npu_memsys_dram_access(ms_, now, tx.get_address(), tx.get_data_length(), tx.is_write());
     delay = delay_until(done);
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -1,7 +1,7 @@
 // The memory system as SystemC/TLM-2.0 modules (memory.model: l2): an L2
 // target with one tagged socket per core and an initiator socket to a DRAM
 // target. Like Accellera's lt_target, each b_transport only forwards to a C
-// model (npu_memsys_line, npu_dram_read/write) and annotates the delay: no
+// model (npu_memsys_line, npu_memsys_dram_access) and annotates the delay: no
 // cache or DRAM logic lives here.
 //
 // Time: a request's cycle travels as SystemC time + the annotated delay
@@ -27,15 +27,16 @@ uint64_t transaction_cycle(const sc_core::sc_time &delay);
 // The delay that makes a transaction complete at `cycle` (>= now).
 sc_core::sc_time delay_until(uint64_t cycle);
 
-// The DRAM behind the L2: npu_dram_read / npu_dram_write.
+// The DRAM behind the L2: npu_memsys_dram_access (the memsys's DRAM, with
+// its observers).
 class MemoryDram : public sc_core::sc_module {
 public:
-    MemoryDram(const sc_core::sc_module_name &name, npu_dram *dram);
+    MemoryDram(const sc_core::sc_module_name &name, npu_memsys *ms);
     tlm_utils::simple_target_socket<MemoryDram> socket;
 
 private:
     void b_transport(tlm::tlm_generic_payload &tx, sc_core::sc_time &delay);
-    npu_dram *dram_;
+    npu_memsys *ms_;
 };
 
 // The shared L2: line requests from core k arrive on core_socket[k] and go

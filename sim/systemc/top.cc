@@ -23,7 +23,7 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
         cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim,
                                                          memsys_ != nullptr));
     if (memsys_) {
-        dram_ = std::make_unique<MemoryDram>("dram", npu_memsys_dram(memsys_));
+        dram_ = std::make_unique<MemoryDram>("dram", memsys_);
         l2_ = std::make_unique<MemoryL2>("l2", memsys_, n);
         for (unsigned k = 0; k < n; k++)
             cores_[k]->dma_socket->bind(*l2_->core_socket[k]);
@@ -39,6 +39,9 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
             hook_ctx_[k] = {this, k};
             npu_timed_core_set_hook(tcs[k], &NpuTop::on_issue, &hook_ctx_[k]);
         }
+        if (memsys_)
+            memory_probe_ = std::make_unique<MemoryVcdProbe>("vcd_memory", memsys_, vcd, opts.trace_start,
+                                                             opts.trace_end, fed_, over_);
     }
     SC_HAS_PROCESS(NpuTop);
     SC_THREAD(schedule);
@@ -50,7 +53,7 @@ NpuTop::~NpuTop()
 {
     if (memsys_) {
         npu_memsys_set_line_port(memsys_, nullptr, nullptr);
-        npu_mem_port port = npu_dram_port(npu_memsys_dram(memsys_));
+        npu_mem_port port = npu_memsys_dram_port(memsys_);
         npu_l2_set_next_level(npu_memsys_l2(memsys_), &port);
     }
 }
@@ -147,6 +150,16 @@ void NpuTop::schedule()
     feed_probes();
     wait_until_cycle(end);  // the last core's last cycle: every VCD change is due by now
     end_cycle_ = now_cycle();
+    // The end-of-run write-back of the L2's dirty lines, through the L2 ->
+    // DRAM socket from this cycle (npu_run_drain, as npu_run_timed does).
+    if (memsys_)
+        npu_run_drain(tcs_.data(), unsigned(tcs_.size()));
+    // The memory scope's last changes (posted writebacks, the drain) may come
+    // after the last core's cycle: replay them before the VCD closes.
+    if (memory_probe_) {
+        feed_probes();
+        wait_until_cycle(memory_probe_->latest_cycle());
+    }
     over_ = true;
     feed_probes();
     // A VCD file gets a time step's values only once time moves past it: one
@@ -168,6 +181,11 @@ ScRunInfo NpuTop::run_info() const
         info.vcd_changes += p->replayed;
         info.vcd_late += p->late;
         info.vcd_max_queued = std::max<uint64_t>(info.vcd_max_queued, p->recorder.max_queued());
+    }
+    if (memory_probe_) {
+        info.vcd_changes += memory_probe_->replayed;
+        info.vcd_late += memory_probe_->late;
+        info.vcd_max_queued = std::max<uint64_t>(info.vcd_max_queued, memory_probe_->max_queued);
     }
     return info;
 }

@@ -23,7 +23,9 @@ namespace npusim::sc {
 // something before it, so VCD changes replay at their own cycle and DMA
 // reaches the shared L2 in time order, within the quantum (run.h gives the
 // bound). The memory system's modules (MemoryL2, MemoryDram) are members of
-// this top when memory.model is l2, bound to the cores' DMA sockets.
+// this top when memory.model is l2, bound to the cores' DMA sockets; once
+// every core has finished, the top drains the L2's dirty lines to the DRAM
+// through them (npu_run_drain) at the last core's cycle.
 class NpuTop : public sc_core::sc_module {
 public:
     NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, unsigned n, const npu_run_limits &lim,
@@ -52,6 +54,7 @@ private:
     std::vector<npu_timed_core *> tcs_;
     std::vector<std::unique_ptr<NpuCoreModule>> cores_;
     std::vector<std::unique_ptr<VcdProbe>> probes_;
+    std::unique_ptr<MemoryVcdProbe> memory_probe_;  // memory.model: l2 with a VCD
     npu_memsys *memsys_ = nullptr;  // memory.model: l2 (the cores' DMA backend)
     std::unique_ptr<MemoryDram> dram_;
     std::unique_ptr<MemoryL2> l2_;

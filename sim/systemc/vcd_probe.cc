@@ -175,4 +175,90 @@ void VcdProbe::replay()
     }
 }
 
+// ---- the memory scope -------------------------------------------------------
+
+MemoryVcdProbe::MemoryVcdProbe(const sc_core::sc_module_name &name, npu_memsys *ms, sc_core::sc_trace_file *tf,
+                               uint64_t start, uint64_t end, const sc_core::sc_event &fed, const bool &over)
+    : sc_core::sc_module(name),
+      ms_(ms),
+      start_(start),
+      end_(end),
+      signal_("signal", kNumSignals),
+      fed_(fed),
+      over_(over)
+{
+    static const char *const names[kNumSignals] = {"l2_hits",       "l2_misses",       "l2_mshrs_busy",
+                                                    "dram_requests", "dram_bytes_read", "dram_bytes_written",
+                                                    "end_of_run_writeback"};
+    for (unsigned s = 0; s < kNumSignals; s++)
+        sc_core::sc_trace(tf, signal_[s], std::string("memory.") + names[s]);
+    if (start_ < end_)
+        add(start_, kSync, 0);
+    npu_memsys_add_observer(ms_, &MemoryVcdProbe::observe, this);
+    SC_HAS_PROCESS(MemoryVcdProbe);
+    SC_THREAD(replay);
+}
+
+MemoryVcdProbe::~MemoryVcdProbe() { npu_memsys_remove_observer(ms_, &MemoryVcdProbe::observe, this); }
+
+void MemoryVcdProbe::add(uint64_t cycle, uint32_t signal, int64_t delta)
+{
+    queue_.push({cycle, order_++, signal, delta});
+    max_queued = std::max(max_queued, queue_.size());
+    latest_ = std::max(latest_, cycle);
+}
+
+void MemoryVcdProbe::count(uint64_t cycle, uint32_t signal, int64_t delta)
+{
+    if (cycle >= start_ && cycle < end_)
+        add(cycle, signal, delta);
+}
+
+void MemoryVcdProbe::observe(void *ctx, const npu_memsys_event *ev)
+{
+    auto *p = static_cast<MemoryVcdProbe *>(ctx);
+    if (ev->kind == NPU_MEMSYS_L2_ACCESS) {
+        p->count(ev->now, ev->l2->outcome == NPU_L2_HIT ? kL2Hits : kL2Misses, 1);
+        if (ev->l2->fetched) {
+            p->add(ev->l2->fill_request, kL2MshrsBusy, 1);
+            p->add(ev->l2->line_ready, kL2MshrsBusy, -1);
+        }
+        return;
+    }
+    p->count(ev->now, ev->is_write ? kDramBytesWritten : kDramBytesRead, ev->bytes);
+    p->add(ev->now, kDramRequests, 1);
+    p->add(ev->done, kDramRequests, -1);
+    if (ev->end_of_run) {
+        p->add(ev->now, kEndOfRunWriteback, 1);
+        p->add(ev->done, kEndOfRunWriteback, -1);
+    }
+}
+
+void MemoryVcdProbe::replay()
+{
+    for (;;) {
+        while (queue_.empty()) {
+            if (over_)
+                return;
+            wait(fed_);
+        }
+        const uint64_t now = now_cycle(), next = queue_.top().cycle;
+        if (next > now) {
+            wait(cycle_time(next - now), fed_);  // a round may queue an earlier change
+            continue;
+        }
+        while (!queue_.empty() && queue_.top().cycle <= now) {
+            const Change ch = queue_.top();
+            queue_.pop();
+            late += ch.cycle < now;
+            replayed++;
+            if (ch.signal < kNumSignals)
+                value_[ch.signal] += uint64_t(ch.delta);
+        }
+        if (now >= start_ && now < end_)
+            for (unsigned s = 0; s < kNumSignals; s++)
+                signal_[s].write(value_[s]);
+    }
+}
+
 }  // namespace npusim::sc

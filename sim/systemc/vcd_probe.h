@@ -10,13 +10,25 @@
 //   issued_total  instructions issued so far inside the trace window
 //   busy.<unit>   1 while an instruction of that unit is in flight (issue to
 //                 completion; for dma: a transfer is in flight)
+//
+// With memory.model: l2, one more scope, memory (MemoryVcdProbe):
+//   l2_hits, l2_misses     L2 accesses so far that arrived inside the window
+//   l2_mshrs_busy          MSHRs holding a fill (fill request to arrival)
+//   dram_requests          DRAM requests in flight (arrival to completion)
+//   dram_bytes_read,       bytes of DRAM requests so far that arrived inside
+//   dram_bytes_written     the window
+//   end_of_run_writeback   end-of-run write-back requests in flight (the drain
+//                          after the last core, npu_memsys_drain)
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <queue>
 #include <systemc>
+#include <vector>
 
 #include "engine.h"
+#include "npusim/memsys.h"
 #include "npusim/timing.h"
 
 namespace npusim::sc {
@@ -80,6 +92,55 @@ private:
     sc_core::sc_signal<sc_dt::sc_uint<4>> issued_, stall_;
     sc_core::sc_signal<sc_dt::uint64> issued_total_;
     sc_core::sc_vector<sc_core::sc_signal<bool>> busy_;
+    const sc_core::sc_event &fed_;
+    const bool &over_;
+};
+
+// The memory scope: observes the memory system (npu_memsys_add_observer) and
+// replays its changes at their cycles. Memory events come out of time order
+// (a transfer books all its lines at once, a fill completes later), but never
+// before SystemC time (requests are never in the past: memory.cc), so
+// changes wait in a min-heap and the thread wakes for the earliest, or when a
+// round may have queued an earlier one.
+class MemoryVcdProbe : public sc_core::sc_module {
+public:
+    enum Signal : uint32_t {
+        kL2Hits,
+        kL2Misses,
+        kL2MshrsBusy,
+        kDramRequests,
+        kDramBytesRead,
+        kDramBytesWritten,
+        kEndOfRunWriteback,
+        kNumSignals,
+        kSync = kNumSignals  // writes every signal (the window opens)
+    };
+
+    MemoryVcdProbe(const sc_core::sc_module_name &name, npu_memsys *ms, sc_core::sc_trace_file *tf, uint64_t start,
+                   uint64_t end, const sc_core::sc_event &fed, const bool &over);
+    ~MemoryVcdProbe() override;
+
+    uint64_t latest_cycle() const { return latest_; }  // of every change queued so far
+    uint64_t replayed = 0, late = 0;
+    size_t max_queued = 0;
+
+private:
+    struct Change {
+        uint64_t cycle, order;
+        uint32_t signal;
+        int64_t delta;
+        bool operator>(const Change &o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
+    };
+    static void observe(void *ctx, const npu_memsys_event *ev);
+    void add(uint64_t cycle, uint32_t signal, int64_t delta);
+    void count(uint64_t cycle, uint32_t signal, int64_t delta);  // only inside the window
+    void replay();  // SC_THREAD
+
+    npu_memsys *ms_;
+    uint64_t start_, end_, order_ = 0, latest_ = 0;
+    std::priority_queue<Change, std::vector<Change>, std::greater<Change>> queue_;
+    uint64_t value_[kNumSignals] = {};
+    sc_core::sc_vector<sc_core::sc_signal<sc_dt::uint64>> signal_;
     const sc_core::sc_event &fed_;
     const bool &over_;
 };

@@ -113,6 +113,12 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     os << fmt("  Efficiency:                %12.3f (bound / cycles)\n", b.efficiency);
 }
 
+// Bytes the end-of-run write-back sent to the DRAM: whole lines.
+uint64_t end_of_run_bytes(const RunResult &r)
+{
+    return r.l2.clean_writebacks * r.config.l2.line_bytes;
+}
+
 void text_memory(std::ostringstream &os, const RunResult &r)
 {
     const npu_l2_stats &l2 = r.l2;
@@ -125,7 +131,12 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     os << fmt("  L2 misses by kind:         compulsory %" PRIu64 ", capacity %" PRIu64 ", conflict %" PRIu64
               ", merged %" PRIu64 "\n",
               l2.compulsory, l2.capacity, l2.conflict, l2.mshr_merges);
-    os << fmt("  L2 evictions:              %12" PRIu64 "  (%" PRIu64 " written back)\n", l2.evictions, l2.writebacks);
+    os << fmt("  L2 evictions:              %12" PRIu64 "  (%" PRIu64 " written back)\n", l2.evictions,
+              l2.writebacks - l2.clean_writebacks);
+    // After the last core: not in the kernel's cycles (docs/timing.md).
+    os << fmt("  End-of-run write-back:     %12" PRIu64 "  dirty lines (%" PRIu64 " bytes), drained in %" PRIu64
+              " cycles after the last core\n",
+              l2.clean_writebacks, end_of_run_bytes(r), l2.clean_cycles);
     for (size_t i = 0; i < r.l2_tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++) {
         const npu_l2_counts &c = l2.tensor[i];
         os << fmt("  tensor %-18s %12" PRIu64 " accesses, %" PRIu64 " hits, %" PRIu64 " misses  (hit rate %.4f)\n",
@@ -134,8 +145,10 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     const uint64_t bytes = d.bytes_read + d.bytes_written;
     os << fmt("  DRAM bytes:                %12" PRIu64 "  (%" PRIu64 " read, %" PRIu64 " written)\n", bytes,
               d.bytes_read, d.bytes_written);
-    os << fmt("  DRAM bandwidth:            %12.2f bytes/cycle achieved of %u peak (%u channels x %u)\n",
-              ratio(double(bytes), double(r.stats.cycles)), r.config.dram.channels * r.config.dram.bytes_per_cycle,
+    os << fmt("  DRAM bandwidth:            %12.2f bytes/cycle achieved of %u peak (%u channels x %u; "
+              "the kernel's traffic over its cycles)\n",
+              ratio(double(bytes - end_of_run_bytes(r)), double(r.stats.cycles)),
+              r.config.dram.channels * r.config.dram.bytes_per_cycle,
               r.config.dram.channels, r.config.dram.bytes_per_cycle);
 }
 
@@ -150,6 +163,7 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
               {"hit_rate", ratio(double(l2.hits), double(l2.accesses))},
               {"evictions", l2.evictions},
               {"writebacks", l2.writebacks},
+              {"end_of_run_writebacks", l2.clean_writebacks},
               {"compulsory", l2.compulsory},
               {"capacity", l2.capacity},
               {"conflict", l2.conflict},
@@ -171,7 +185,7 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
 
 nlohmann::json l2_json(const RunResult &r) { return l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size())); }
 
-nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles)
+nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles, uint64_t end_of_run_bytes)
 {
     return {{"model", "ddr"},
             {"bytes_read", d.bytes_read},
@@ -179,7 +193,8 @@ nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t
             {"busy_cycles", busy_cycles},
             {"reads", d.reads},
             {"writes", d.writes},
-            {"achieved_bytes_per_cycle", ratio(double(d.bytes_read + d.bytes_written), double(cycles))}};
+            {"achieved_bytes_per_cycle",
+             ratio(double(d.bytes_read + d.bytes_written - end_of_run_bytes), double(cycles))}};
 }
 
 std::string trap_text(const TrapReport &t)
@@ -269,8 +284,9 @@ nlohmann::json report_json(const RunResult &r)
         j["stall_pcs"] = hot;
         if (r.has_l2) {
             j["l2"] = l2_json(r);
-            j["dram"] = dram_json(r.dram, r.dram_busy_cycles, s.cycles);
+            j["dram"] = dram_json(r.dram, r.dram_busy_cycles, s.cycles, end_of_run_bytes(r));
             j["dram"]["model"] = "ddr";
+            j["dram"]["end_of_run"] = {{"bytes_written", end_of_run_bytes(r)}, {"drain_cycles", r.l2.clean_cycles}};
         } else {
             // Ideal memory: DMA bytes at the DMA bandwidth.
             j["dram"] = {{"model", "ideal"},

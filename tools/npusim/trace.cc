@@ -117,6 +117,15 @@ void TraceSet::attach(unsigned core, npu_timed_core *tc)
         return;
     ctx_.emplace_back(this, core);
     npu_timed_core_set_hook(tc, &TraceSet::hook, &ctx_.back());
+    void *ms = nullptr;
+    if (core == 0 && npu_timed_core_dma_backend(tc, &ms) == &npu_memsys_dma)
+        npu_memsys_add_observer(static_cast<npu_memsys *>(ms), &TraceSet::observe, this);
+}
+
+void TraceSet::observe(void *ctx, const npu_memsys_event *ev)
+{
+    for (auto &w : static_cast<TraceSet *>(ctx)->writers_)
+        w->memory(*ev);
 }
 
 void TraceSet::issue(unsigned core, const npu_issue_event &ev)

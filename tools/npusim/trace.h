@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <queue>
 #include <string>
 #include <vector>
 
+#include "npusim/memsys.h"
 #include "npusim/timing.h"
 
 namespace npusim {
@@ -58,6 +60,8 @@ class TraceWriter {
 public:
     virtual ~TraceWriter() = default;
     virtual void issue(unsigned core, const npu_issue_event &ev) = 0;
+    // memory.model: l2: an L2 access or DRAM request (npu_memsys_event).
+    virtual void memory(const npu_memsys_event &) {}
     // Writes the tail and renames the file into place. Throws Error.
     virtual void close() = 0;
     // What the user should know about this trace (it stopped early), or "".
@@ -84,6 +88,22 @@ private:
 // one per unit instance in use, and one for stalls; an "X" event per
 // instruction on its slot (dur 1) and its unit (dur max(1, complete-issue));
 // "C" counter events for the DMA queue depth. One cycle = 1 us of trace time.
+//
+// memory.model: l2 adds a process "memory (L2, DRAM)" (pid kMemoryPid) of
+// counters, one sample per kMemoryBucket cycles that saw activity (and a zero
+// after it), timestamped at the bucket's start:
+//   l2_accesses    {hits, misses}: L2 accesses arriving in the bucket
+//   l2_mshrs_busy  {mean}: MSHRs holding a fill, averaged over the bucket
+//   dram_bytes     {read, written}: bytes of DRAM requests arriving in it
+//   dram_requests  {mean}: DRAM requests in flight (arrival to completion), averaged
+// and an "X" slice "end-of-run write-back" on its track "dram" from the last
+// core's end to the DRAM's acceptance of the last dirty line, with its lines
+// and bytes. Buckets follow the trace window (an event counts when its cycle
+// is inside it; levels are clipped to it); the sums of l2_accesses and
+// dram_bytes over a whole-run trace equal the report's l2 hits/misses and
+// dram bytes_read/bytes_written. Memory: one entry per active bucket not yet
+// written (events arrive out of time order by up to a transfer and a
+// quantum); the oldest are written once kMaxPendingBuckets are held.
 class PerfettoTrace : public TraceWriter {
 public:
     PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes);
@@ -101,8 +121,31 @@ public:
     static constexpr unsigned kStallTid = 20;
     static unsigned unit_tid(unsigned unit, unsigned lane) { return 100 + 100 * unit + lane; }
     static constexpr unsigned kMaxLanes = 64;  // instances of one unit shown in flight at once
+    static constexpr unsigned kMemoryPid = 1000;   // above every core's pid (NPU_MEMSYS_MAX_CORES)
+    static constexpr unsigned kDramTid = 1;
+    static constexpr uint64_t kMemoryBucket = 256;  // cycles per memory counter sample
+    static constexpr size_t kMaxPendingBuckets = 1 << 16;
+
+    void memory(const npu_memsys_event &ev) override;
 
 private:
+    struct MemBucket {
+        uint64_t hits = 0, misses = 0, read = 0, written = 0;
+        uint64_t mshr_cycles = 0, dram_cycles = 0;  // busy cycles summed over MSHRs / requests in flight
+    };
+    MemBucket &bucket(uint64_t cycle);
+    void spread(uint64_t MemBucket::*field, uint64_t from, uint64_t to);
+    void write_bucket(uint64_t index, const MemBucket &b);
+    void write_buckets_before(uint64_t index);
+    void memory_counter(uint64_t ts, const char *name, const std::string &args);
+
+    std::map<uint64_t, MemBucket> mem_buckets_;  // by bucket index (cycle / kMemoryBucket)
+    bool mem_named_ = false;
+    uint64_t mem_written_until_ = 0;  // buckets below this index are written
+    bool mem_zero_due_ = false;       // the last written bucket was active: a zero sample follows it
+    uint64_t mem_late_ = 0;           // events into buckets already written (counted into the oldest pending)
+    uint64_t drain_lines_ = 0, drain_bytes_ = 0, drain_start_ = UINT64_MAX, drain_end_ = 0;
+
     struct Core {
         bool named = false;
         uint32_t slots_named = 0;
@@ -173,13 +216,15 @@ class TraceSet {
 public:
     void add(std::unique_ptr<TraceWriter> w) { writers_.push_back(std::move(w)); }
     bool empty() const { return writers_.empty(); }
-    void attach(unsigned core, npu_timed_core *tc);       // as RunOptions::attach
+    // As RunOptions::attach; core 0's also observes the cores' memory system, if any.
+    void attach(unsigned core, npu_timed_core *tc);
     void issue(unsigned core, const npu_issue_event &ev);  // to every writer
     // Closes every writer (files renamed into place); returns their notes.
     std::vector<std::string> close();
 
 private:
     static void hook(void *ctx, const npu_issue_event *ev);
+    static void observe(void *ctx, const npu_memsys_event *ev);
     std::vector<std::unique_ptr<TraceWriter>> writers_;
     std::deque<std::pair<TraceSet *, unsigned>> ctx_;  // deque: stable addresses for the hook
 };

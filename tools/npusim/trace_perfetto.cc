@@ -3,7 +3,10 @@
 // one cycle per microsecond.
 #include "trace.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <iterator>
 
 #include "error.h"
 
@@ -191,11 +194,156 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
         slice(kStallTid, ev.issue - ev.stall_cycles, ev.stall_cycles, "stall", npu_stall_name(ev.stall), args);
 }
 
+// ---- the memory process: L2 and DRAM counters -------------------------------
+
+PerfettoTrace::MemBucket &PerfettoTrace::bucket(uint64_t cycle)
+{
+    if (mem_buckets_.size() >= kMaxPendingBuckets)
+        write_buckets_before(std::next(mem_buckets_.begin(), kMaxPendingBuckets / 2)->first);
+    uint64_t index = cycle / kMemoryBucket;
+    if (index < mem_written_until_) {
+        // Later than kMaxPendingBuckets allowed for: counted in the first bucket still pending.
+        mem_late_++;
+        index = mem_written_until_;
+    }
+    return mem_buckets_[index];
+}
+
+// Adds the cycles of [from, to) inside the window to the buckets they cover.
+void PerfettoTrace::spread(uint64_t MemBucket::*field, uint64_t from, uint64_t to)
+{
+    from = std::max(from, window_.start);
+    to = std::min(to, window_.end);
+    while (from < to) {
+        const uint64_t edge = (from / kMemoryBucket + 1) * kMemoryBucket;
+        const uint64_t until = std::min(to, edge);
+        bucket(from).*field += until - from;
+        from = until;
+    }
+}
+
+void PerfettoTrace::memory(const npu_memsys_event &ev)
+{
+    if (stopped_)
+        return;
+    if (!mem_named_) {
+        mem_named_ = true;
+        std::string j = "{\"ph\":\"M\",\"pid\":";
+        put(j, kMemoryPid);
+        j += ",\"name\":\"process_name\",\"args\":{\"name\":\"memory (L2, DRAM)\"}}";
+        emit(j);
+        j = "{\"ph\":\"M\",\"pid\":";
+        put(j, kMemoryPid);
+        j += ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
+        put(j, kMemoryPid);
+        j += "}}";
+        emit(j);
+    }
+    if (ev.kind == NPU_MEMSYS_L2_ACCESS) {
+        if (window_.contains(ev.now)) {
+            MemBucket &b = bucket(ev.now);
+            if (ev.l2->outcome == NPU_L2_HIT)
+                b.hits++;
+            else
+                b.misses++;
+        }
+        if (ev.l2->fetched)
+            spread(&MemBucket::mshr_cycles, ev.l2->fill_request, ev.l2->line_ready);
+        return;
+    }
+    if (window_.contains(ev.now)) {
+        MemBucket &b = bucket(ev.now);
+        (ev.is_write ? b.written : b.read) += ev.bytes;
+    }
+    spread(&MemBucket::dram_cycles, ev.now, ev.done);
+    if (ev.end_of_run) {
+        drain_lines_++;
+        drain_bytes_ += ev.bytes;
+        drain_start_ = std::min(drain_start_, ev.now);
+        drain_end_ = std::max(drain_end_, ev.done);
+    }
+}
+
+void PerfettoTrace::memory_counter(uint64_t ts, const char *name, const std::string &args)
+{
+    std::string j = "{\"ph\":\"C\",\"pid\":";
+    put(j, kMemoryPid);
+    j += ",\"name\":\"";
+    j += name;
+    j += "\",\"ts\":";
+    put(j, ts);
+    j += ",\"args\":{" + args + "}}";
+    emit(j);
+}
+
+void PerfettoTrace::write_bucket(uint64_t index, const MemBucket &b)
+{
+    auto mean = [](uint64_t cycles) {
+        char tmp[32];
+        std::snprintf(tmp, sizeof tmp, "%.4g", double(cycles) / double(kMemoryBucket));
+        return std::string(tmp);
+    };
+    auto count = [](const char *name, uint64_t v) {
+        std::string a = std::string("\"") + name + "\":";
+        put(a, v);
+        return a;
+    };
+    memory_counter(index * kMemoryBucket, "l2_accesses", count("hits", b.hits) + "," + count("misses", b.misses));
+    memory_counter(index * kMemoryBucket, "l2_mshrs_busy", "\"mean\":" + mean(b.mshr_cycles));
+    memory_counter(index * kMemoryBucket, "dram_bytes", count("read", b.read) + "," + count("written", b.written));
+    memory_counter(index * kMemoryBucket, "dram_requests", "\"mean\":" + mean(b.dram_cycles));
+}
+
+// Writes the pending buckets below `index`, in time order, each idle gap
+// opened by a zero sample (a counter holds its value until the next one).
+void PerfettoTrace::write_buckets_before(uint64_t index)
+{
+    while (!mem_buckets_.empty() && mem_buckets_.begin()->first < index) {
+        const auto it = mem_buckets_.begin();
+        if (mem_zero_due_ && it->first > mem_written_until_)
+            write_bucket(mem_written_until_, MemBucket{});
+        write_bucket(it->first, it->second);
+        mem_written_until_ = it->first + 1;
+        mem_zero_due_ = true;
+        mem_buckets_.erase(it);
+    }
+}
+
 void PerfettoTrace::close()
 {
     if (!stopped_)
         for (unsigned k = 0; k < cores_.size(); k++)
             dma_completions_until(cores_[k], k, UINT64_MAX);
+    if (!stopped_ && mem_named_) {
+        write_buckets_before(UINT64_MAX);
+        if (mem_zero_due_)
+            write_bucket(mem_written_until_, MemBucket{});
+        if (drain_lines_ && window_.contains(drain_start_)) {
+            std::string j = "{\"ph\":\"M\",\"pid\":";
+            put(j, kMemoryPid);
+            j += ",\"tid\":";
+            put(j, kMemoryPid * 1000 + kDramTid);
+            j += ",\"name\":\"thread_name\",\"args\":{\"name\":\"dram\"}}";
+            emit(j);
+            j = "{\"ph\":\"X\",\"pid\":";
+            put(j, kMemoryPid);
+            j += ",\"tid\":";
+            put(j, kMemoryPid * 1000 + kDramTid);
+            j += ",\"ts\":";
+            put(j, drain_start_);
+            j += ",\"dur\":";
+            put(j, std::max<uint64_t>(1, drain_end_ - drain_start_));
+            j += ",\"cat\":\"memory\",\"name\":\"end-of-run write-back\",\"args\":{\"lines\":";
+            put(j, drain_lines_);
+            j += ",\"bytes\":";
+            put(j, drain_bytes_);
+            j += "}}";
+            emit(j);
+        }
+        if (mem_late_ && note_.empty())
+            note_ = file_.path() + ": " + std::to_string(mem_late_) +
+                    " memory events arrived after their counter sample was written; they count in a later one";
+    }
     static const char tail[] = "\n]}\n";
     // The reserve kept for it guarantees the tail fits.
     file_.write(tail, sizeof tail - 1);
