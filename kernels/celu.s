@@ -4,6 +4,7 @@
 ; @output     y
 ; @param      alpha 1.0 scale of the negative branch (nonzero)
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  celu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=2.5

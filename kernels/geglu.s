@@ -4,6 +4,7 @@
 ; @input      b range=-4,4
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  geglu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=6.5 abs=0x1p-100

@@ -3,6 +3,7 @@
 ; @input      x range=-8,8
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  gelu_tanh
 ; @bound      fp16 ulp=1 abs=0x1p-24
 ; @bound      fp32 ulp=3 abs=0x1p-24

@@ -3,6 +3,7 @@
 ; @input      x range=-5,5
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  hardsigmoid
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=1.5

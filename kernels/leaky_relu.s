@@ -4,6 +4,7 @@
 ; @output     y
 ; @param      alpha 0.01 slope for negative inputs
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  leaky_relu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=0

@@ -3,6 +3,7 @@
 ; @input      x range=-10,10
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  relu6
 ; @bound      fp16 ulp=0
 ; @bound      fp32 ulp=0

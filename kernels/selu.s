@@ -3,6 +3,7 @@
 ; @input      x range=-8,8
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  selu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=2

@@ -1,20 +1,24 @@
 ; @kernel     silu
-; @summary    x * sigmoid(x) = x * rcp(1 + e^-x); fp16 computes in fp32
+; @summary    x * sigmoid(x) = x / (1 + e^-x), 1 + e^-x as an exact pair and the quotient corrected once; fp16 computes in fp32
 ; @input      x range=-10,10
 ; @output     y
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  silu
 ; @bound      fp16 ulp=1
-; @bound      fp32 ulp=3.5 abs=0x1p-120
-; @note       fp32 goal 2 ULP: the roundings of e^-x, 1 + e^-x, the reciprocal and the product by x add
-; @note       up to 3.5 ULP in theory (2.2 measured). An exact 1 + t (Fast2Sum) plus a corrected division would
-; @note       remove two of them for 7 more instructions per vector; the kernel keeps the short form.
+; @bound      fp32 ulp=1.5 abs=0x1p-120
+; @note       fp32 goal 5 instructions, 2 ULP: the short form (silu_fast, 5 instructions) rounds
+; @note       e^-x, 1 + e^-x, the reciprocal and the product by x: 2.42 ULP measured. Here
+; @note       1 + e^-x = hi + lo exactly (Fast2Sum on max/min), y = RN(x RN(1/hi)) and one
+; @note       correction y + (x - y hi - y lo) / hi leave e^-x's rounding and one more: 13
+; @note       instructions per fp32 vector, 1.38 ULP measured (2 ULP met). The correction is skipped
+; @note       where its residual is NaN (x = +-inf, e^-x = inf); fp16 keeps the short form (1 ULP).
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is -0 where the true value is
 ; @note       below 104 * 2^-128 in magnitude: the absolute bound covers only those.
 .include "lib/act.s"
 
 .macro silu_math N
-    ACT_APPLY \N, SWISH_EXACT
+    ACT_APPLY \N, SWISH_PAIR            ; fp16: SWISH_EXACT
 .endm
 
     ACT_ONE

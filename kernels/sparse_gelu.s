@@ -4,6 +4,7 @@
 ; @output     y
 ; @param      threshold 0.0 inputs below it give 0
 ; @dtypes     fp16 fp32
+; @split      blocks
 ; @reference  sparse_gelu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=6

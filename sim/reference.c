@@ -59,6 +59,17 @@ static double ref_softsign(const double *x, const double *p) { (void)p; return x
 static double ref_swiglu(const double *x, const double *p) { (void)p; return x[0] * sigmoid(x[0]) * x[1]; }
 static double ref_geglu(const double *x, const double *p) { (void)p; return gelu_erf(x[0]) * x[1]; }
 
+/* x[1] is the alpha of x's channel (a per-channel input). */
+static double ref_prelu(const double *x, const double *p) { (void)p; return x[0] > 0 ? x[0] : x[1] * x[0]; }
+/* Parameters a0..a5, b1..b4: P(x) = a0 + a1 x + ... + a5 x^5, Q(x) = b1 x + ... + b4 x^4. */
+static double ref_pau(const double *x, const double *p)
+{
+    double v = x[0];
+    double num = p[0] + v * (p[1] + v * (p[2] + v * (p[3] + v * (p[4] + v * p[5]))));
+    double q = v * (p[6] + v * (p[7] + v * (p[8] + v * p[9])));
+    return num / (1.0 + fabs(q));
+}
+
 static const npu_reference references[] = {
     { "relu", 1, ref_relu, "max(x, 0)" },
     { "relu6", 1, ref_relu6, "min(max(x, 0), 6)" },
@@ -82,6 +93,8 @@ static const npu_reference references[] = {
     { "softsign", 1, ref_softsign, "x / (1 + |x|)" },
     { "swiglu", 2, ref_swiglu, "silu(a) * b" },
     { "geglu", 2, ref_geglu, "gelu_erf(a) * b" },
+    { "prelu", 2, ref_prelu, "x > 0 ? x : alpha[c] * x" },
+    { "pau", 1, ref_pau, "P(x) / (1 + |Q(x)|), P = a0 + ... + a5 x^5, Q = b1 x + ... + b4 x^4" },
 };
 
 const npu_reference *npu_reference_find(const char *name)

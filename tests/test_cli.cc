@@ -318,3 +318,100 @@ TEST(Cli, CompareOutputMatchesTheGoldenFile)
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, slurp(std::string(NPUSIM_SOURCE_ROOT) + "/tests/golden/compare_small.txt"));
 }
+
+TEST(Cli, PreluTakesAPerChannelAlphaNpyOfShapeC)
+{
+    npusim::NpyArray x, alpha;
+    x.dtype = alpha.dtype = NPU_F32;
+    x.shape = {1, 3, 1, 2};
+    alpha.shape = {3};
+    std::vector<float> xs = {-2, 3, -2, 3, -2, 3}, as = {0.5f, -1.0f, 2.0f};
+    x.data.assign(reinterpret_cast<uint8_t *>(xs.data()), reinterpret_cast<uint8_t *>(xs.data()) + 24);
+    alpha.data.assign(reinterpret_cast<uint8_t *>(as.data()), reinterpret_cast<uint8_t *>(as.data()) + 12);
+    std::string xp = tmpdir() + "/prelu_x.npy", ap = tmpdir() + "/prelu_alpha.npy", yp = tmpdir() + "/prelu_y.npy";
+    npusim::write_npy(xp, x);
+    npusim::write_npy(ap, alpha);
+    Result r = run_cli("run prelu --input x=" + xp + " --input alpha=" + ap + " --output y=" + yp + " -q");
+    ASSERT_EQ(r.status, 0) << r.err;
+    npusim::NpyArray y = npusim::read_npy(yp);
+    const float *yv = reinterpret_cast<const float *>(y.data.data());
+    const float want[] = {-1, 3, 2, 3, -4, 3};
+    for (size_t i = 0; i < 6; i++)
+        EXPECT_EQ(yv[i], want[i]) << i;
+    // An alpha of the wrong length is one line naming the file and the shape expected.
+    r = run_cli("run prelu --shape 1,4,2,2 --input alpha=" + ap);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind(ap + ": shape (3) does not match", 0), 0u) << r.err;
+}
+
+TEST(Cli, ManifestSplitIsListedAndAnUnknownOneIsAOneLineError)
+{
+    Result k = run_cli("kernels");
+    ASSERT_EQ(k.status, 0) << k.err;
+    std::istringstream lines(k.out);
+    std::string line;
+    int listed = 0;
+    while (std::getline(lines, line)) {
+        std::istringstream words(line);
+        std::string name, dtypes, split;
+        words >> name >> dtypes >> split;
+        EXPECT_EQ(split, "blocks") << line;
+        if (name == "prelu") {
+            EXPECT_NE(line.find("alpha[C]"), std::string::npos) << line;
+        }
+        listed++;
+    }
+    EXPECT_GE(listed, 24);
+    std::string path = tmpdir() + "/badsplit.s";
+    write(path, "; @kernel badsplit\n; @input x\n; @output y\n; @dtypes fp32\n; @split rows\n"
+                "; @reference relu\n; @bound fp32 ulp=0\n    halt\n");
+    Result r = run_cli("run " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind(path + ":5:10: unknown split 'rows'", 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
+{
+    // gelu_tanh's inherent error against exact GELU, on inputs where the two
+    // formulas differ by about 1e-4: the report's figure is the largest
+    // |y - gelu_erf(x)| over the kernel's own outputs.
+    npusim::NpyArray in;
+    in.dtype = NPU_F32;
+    in.shape = {1, 1, 2, 4};
+    std::vector<float> vals = {-3, -2, -1, -0.5f, 0.5f, 1, 2, 3};
+    in.data.assign(reinterpret_cast<uint8_t *>(vals.data()), reinterpret_cast<uint8_t *>(vals.data()) + 32);
+    std::string ip = tmpdir() + "/gx.npy", op = tmpdir() + "/gy.npy", jp = tmpdir() + "/g.json";
+    npusim::write_npy(ip, in);
+    Result r = run_cli("run gelu_tanh --dtype fp32 --input x=" + ip + " --output y=" + op + " --against gelu_erf --json " +
+                       jp);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Against 'gelu_erf'"), std::string::npos) << r.out;
+    npusim::NpyArray out = npusim::read_npy(op);
+    const float *y = reinterpret_cast<const float *>(out.data.data());
+    double worst = 0, worst_x = 0;
+    for (size_t i = 0; i < vals.size(); i++) {
+        double e = std::fabs(double(y[i]) - 0.5 * vals[i] * (1 + std::erf(vals[i] / std::sqrt(2.0))));
+        if (e > worst)
+            worst = e, worst_x = vals[i];
+    }
+    EXPECT_GT(worst, 1e-5);  // the approximation's own error dominates the kernel's rounding
+    auto j = nlohmann::json::parse(slurp(jp));
+    EXPECT_EQ(j["against"]["reference"], "gelu_erf");
+    EXPECT_NEAR(j["against"]["max_abs_err"].get<double>(), worst, worst * 1e-9);
+    EXPECT_EQ(j["against"]["worst_abs_x"].get<double>(), worst_x);
+    EXPECT_TRUE(j["passed"].get<bool>());  // pass/fail is still against gelu_tanh's own formula
+
+    Result bad = run_cli("run gelu_tanh --against nosuch");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "--against nosuch: no such reference (`npusim kernels` lists them)\n");
+    bad = run_cli("run swiglu --against gelu_erf");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "--against gelu_erf: reads 1 input; kernel 'swiglu' has 2\n");
+
+    Result cmp = run_cli("compare gelu_tanh gelu_sigmoid --shape 1,16,8,8 --against gelu_erf");
+    ASSERT_EQ(cmp.status, 0) << cmp.err;
+    EXPECT_NE(cmp.out.find("vs gelu_erf max abs err"), std::string::npos) << cmp.out;
+}

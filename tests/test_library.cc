@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "npusim/fp16.h"
+#include "error.h"
 #include "runner.h"
 
 using namespace npusim;
@@ -36,21 +37,30 @@ const std::vector<Kernel> kKernels = {
     {"hardsigmoid", 1, 11 * 256, 4 * 512},
     {"hardswish", 1, 13 * 256, 5 * 512},
     {"softsign", 1, 11 * 256, 4 * 512},
-    {"sigmoid", 1, 11 * 256, 4 * 512},
-    {"silu", 1, 13 * 256, 5 * 512},
-    {"swish", 1, 13 * 256 + 2, 5 * 512 + 2},
+    {"sigmoid", 1, 11 * 256, 11 * 512},
+    {"sigmoid_fast", 1, 11 * 256, 4 * 512},
+    {"silu", 1, 13 * 256, 13 * 512},
+    {"silu_fast", 1, 13 * 256, 5 * 512},
+    {"swish", 1, 13 * 256 + 2, 13 * 512 + 2},
     {"gelu_sigmoid", 1, 13 * 256, 10 * 512},
+    {"gelu_sigmoid_fast", 1, 13 * 256, 5 * 512},
     {"elu", 1, 21 * 256, 9 * 512},
+    {"elu_fast", 1, 13 * 256, 5 * 512},
     {"selu", 1, 25 * 256, 11 * 512},
     {"celu", 1, 23 * 256 + 2, 10 * 512 + 2},
     {"softplus", 1, 19 * 256 + 1, 8 * 512 + 1},
+    {"softplus_fast", 1, 11 * 256 + 1, 4 * 512 + 1},
     {"mish", 1, 19 * 256, 10 * 512},
-    {"tanh", 1, 33 * 256, 15 * 512},
+    {"mish_fast", 1, 19 * 256, 8 * 512},
+    {"tanh", 1, 33 * 256, 20 * 512},
+    {"tanh_fast", 1, 15 * 256, 6 * 512},
     {"gelu_erf", 1, 57 * 256, 27 * 512},
     {"safe_gelu", 1, 61 * 256, 29 * 512},
     {"sparse_gelu", 1, 61 * 256, 29 * 512},
     {"swiglu", 2, 17 * 256, 6 * 512},
     {"geglu", 2, 61 * 256, 28 * 512},
+    {"prelu", 1, 3 * 256, 3 * 512},  // one tensor input (x) and the per-channel alpha, seeded
+    {"pau", 1, 29 * 256, 15 * 512},  // fp32: 13 + 2 (y - y, compare: the overflow check)
 };
 
 std::string describe(const RunResult &r)
@@ -378,4 +388,164 @@ TEST(LibraryPadding, KernelsWithNonzeroAtZeroKeepPaddingZero)
     EXPECT_EQ(r.padding_nonzero, 0u);
     RunResult h = run_kernel(options("hardsigmoid", "fp32", {2, 13, 3, 3}, {"core.vlen=128"}));
     EXPECT_TRUE(h.passed()) << describe(h);
+}
+
+namespace {
+
+// x (1 x C x 3 x 3 fp32, negative and positive) and a per-channel alpha of
+// shape [C] with negative, zero, fractional and > 1 slopes, saved as .npy.
+struct PreluFiles {
+    std::string x, alpha;
+    NpyArray xa, aa;
+};
+
+PreluFiles prelu_files(npu_dtype dt, uint64_t c, const std::string &tag)
+{
+    PreluFiles f;
+    f.xa = make_array(dt, {1, c, 3, 3});
+    f.aa.dtype = dt;
+    f.aa.shape = {c};
+    f.aa.data.resize(c * npu_dtype_bytes(dt));
+    for (uint64_t i = 0; i < c * 9; i++)
+        npu_store_lane(f.xa.data.data(), i, dt, (i % 3 == 0) ? 1.5 + double(i % 7) : -0.75 - double(i % 5));
+    for (uint64_t k = 0; k < c; k++)
+        npu_store_lane(f.aa.data.data(), k, dt, -1.0 + 0.25 * double(k));  // -1, -0.75, ..., 0, ..., > 1
+    f.x = save(f.xa, "prelu_x_" + tag);
+    f.alpha = save(f.aa, "prelu_alpha_" + tag);
+    return f;
+}
+
+}  // namespace
+
+TEST(LibraryParams, PreluAppliesEachChannelsAlphaFromAFile)
+{
+    // C = 20: C0 = 8 (fp32) or 16 (fp16) leaves padded lanes in the last C1 block;
+    // VLEN 128 splits a C0 block over two vectors, VLEN 2048 holds 8 C0 blocks of
+    // planes of 9 blocks, so vectors meet plane (channel-block) boundaries.
+    for (npu_dtype dt : {NPU_F32, NPU_F16})
+        for (const char *set : {"core.vlen=256", "core.vlen=128", "core.vlen=2048", "system.cores=3"}) {
+            const std::string dts = dt == NPU_F32 ? "fp32" : "fp16";
+            PreluFiles f = prelu_files(dt, 20, dts);
+            RunOptions o = options("prelu", dts, {}, {set});
+            o.inputs["x"] = f.x;
+            o.inputs["alpha"] = f.alpha;
+            RunResult r = run_kernel(o);
+            ASSERT_TRUE(r.passed()) << dts << " " << set << ": " << describe(r);
+            EXPECT_EQ(r.accuracy.checked, 20u * 9u);
+            const NpyArray &y = r.tensors.at("y");
+            for (uint64_t i = 0; i < 20 * 9; i++) {
+                const double x = npu_load_lane(f.xa.data.data(), i, dt);
+                const double a = npu_load_lane(f.aa.data.data(), i / 9, dt);
+                NpyArray want = make_array(dt, {1, 1, 1, 1});
+                npu_store_lane(want.data.data(), 0, dt, x > 0 ? x : a * x);
+                ASSERT_EQ(npu_load_lane(y.data.data(), i, dt), npu_load_lane(want.data.data(), 0, dt))
+                    << dts << " " << set << " element " << i << " channel " << i / 9;
+            }
+        }
+}
+
+TEST(LibraryParams, PreluRandomAlphaIsSeededAndInItsRange)
+{
+    RunResult a = run_kernel(options("prelu", "fp32", {1, 40, 2, 2}));
+    RunResult b = run_kernel(options("prelu", "fp32", {1, 40, 2, 2}));
+    ASSERT_TRUE(a.passed()) << describe(a);
+    const NpyArray &alpha = a.tensors.at("alpha");
+    ASSERT_EQ(alpha.shape, std::vector<uint64_t>{40});
+    EXPECT_EQ(alpha.data, b.tensors.at("alpha").data);
+    for (uint64_t c = 0; c < 40; c++) {
+        const double v = npu_load_lane(alpha.data.data(), c, NPU_F32);
+        EXPECT_GE(v, -0.5);
+        EXPECT_LE(v, 1.5);
+    }
+}
+
+TEST(LibraryParams, PreluRejectsAnAlphaFileOfTheWrongShape)
+{
+    PreluFiles f = prelu_files(NPU_F32, 20, "wrong");
+    RunOptions o = options("prelu", "fp32", {1, 21, 3, 3});
+    o.inputs["alpha"] = f.alpha;
+    try {
+        run_kernel(o);
+        FAIL() << "a 20-channel alpha ran on 21 channels";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("per-channel input 'alpha' is (21)"), std::string::npos) << e.what();
+    }
+}
+
+TEST(LibraryParams, PauHonoursItsCoefficients)
+{
+    const std::vector<float> xs = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f, 7.0f};
+    const std::map<std::string, double> zero = {{"a0", 0}, {"a1", 0}, {"a2", 0}, {"a3", 0}, {"a4", 0},
+                                                {"a5", 0}, {"b1", 0}, {"b2", 0}, {"b3", 0}, {"b4", 0}};
+    // P = x, Q = 0: the identity, exactly.
+    auto p = zero;
+    p["a1"] = 1.0;
+    RunResult id = run_values("pau", xs, p, "pau_id");
+    ASSERT_TRUE(id.passed()) << describe(id);
+    for (size_t i = 0; i < xs.size(); i++)
+        EXPECT_EQ(out(id, i), xs[i]);
+    // P = x, Q = x: softsign x / (1 + |x|).
+    p["b1"] = 1.0;
+    RunResult ss = run_values("pau", xs, p, "pau_softsign");
+    ASSERT_TRUE(ss.passed()) << describe(ss);
+    for (size_t i = 0; i < xs.size(); i++)
+        EXPECT_NEAR(out(ss, i), xs[i] / (1.0 + std::fabs(xs[i])), 2e-7) << xs[i];
+    // P = 2 + x^5, Q = -x^4 (b4 < 0: |Q| takes the sign off).
+    p = zero;
+    p["a0"] = 2.0;
+    p["a5"] = 1.0;
+    p["b4"] = -1.0;
+    RunResult q = run_values("pau", xs, p, "pau_q4");
+    ASSERT_TRUE(q.passed()) << describe(q);
+    EXPECT_NEAR(out(q, 5), (2.0 + 32.0) / 17.0, 1e-6);
+    EXPECT_NEAR(out(q, 0), (2.0 - 243.0) / 82.0, 1e-6);
+}
+
+TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
+{
+    for (const std::string &path : list_kernels()) {
+        Manifest m = load_manifest(path);
+        EXPECT_EQ(m.split, Split::blocks) << path;
+        // Three cores on an uneven tensor: core k's output DMA is its share
+        // of C0 blocks under the declared split, no more, no less.
+        RunResult r = run_kernel(options(path, "fp32", {2, 19, 7, 5}, {"system.cores=3"}));
+        ASSERT_TRUE(r.passed()) << path << ": " << describe(r);
+        ASSERT_EQ(r.split_bytes_per_core.size(), 3u);
+        const uint64_t outputs = m.tensors.size() - m.num_inputs();
+        uint64_t total = 0;
+        for (unsigned k = 0; k < 3; k++) {
+            EXPECT_EQ(r.core_stats[k].dma_bytes_out, r.split_bytes_per_core[k] * outputs) << path << " core " << k;
+            total += r.split_bytes_per_core[k];
+        }
+        EXPECT_EQ(total, npu_layout_bytes(&r.layout));
+    }
+}
+
+TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)
+{
+    const std::string head = "; @kernel k\n; @input x\n";
+    const std::string tail = "; @output y\n; @dtypes fp32\n; @reference prelu\n; @bound fp32 ulp=0\n";
+    Manifest m = parse_manifest("k.s", head + "; @input alpha per_channel range=0,1\n; @split blocks\n" + tail);
+    ASSERT_EQ(m.tensors.size(), 3u);
+    EXPECT_TRUE(m.tensors[1].per_channel);
+    EXPECT_EQ(m.tensors[1].range_hi, 1.0);
+    EXPECT_EQ(m.num_inputs(), 2u);
+    EXPECT_EQ(m.num_full_tensors(), 2u);
+    EXPECT_EQ(m.split, Split::blocks);
+    auto error_of = [&](const std::string &text) {
+        try {
+            parse_manifest("k.s", text);
+        } catch (const Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @split\n" + tail),
+              "k.s:4:3: @split takes one convention (blocks)");
+    EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @split blocks\n; @split blocks\n" + tail),
+              "k.s:5:3: duplicate @split");
+    EXPECT_EQ(error_of("; @kernel k\n; @input alpha per_channel\n; @input x\n" + tail),
+              "k.s:3:3: per_channel inputs must follow the tensor inputs");
+    EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @output y per_channel\n; @dtypes fp32\n"),
+              "k.s:4:13: per_channel applies to inputs only (a parameter tensor)");
 }

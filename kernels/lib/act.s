@@ -50,6 +50,54 @@
     \N\()_3 vmul.f32, \o, \a, \x
 .endm
 
+; 1 + t = hi + lo exactly (Fast2Sum on max(1, t), min(1, t)): hi into h,
+; lo into t; uses c.
+.macro ONE_PLUS_PAIR N, h, t, c
+    \N\()_3 vadd.f32, \h, \t, 31          ; hi = RN(1 + t)
+    \N\()_3 vmax.f32, \c, \t, 31
+    \N\()_3 vsub.f32, \c, \h, \c          ; hi - max(1, t), exact
+    \N\()_3 vmin.f32, \t, \t, 31
+    \N\()_3 vsub.f32, \t, \t, \c          ; lo = min(1, t) - that, exact
+.endm
+; o = sigmoid(x) to under 2 ULP: 1 / (hi + lo) = r - r (r lo) to first order,
+; r = RN(1/hi), so the rounding of 1 + e^-x never enters; e^-x's own rounding,
+; r's and the last one remain. The step is skipped where r lo is NaN (e^-x =
+; inf, x < -88.7: r = 0 there). The fp16 path (o = x) takes SIGMOID: its three
+; roundings are far inside an fp16 ULP.
+.macro SIGMOID_PAIR N, o, x, a, b, c
+.if \o == \x
+    SIGMOID \N, \o, \x, \a, \b, \c
+.else
+    \N\()_2 vneg.f32, \a, \x
+    \N\()_2 vexp.f32, \a, \a              ; t
+    ONE_PLUS_PAIR \N, \b, \a, \c
+    \N\()_2 vrcp.f32, \o, \b              ; r = RN(1/hi)
+    \N\()_3 vmul.f32, \c, \o, \a          ; r lo
+    \N\()_C vceq.f32, 1, \c, \c
+    \N\()_4P vfnma.f32, \o, \c, \o, \o, 1  ; r - r (r lo)
+.endif
+.endm
+; o = x * sigmoid(k x) to about an ULP (fp32 path; the fp16 path, o = x, takes
+; SWISH_EXACT): t = e^(-k x) (k a power of two, -k = v29), 1 + t = hi + lo
+; exactly (ONE_PLUS_PAIR), y = RN(x RN(1/hi)), and one correction step
+; y + (x - y hi - y lo) / hi. The step is skipped where its residual is NaN:
+; t = inf (x < -88.7 / k: y = -0 there) and x = +-inf (y is right there).
+.macro SWISH_PAIR N, o, x, a, b, c
+.if \o != \x
+    \N\()_3 vmul.f32, \a, \x, 29          ; -k x, exact
+    \N\()_2 vexp.f32, \a, \a              ; t
+    ONE_PLUS_PAIR \N, \b, \a, \c
+    \N\()_2 vrcp.f32, \c, \b              ; r
+    \N\()_3 vmul.f32, \o, \x, \c          ; y = RN(x r)
+    \N\()_4 vfnma.f32, \x, \o, \b, \x     ; x - y hi, exact
+    \N\()_4 vfnma.f32, \x, \o, \a, \x     ; R = x - y (hi + lo)
+    \N\()_C vceq.f32, 1, \x, \x
+    \N\()_4P vfma.f32, \o, \x, \c, \o, 1  ; y + R / hi: one rounding
+.else
+    SWISH_EXACT \N, \o, \x, \a, \b, \c
+.endif
+.endm
+
 ; o = x * sigmoid(k x) for any k > 0: -k x = h + l exactly (l by fma), and
 ; e^(h + l) = e^h (1 + l) to well below an ULP, so the rounding of k x (which
 ; e^ would multiply by |k x|) never enters. v29 = -k, v28 = 88 / k, v27 = 88.
@@ -87,6 +135,42 @@
     \N\()_3 vmul.f32, \o, \a, \x
 .endm
 
+; o = x * sigmoid(k x) for any k to about an ULP (fp32): SWISH_SPLIT's
+; t = e^h (1 + l) with the fma's rounding error kept (E - t exact, then
+; fma(E, l, E - t)), SWISH_PAIR's exact 1 + t, the error joining lo, and the
+; corrected quotient. Where h is capped (x beyond -88/k) t overflows, the
+; residual is NaN and the result is y = x * 0 as in SWISH_SPLIT. k > 0 caps x
+; from above (vmin), k < 0 from below (vmax); constants as SWISH_SPLIT.
+.macro SWISH_SPLIT_PAIR_CAP cap, N, o, x, a, b, c
+    \N\()_3 \cap\().f32, \b, \x, 28
+    \N\()_3 vmul.f32, \a, \b, 29          ; h = RN(-k x)
+    \N\()_3 vmin.f32, \a, \a, 27
+.if SWISH_K_LO == 1
+    \N\()_4 vfms.f32, \c, \b, 29, \a
+    \N\()_4 vfma.f32, \b, \b, 26, \c      ; l
+.else
+    \N\()_4 vfms.f32, \b, \b, 29, \a      ; l = -k x - h
+.endif
+    \N\()_2 vexp.f32, \a, \a              ; E = e^h
+    \N\()_4 vfma.f32, \c, \a, \b, \a      ; t = RN(E (1 + l))
+    \N\()_3 vsub.f32, \o, \a, \c          ; E - t, exact
+    \N\()_4 vfma.f32, \b, \a, \b, \o      ; t's rounding error: E l + E - t
+    ONE_PLUS_PAIR \N, \a, \c, \o
+    \N\()_3 vadd.f32, \c, \c, \b          ; lo: 1 + e^(-k x) = hi + lo
+    \N\()_2 vrcp.f32, \b, \a              ; r
+    \N\()_3 vmul.f32, \o, \x, \b          ; y = RN(x r)
+    \N\()_4 vfnma.f32, \x, \o, \a, \x     ; x - y hi, exact
+    \N\()_4 vfnma.f32, \x, \o, \c, \x     ; R = x - y (hi + lo)
+    \N\()_C vceq.f32, 1, \x, \x
+    \N\()_4P vfma.f32, \o, \x, \b, \o, 1  ; y + R / hi
+.endm
+.macro SWISH_SPLIT_PAIR N, o, x, a, b, c
+    SWISH_SPLIT_PAIR_CAP vmin, \N, \o, \x, \a, \b, \c
+.endm
+.macro SWISH_SPLIT_PAIR_NEG N, o, x, a, b, c
+    SWISH_SPLIT_PAIR_CAP vmax, \N, \o, \x, \a, \b, \c
+.endm
+
 ; ---- exponential family --------------------------------------------------
 ; a = expm1(a) for a in [-88, 0], to about an ULP: u = RN(e^a) loses the low
 ; bits of e^a - 1 near 0, but ln(u) recovers them: e^a - 1 = (u - 1) + u (a -
@@ -112,6 +196,17 @@
 ; overlap (x > 0 makes the expm1 term 0, x <= 0 the linear one): no select.
 .macro ELU_CORE N, o, x, a, b, c
     ELU_NEG \N, \x, \a, \b, \c
+    \N\()_3 vmax.f32, \b, \x, 30
+    \N\()_4 vfma.f32, \o, \a, 26, \b
+.endm
+
+; The same with expm1 as RN(e^x) - 1 (exact subtraction, Sterbenz): e^x's
+; rounding (at most 2^-25 absolute) is all the error, so near 0- the result
+; is good only to 2^-25 absolute, not relatively (elu_fast). v30 = 0, v26 = alpha.
+.macro ELU_FAST N, o, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 30
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vsub.f32, \a, \a, 31          ; e^min(x, 0) - 1, exact
     \N\()_3 vmax.f32, \b, \x, 30
     \N\()_4 vfma.f32, \o, \a, 26, \b
 .endm
@@ -183,6 +278,18 @@
 .endif
     \N\()_4P vfma.f32, \o, \a, \c, \b, 1
 .endm
+; o = ln(RN(1 + e^x)) below the threshold v29, x above (softplus_fast):
+; the rounding of 1 + e^x (2^-24 absolute) is not given back, so for x < 0
+; the result is good to about 2^-24 absolute only (0 from x < -17 on).
+.macro SOFTPLUS_FAST N, o, x, a, b, c
+    \N\()_2 vexp.f32, \a, \x
+    \N\()_3 vadd.f32, \a, \a, 31
+    \N\()_C vcle.f32, 1, \x, 29
+.if \o != \x
+    \N\()_2 vmov.f32, \o, \x
+.endif
+    \N\()_2P vln.f32, \o, \a, 1
+.endm
 ; Power-of-two beta: beta x and the division by beta are exact. v28 = beta,
 ; v27 = 1/beta.
 .macro SOFTPLUS_POW2 N, o, x, a, b, c
@@ -201,6 +308,7 @@
 ; floored at -2^100 so l is never inf - inf (the result there is 0 anyway).
 ; v22.. are not touched; v26 = -2^100.
 .macro SOFTPLUS_ANY N, o, x, a, b, c
+    \N\()_2 vmov.f32, \o, \x
     \N\()_3 vmax.f32, \b, \x, 26
     \N\()_3 vmul.f32, \a, \b, 28          ; h
     \N\()_C vcle.f32, 1, \a, 29
@@ -208,11 +316,10 @@
     \N\()_2 vexp.f32, \a, \a
     \N\()_4 vfma.f32, \a, \a, \b, \a      ; e^h (1 + l)
     LOG1P \N, \b, \a, \c
-    \N\()_4 vfma.f32, \b, \a, \c, \b      ; log1p
-    \N\()_3 vmul.f32, \a, \b, 27          ; q = RN(log1p * RN(1/beta))
-    \N\()_4 vfnma.f32, \c, \a, 28, \b     ; log1p - q beta, exact
-    \N\()_2 vmov.f32, \o, \x
-    \N\()_4P vfma.f32, \o, \c, 27, \a, 1  ; q + rem / beta
+    \N\()_3 vmul.f32, \x, \b, 27          ; q = RN(ln u * RN(1/beta)) (x is kept in o)
+    \N\()_4 vfnma.f32, \b, \x, 28, \b     ; ln u - q beta, exact
+    \N\()_4 vfma.f32, \b, \a, \c, \b      ; + c / u: log1p - q beta, not rounded on its own
+    \N\()_4P vfma.f32, \o, \b, 27, \x, 1  ; q + that / beta
 .endm
 
 ; ---- mish ----------------------------------------------------------------
@@ -220,10 +327,7 @@
 ; (n = (1 + e)^2 - 1 without the cancellation). v28 = 20, v27 = 2. Where o is
 ; not x (the fp32 path) the quotient n / (n + 2) gets one fma correction step.
 .macro MISH N, o, x, a, b, c
-    \N\()_3 vmin.f32, \a, \x, 28
-    \N\()_2 vexp.f32, \a, \a
-    \N\()_3 vadd.f32, \b, \a, 27
-    \N\()_3 vmul.f32, \a, \a, \b          ; n
+    MISH_N \N, \x, \a, \b
 .if \o != \x
     \N\()_3 vadd.f32, \b, \a, 27          ; d = n + 2
     \N\()_2 vrcp.f32, \c, \b
@@ -232,11 +336,27 @@
     \N\()_4 vfma.f32, \o, \a, \c, \o      ; one rounding
     \N\()_3 vmul.f32, \o, \o, \x
 .else
+    MISH_TAIL \N, \o, \x, \a, \b
+.endif
+.endm
+; a = n = e^2 + 2e, e = e^min(x, 20), rounded once (fma; 2e is exact).
+.macro MISH_N N, x, a, b
+    \N\()_3 vmin.f32, \a, \x, 28
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \b, \a, \a
+    \N\()_4 vfma.f32, \a, \a, \a, \b     ; n
+.endm
+; o = x n / (n + 2) from n = a, with the quotient rounded twice (rcp, mul).
+.macro MISH_TAIL N, o, x, a, b
     \N\()_3 vadd.f32, \b, \a, 27
     \N\()_2 vrcp.f32, \b, \b
     \N\()_3 vmul.f32, \a, \a, \b
     \N\()_3 vmul.f32, \o, \a, \x
-.endif
+.endm
+; mish_fast: the same without the correction step, for every o (8 instructions).
+.macro MISH_FAST N, o, x, a, b, c
+    MISH_N \N, \x, \a, \b
+    MISH_TAIL \N, \o, \x, \a, \b
 .endm
 
 ; ---- GELU (erf form) -----------------------------------------------------
@@ -293,6 +413,7 @@
 .endm
 
 ; ---- tanh ----------------------------------------------------------------
+; (fp16 path of tanh; TANH_PAIR below is the fp32 one.)
 ; o = tanh(x) = sign(x) E / (E + 2), E = expm1(2 min(|x|, 9)) >= 0 (EXPM1_NEG
 ; works for positive arguments too). E >= 0 keeps the quotient's sensitivity
 ; to E's error at most 1; the quotient gets one fma correction step (one
@@ -310,4 +431,49 @@
     \N\()_3 vmul.f32, \o, \a, \c          ; y = E / d, two roundings
     \N\()_4 vfnma.f32, \a, \o, \b, \a     ; E - y d, exact
     \N\()_4 vfma.f32, \o, \a, \c, \o      ; y + (E - y d) / d: one rounding
+.endm
+
+; tanh_fast: o = (E - 1) / (E + 1) = E r - r, E = e^(2 min(x, 20)), r =
+; RN(1 / RN(E + 1)), with E r - r rounded once (fms). No cancellation for
+; |x| > 1/2 (2.15 ULP measured); near 0 the rounding of E (up to 2^-24
+; absolute) leaves the result good to about 2^-24 absolute only. The cap keeps E finite
+; (E r - r would be inf * 0); tanh(20) rounds to 1. v27 = 20.
+.macro TANH_FAST N, o, x, a, b, c
+    \N\()_3 vmin.f32, \a, \x, 27
+    \N\()_3 vadd.f32, \a, \a, \a
+    \N\()_2 vexp.f32, \a, \a
+    \N\()_3 vadd.f32, \b, \a, 31
+    \N\()_2 vrcp.f32, \b, \b
+    \N\()_4 vfms.f32, \o, \a, \b, \b
+.endm
+
+; The same to 2 ULP (fp32; needs a sixth register, e): E is kept as the
+; unevaluated pair E_hi + E_lo = (u - 1) + u (2|x| - ln u), d = RN(E_hi + 2)
+; with its exact remainder, and the quotient (E_hi + E_lo) / (E_hi + E_lo + 2)
+; gets one correction step against both parts, so neither E nor E + 2 is
+; rounded: what is left is ln u's rounding (carried by u (2|x| - ln u)) and the
+; last fma. Past |x| = 8.3 (u > 2^24) u - 1 and d - 2 may round, where tanh
+; is within 2^-23 of 1: the result stays within an ULP there. The sign goes
+; to predicate p1 (vclt), so x is free for 1/d. v30 = 0, v28 = 2, v27 = 9.
+.macro TANH_PAIR N, o, x, a, b, c, e
+    \N\()_C vclt.f32, 1, \x, 30
+    \N\()_2 vabs.f32, \a, \x
+    \N\()_3 vmin.f32, \a, \a, 27
+    \N\()_3 vadd.f32, \a, \a, \a          ; s = 2 min(|x|, 9)
+    \N\()_2 vexp.f32, \b, \a              ; u
+    \N\()_2 vln.f32, \c, \b
+    \N\()_3 vsub.f32, \a, \a, \c          ; s - ln u, exact
+    \N\()_3 vsub.f32, \c, \b, 31          ; E_hi = u - 1, exact (1 <= u <= 2^24)
+    \N\()_3 vmul.f32, \a, \b, \a          ; E_lo = u (s - ln u)
+    \N\()_3 vadd.f32, \b, \c, 28          ; d = RN(E_hi + 2)
+    \N\()_3 vsub.f32, \e, \b, 28          ; d - 2, exact (d <= 2^24)
+    \N\()_3 vsub.f32, \e, \c, \e          ; E_hi + 2 - d, exact
+    \N\()_3 vadd.f32, \e, \e, \a          ; d_lo: E + 2 = d + d_lo
+    \N\()_2 vrcp.f32, \x, \b              ; 1/d
+    \N\()_3 vmul.f32, \o, \c, \x          ; y = E_hi / d, two roundings
+    \N\()_4 vfnma.f32, \c, \o, \b, \c     ; E_hi - y d, exact
+    \N\()_3 vadd.f32, \c, \c, \a          ; + E_lo
+    \N\()_4 vfnma.f32, \c, \o, \e, \c     ; - y d_lo: E - y (E + 2)
+    \N\()_4 vfma.f32, \o, \c, \x, \o      ; y + that / d: one rounding
+    \N\()_2P vneg.f32, \o, \o, 1
 .endm

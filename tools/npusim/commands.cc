@@ -70,7 +70,7 @@ struct CompareArgs {
     std::string dtype = "fp16", shape = "1,64,56,56", config;
     std::vector<std::string> sets;
     uint64_t seed = 1;
-    std::string json, csv, plot;
+    std::string json, csv, plot, against;
 };
 
 int cmd_compare(const CompareArgs &a)
@@ -86,6 +86,10 @@ int cmd_compare(const CompareArgs &a)
     for (const std::string &s : a.sets) {
         o.run_args.push_back("--set");
         o.run_args.push_back(s);
+    }
+    if (!a.against.empty()) {
+        o.run_args.push_back("--against");
+        o.run_args.push_back(a.against);
     }
     std::vector<nlohmann::json> reports = run_compare(o);
     std::cout << compare_table(reports);
@@ -159,6 +163,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)");
     c->add_option("--json", ca->json, "Write the table as JSON");
     c->add_option("--csv", ca->csv, "Write the table as CSV");
+    c->add_option("--against", ca->against, "Also measure every kernel's outputs against reference NAME (e.g. gelu_erf)");
     c->add_option("--plot", ca->plot, "Draw the stall breakdown, one stacked bar per kernel (.png or .svg)");
     cmds.push_back({c, [ca] { return cmd_compare(*ca); }});
     return cmds;

@@ -133,6 +133,10 @@ std::vector<Row> rows_for(const std::vector<nlohmann::json> &reports)
     rows.push_back({"DRAM bytes", "dram.bytes_read+written", "%.0f", Scale::Plain});
     rows.push_back({"efficiency", "bound.efficiency", "%.3f", Scale::Plain});
     rows.push_back({"max ULP", "accuracy.max_ulp", "%.3g", Scale::Plain});
+    if (!reports.empty() && reports[0].contains("against")) {
+        const std::string ref = reports[0]["against"].value("reference", "");
+        rows.push_back({"vs " + ref + " max abs err", "against.max_abs_err", "%.3g", Scale::Plain});
+    }
     return rows;
 }
 

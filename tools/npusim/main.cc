@@ -290,7 +290,13 @@ int cmd_kernels(bool json)
     for (const std::string &path : list_kernels()) {
         Manifest m = load_manifest(path);
         nlohmann::json params = nlohmann::json::array();
+        nlohmann::json per_channel = nlohmann::json::array();
         std::string ptxt;
+        for (const TensorDecl &t : m.tensors)  // per-channel parameter tensors: NAME[C]
+            if (t.per_channel) {
+                per_channel.push_back({{"name", t.name}, {"range", {t.range_lo, t.range_hi}}});
+                ptxt += (ptxt.empty() ? "" : " ") + t.name + "[C]";
+            }
         for (const ParamDecl &p : m.params) {
             params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
             char b[64];
@@ -310,10 +316,11 @@ int cmd_kernels(bool json)
             dts += (dts.empty() ? "" : ",") + d;
         if (json)
             arr.push_back({{"name", m.name}, {"summary", m.summary}, {"path", m.path}, {"dtypes", m.dtypes},
-                           {"params", params}, {"reference", m.reference}, {"bounds", bounds}});
+                           {"split", split_name(m.split)}, {"params", params}, {"per_channel", per_channel},
+                           {"reference", m.reference}, {"bounds", bounds}});
         else
-            std::printf("%-14s %-10s %-22s %-26s %s\n", m.name.c_str(), dts.c_str(), ptxt.empty() ? "-" : ptxt.c_str(),
-                        btxt.c_str(), m.summary.c_str());
+            std::printf("%-14s %-10s %-7s %-22s %-26s %s\n", m.name.c_str(), dts.c_str(), split_name(m.split),
+                        ptxt.empty() ? "-" : ptxt.c_str(), btxt.c_str(), m.summary.c_str());
     }
     if (json)
         std::cout << arr.dump(2) << "\n";
@@ -340,7 +347,8 @@ int sc_main(int argc, char **argv)
     run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
     run->add_option("--seed", ropts.seed, "Seed of the random inputs");
-    run->add_option("--input", inputs, "Read input NAME from a .npy file, NAME=FILE.npy (repeatable)");
+    run->add_option("--input", inputs,
+                    "Read input NAME from a .npy file, NAME=FILE.npy (repeatable; a per_channel input is shape [C])");
     run->add_option("--output", outputs, "Write tensor NAME to a .npy file, NAME=FILE.npy (repeatable)");
     run->add_option("--param", params, "Set a kernel parameter, NAME=VALUE (repeatable)");
     run->add_option("--json", json_path, "Write the JSON report to FILE, or - for stdout");
@@ -360,6 +368,9 @@ int sc_main(int argc, char **argv)
                     "Place tensor NAME in the L2 before the run (memory.model: l2; repeatable)");
     run->add_flag("--inplace", ropts.inplace,
                   "The output aliases the input's GM buffer (one-input, one-output kernels)");
+    run->add_option("--against", ropts.against,
+                    "Also measure the outputs against reference NAME, e.g. gelu_erf for an approximate GELU "
+                    "(reported; the kernel's own reference decides PASS)");
     run->add_option("--mem-trace", ropts.mem_trace,
                     "Write every L2 access as a Dinero din line (`0 addr size` read, `1 addr size` write; memory.model: l2)");
 
@@ -388,7 +399,7 @@ int sc_main(int argc, char **argv)
     isa->add_flag("--json", isa_json, "Print JSON");
 
     bool kernels_json = false;
-    auto *kern = app.add_subcommand("kernels", "List the kernels with their parameters, dtypes and bounds");
+    auto *kern = app.add_subcommand("kernels", "List the kernels: dtypes, @split, parameters, bounds, summary");
     kern->add_flag("--json", kernels_json, "Print JSON");
 
     std::string show_file;

@@ -71,10 +71,16 @@ void parse_tensor(Manifest &m, const LineCtx &ctx, bool input,
             t.range_hi = parse_number(ctx, r.substr(comma + 1), w[k].second + 7 + comma);
             if (!(t.range_lo < t.range_hi))
                 ctx.fail(w[k].second, "range LO must be below HI");
+        } else if (opt == "per_channel") {
+            if (!input)
+                ctx.fail(w[k].second, "per_channel applies to inputs only (a parameter tensor)");
+            t.per_channel = true;
         } else {
-            ctx.fail(w[k].second, "unknown tensor option '" + opt + "'");
+            ctx.fail(w[k].second, "unknown tensor option '" + opt + "' (range=LO,HI, per_channel)");
         }
     }
+    if (input && !t.per_channel && !m.tensors.empty() && m.tensors.back().per_channel)
+        ctx.fail(w[0].second, "per_channel inputs must follow the tensor inputs");
     for (const TensorDecl &o : m.tensors)
         if (o.name == t.name)
             ctx.fail(w[1].second, "duplicate tensor '" + t.name + "'");
@@ -100,7 +106,36 @@ void parse_bound(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
     m.bounds[w[1].first] = b;
 }
 
+void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
+{
+    if (w.size() != 2)
+        ctx.fail(w[0].second, "@split takes one convention (blocks)");
+    if (m.split != Split::undeclared)
+        ctx.fail(w[0].second, "duplicate @split");
+    if (w[1].first == "blocks")
+        m.split = Split::blocks;
+    else
+        ctx.fail(w[1].second, "unknown split '" + w[1].first +
+                                  "' (blocks: core k of n takes C0 blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)))");
+}
+
 }  // namespace
+
+const char *split_name(Split s)
+{
+    switch (s) {
+    case Split::blocks:
+        return "blocks";
+    case Split::undeclared:
+        break;
+    }
+    return "-";
+}
+
+size_t Manifest::num_full_tensors() const
+{
+    return size_t(std::count_if(tensors.begin(), tensors.end(), [](const TensorDecl &t) { return !t.per_channel; }));
+}
 
 size_t Manifest::num_inputs() const
 {
@@ -160,6 +195,8 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             m.reference = w[1].first;
         } else if (key == "bound") {
             parse_bound(m, ctx, w);
+        } else if (key == "split") {
+            parse_split(m, ctx, w);
         } else if (key == "note") {
             m.notes.push_back(rest(1));
         } else {
@@ -173,6 +210,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     need(!m.name.empty(), "@kernel line");
     need(m.num_inputs() > 0, "@input");
     need(m.tensors.size() > m.num_inputs(), "@output");
+    need(!m.tensors.front().per_channel, "tensor @input (per_channel inputs are parameters of one)");
     need(!m.dtypes.empty(), "@dtypes");
     need(!m.reference.empty(), "@reference");
     for (const std::string &dt : m.dtypes)

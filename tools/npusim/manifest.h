@@ -15,7 +15,20 @@ struct TensorDecl {
     std::string name;
     bool is_input = true;
     double range_lo = -8.0, range_hi = 8.0;  // seeded random inputs are uniform here
+    // A per-channel parameter tensor (`@input alpha per_channel`): logical
+    // shape [C], stored in GM as C1 blocks of C0 lanes (padding lanes zero),
+    // one copy for the whole batch. The reference sees element i's channel.
+    bool per_channel = false;
 };
+
+// How a kernel splits its work over cores (`@split`), so the runner knows
+// what each core should produce.
+enum class Split {
+    undeclared,  // ad-hoc kernels (tests); every kernel in kernels/ declares one
+    blocks,      // the tensor is a flat run of B 32-byte C0 blocks; core k of n
+                 // takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B))
+};
+const char *split_name(Split s);
 
 struct ParamDecl {
     std::string name;
@@ -33,8 +46,10 @@ struct Manifest {
     std::string reference;   // name in npu_reference table
     std::map<std::string, npu_bound> bounds;  // per dtype
     std::vector<std::string> notes;           // @note lines (why a bound is what it is)
+    Split split = Split::undeclared;          // @split
 
-    size_t num_inputs() const;
+    size_t num_inputs() const;           // every @input, per-channel ones included
+    size_t num_full_tensors() const;     // tensors of the run's shape (not per-channel)
     bool supports(const std::string &dtype) const;
 };
 

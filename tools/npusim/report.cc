@@ -314,6 +314,12 @@ nlohmann::json report_json(const RunResult &r)
                      {"bound_abs", r.bound.max_abs},
                      {"padding_ok", r.padding_nonzero == 0},
                      {"padding_nonzero", r.padding_nonzero}};
+    if (!r.against.empty() && r.checked) {
+        const npu_accuracy &a = r.against_accuracy;
+        j["against"] = {{"reference", r.against},
+                        {"max_abs_err", json_number(a.max_abs_err)},
+                        {"worst_abs_x", json_number(r.against_worst_x)}};
+    }
     json traps = json::array();
     for (const TrapReport &t : r.traps)
         traps.push_back({{"core", t.core},
@@ -397,6 +403,12 @@ std::string report_text(const RunResult &r)
                       f.got, f.ref, f.ulp);
         os << fmt("  Padding:                   %s\n",
                   r.padding_nonzero ? fmt("%" PRIu64 " padded elements are non-zero", r.padding_nonzero).c_str() : "zero");
+        if (!r.against.empty()) {
+            const npu_accuracy &a = r.against_accuracy;
+            os << fmt("\nAgainst '%s' (for information: the kernel's own reference decides the result)\n",
+                      r.against.c_str());
+            os << fmt("  Max abs error:             %.3g (at x = %.9g)\n", a.max_abs_err, r.against_worst_x);
+        }
     }
     os << "\nResult: " << (r.passed() ? "PASS" : "FAIL") << "\n";
     return os.str();

@@ -44,9 +44,12 @@ struct Placed {
     NpyArray nchw;  // logical data
 };
 
-NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, const std::vector<uint64_t> &shape,
+// A tensor input's logical shape is the run's NCHW shape; a per-channel
+// input's is [C].
+NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, const std::vector<uint64_t> &nchw,
                     unsigned index)
 {
+    const std::vector<uint64_t> shape = t.per_channel ? std::vector<uint64_t>{nchw[1]} : nchw;
     auto it = opts.inputs.find(t.name);
     if (it != opts.inputs.end()) {
         NpyArray a = read_npy(it->second);
@@ -56,6 +59,9 @@ NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, c
             std::string s;
             for (uint64_t d : a.shape)
                 s += (s.empty() ? "" : ",") + std::to_string(d);
+            if (t.per_channel)
+                throw Error(it->second + ": shape (" + s + ") does not match the run's channels: per-channel input '" +
+                            t.name + "' is (" + std::to_string(nchw[1]) + ")");
             throw Error(it->second + ": shape (" + s + ") does not match the run's NCHW shape");
         }
         return a;
@@ -63,12 +69,45 @@ NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, c
     NpyArray a;
     a.dtype = dt;
     a.shape = shape;
-    uint64_t count = shape[0] * shape[1] * shape[2] * shape[3];
+    uint64_t count = 1;
+    for (uint64_t d : shape)
+        count *= d;
     a.data.resize(count * npu_dtype_bytes(dt));
     Rng rng{opts.seed * 0x100000001b3ull + index};
     for (uint64_t i = 0; i < count; i++)
         npu_store_lane(a.data.data(), i, dt, rng.uniform(t.range_lo, t.range_hi));
     return a;
+}
+
+// GM bytes of a tensor: the NC1HWC0 layout, or C1 blocks of C0 lanes for a
+// per-channel input.
+uint64_t tensor_bytes(const TensorDecl &t, const npu_layout &layout)
+{
+    return t.per_channel ? layout.c1 * 32 : npu_layout_bytes(&layout);
+}
+
+// Channel c of a per-channel input sits in C1 block c / C0, lane c % C0.
+void pack_per_channel(const npu_layout &layout, const NpyArray &a, uint8_t *dst)
+{
+    const unsigned esize = npu_dtype_bytes(a.dtype);
+    for (uint64_t c = 0; c < layout.c; c++)
+        std::memcpy(dst + (c / layout.c0) * 32 + (c % layout.c0) * esize, a.data.data() + c * esize, esize);
+}
+
+// Per core, the GM bytes of each output it must write under the kernel's
+// @split (empty when the kernel declares none).
+std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigned ncores)
+{
+    std::vector<uint64_t> out;
+    if (split != Split::blocks)
+        return out;
+    const uint64_t blocks = npu_layout_bytes(&layout) / 32;
+    const uint64_t per = (blocks + ncores - 1) / ncores;
+    for (unsigned k = 0; k < ncores; k++) {
+        const uint64_t lo = std::min(blocks, k * per), hi = std::min(blocks, (k + 1) * per);
+        out.push_back((hi - lo) * 32);
+    }
+    return out;
 }
 
 std::string disasm_at(const npu_program &prog, uint64_t pc, std::string *srcloc)
@@ -175,7 +214,6 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
         throw Error(std::string("memory system: ") + msg);
     // Tensor ids for the L2's per-tensor counters: inputs, then outputs, in
     // manifest order. An in-place output shares its input's range (and id).
-    const uint64_t bytes = npu_layout_bytes(&r.layout);
     for (int pass = 0; pass < 2; pass++)
         for (const Placed &pl : placed)
             if (pl.decl->is_input == (pass == 0)) {
@@ -183,7 +221,7 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
                 if (id >= NPU_L2_MAX_TENSORS)
                     throw Error("memory system: more than " + std::to_string(NPU_L2_MAX_TENSORS) + " tensors");
                 r.l2_tensor_names.push_back(pl.decl->name);
-                npu_memsys_add_tensor(mem.ms, pl.gm_addr, bytes, id);
+                npu_memsys_add_tensor(mem.ms, pl.gm_addr, tensor_bytes(*pl.decl, r.layout), id);
             }
     std::vector<std::string> warm = opts.warm_l2;
     if (r.config.warm_inputs)
@@ -194,7 +232,8 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
         bool found = false;
         for (const Placed &pl : placed)
             if (pl.decl->name == name) {
-                npu_memsys_warm(mem.ms, pl.gm_addr, bytes, npu_memsys_tensor_of(mem.ms, pl.gm_addr));
+                npu_memsys_warm(mem.ms, pl.gm_addr, tensor_bytes(*pl.decl, r.layout),
+                                npu_memsys_tensor_of(mem.ms, pl.gm_addr));
                 found = true;
             }
         if (!found)
@@ -347,7 +386,7 @@ RunResult run_kernel(const RunOptions &opts)
     // The shape comes from the first --input file when there is one.
     std::vector<uint64_t> shape = opts.shape;
     for (const TensorDecl &t : m.tensors)
-        if (t.is_input && opts.inputs.count(t.name)) {
+        if (t.is_input && !t.per_channel && opts.inputs.count(t.name)) {
             NpyArray a = read_npy(opts.inputs.at(t.name));
             if (a.shape.empty() || a.shape.size() > 4)
                 throw Error(opts.inputs.at(t.name) + ": expected a 1-D to 4-D array, got " +
@@ -361,7 +400,7 @@ RunResult run_kernel(const RunOptions &opts)
         throw Error("--shape: tensor too large");
     // Refuse up front what would not fit in memory, with an estimate, rather
     // than meet the OOM killer half-way.
-    check_run_fits(r.layout, unsigned(m.tensors.size()), r.config.cores, r.config.core.ub_bytes);
+    check_run_fits(r.layout, unsigned(m.num_full_tensors()), r.config.cores, r.config.core.ub_bytes);
 
     // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
     ProgramHolder prog;
@@ -386,6 +425,16 @@ RunResult run_kernel(const RunOptions &opts)
     // output takes the input's buffer.
     if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
         throw Error("--inplace: kernel '" + m.name + "' does not have exactly one input and one output");
+    const npu_reference *against = nullptr;
+    if (!opts.against.empty()) {
+        against = npu_reference_find(opts.against.c_str());
+        if (!against)
+            throw Error("--against " + opts.against + ": no such reference (`npusim kernels` lists them)");
+        if (against->num_inputs != m.num_inputs())
+            throw Error("--against " + opts.against + ": reads " + std::to_string(against->num_inputs) +
+                        (against->num_inputs == 1 ? " input" : " inputs") + "; kernel '" + m.name + "' has " +
+                        std::to_string(m.num_inputs()));
+    }
     std::vector<Placed> placed;
     uint64_t gm_size = 0;
     unsigned input_index = 0;
@@ -399,14 +448,16 @@ RunResult run_kernel(const RunOptions &opts)
                 if (in.decl->is_input)
                     pl.gm_addr = in.gm_addr;
         } else {
-            gm_size = align_up(gm_size + npu_layout_bytes(&r.layout), kGmAlign);
+            gm_size = align_up(gm_size + tensor_bytes(t, r.layout), kGmAlign);
         }
         placed.push_back(std::move(pl));
     }
     std::vector<uint8_t> gm_bytes(gm_size, 0);
     for (Placed &pl : placed) {
         uint8_t *dst = gm_bytes.data() + pl.gm_addr;
-        if (pl.decl->is_input)
+        if (pl.decl->per_channel)
+            pack_per_channel(r.layout, pl.nchw, dst);
+        else if (pl.decl->is_input)
             npu_pack_nc1hwc0(&r.layout, pl.nchw.data.data(), dst);
         else if (opts.inplace)
             continue;  // the input's data is already there
@@ -512,6 +563,7 @@ RunResult run_kernel(const RunOptions &opts)
     }
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
     r.output_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
+    r.split_bytes_per_core = split_bytes(m.split, r.layout, ncores);
 
     // Unpack every tensor; check outputs element by element.
     for (Placed &pl : placed) {
@@ -523,9 +575,17 @@ RunResult run_kernel(const RunOptions &opts)
         }
     }
     npu_accuracy_init(&r.accuracy);
+    npu_accuracy_init(&r.against_accuracy);
+    r.against = opts.against;
     if (r.traps.empty()) {
         const npu_reference *ref = npu_reference_find(m.reference.c_str());
+        const npu_reference *other = against ? against : nullptr;
+        const npu_bound unbounded{INFINITY, INFINITY};
+        double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
+        std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
+                  against_params);
         const uint64_t count = npu_layout_logical_elems(&r.layout);
+        const uint64_t plane = r.layout.h * r.layout.w;  // elements of one channel
         std::vector<const Placed *> ins;
         for (const Placed &pl : placed)
             if (pl.decl->is_input)
@@ -536,9 +596,16 @@ RunResult run_kernel(const RunOptions &opts)
             for (uint64_t i = 0; i < count; i++) {
                 double x[NPU_REF_MAX_INPUTS];
                 for (size_t k = 0; k < ins.size(); k++)
-                    x[k] = npu_load_lane(ins[k]->nchw.data.data(), i, r.dtype);
+                    x[k] = npu_load_lane(ins[k]->nchw.data.data(),
+                                         ins[k]->decl->per_channel ? i / plane % r.layout.c : i, r.dtype);
                 double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
                 double want = ref->fn(x, r.params.data());
+                if (other) {
+                    const double prev = r.against_accuracy.max_abs_err;
+                    npu_accuracy_add(&r.against_accuracy, i, got, other->fn(x, against_params), r.dtype, &unbounded);
+                    if (r.against_accuracy.max_abs_err > prev)
+                        r.against_worst_x = x[0];
+                }
                 if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.bound) && r.failed.size() < kMaxFailedShown) {
                     FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
                     r.failed.push_back(f);

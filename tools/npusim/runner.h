@@ -50,6 +50,10 @@ struct RunOptions {
     // memory.model: l2 only. Every L2 line access, Dinero din (`0 addr size`
     // read, `1 addr size` write, hex address), streamed and renamed into place.
     std::string mem_trace;
+    // A second reference (e.g. gelu_erf for gelu_tanh): every output is also
+    // measured against it, for information. Pass/fail stays with the kernel's
+    // own reference and bound.
+    std::string against;
 };
 
 struct TrapReport {
@@ -99,7 +103,14 @@ struct RunResult {
     uint64_t op_counts[NPU_NUM_OPS] = {};
     uint64_t counted_instructions = 0;  // arith/cmp/sel/sfu/logic/cvt
     uint64_t output_vectors = 0;
+    // From the manifest's @split: GM bytes core k must write to each output
+    // (its dma_bytes_out is this times the outputs). Empty without @split.
+    std::vector<uint64_t> split_bytes_per_core;
     npu_accuracy accuracy{};
+    // --against: the same outputs measured against another reference (no bound).
+    std::string against;
+    npu_accuracy against_accuracy{};
+    double against_worst_x = 0;  // first input of the element with the largest absolute error
     npu_bound bound{};
     std::vector<FailedElement> failed;  // the first few elements outside the bound
     uint64_t padding_nonzero = 0;
