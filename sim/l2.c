@@ -512,25 +512,9 @@ void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsig
     }
 }
 
-uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now)
-{
-    uint64_t nlines = l2->sets * l2->cfg.ways, done = now;
-    for (uint64_t i = 0; i < nlines; i++) {
-        npu_l2_line *ln = &l2->lines[i];
-        if (ln->line != INVALID_LINE && ln->dirty) {
-            uint64_t t = next_write(l2, now, ln->line << l2->line_shift, l2->cfg.line_bytes);
-            done = t > done ? t : done;
-            l2->stats.writebacks++;
-        }
-    }
-    invalidate_all(l2);
-    if (l2->shadow)
-        npu_l2_shadow_flush(l2->shadow);
-    l2->stats.flushes++;
-    return done;
-}
-
-uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now)
+/* Writes every dirty line back to the next level from cycle `now` and marks
+ * it clean; returns the cycle the next level accepted the last one. */
+static uint64_t write_back_dirty(npu_l2 *l2, uint64_t now)
 {
     uint64_t nlines = l2->sets * l2->cfg.ways, done = now;
     for (uint64_t i = 0; i < nlines; i++) {
@@ -540,9 +524,26 @@ uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now)
             done = t > done ? t : done;
             ln->dirty = 0;
             l2->stats.writebacks++;
-            l2->stats.clean_writebacks++;
         }
     }
+    return done;
+}
+
+uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now)
+{
+    uint64_t done = write_back_dirty(l2, now);
+    invalidate_all(l2);
+    if (l2->shadow)
+        npu_l2_shadow_flush(l2->shadow);
+    l2->stats.flushes++;
+    return done;
+}
+
+uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now)
+{
+    uint64_t before = l2->stats.writebacks;
+    uint64_t done = write_back_dirty(l2, now);
+    l2->stats.clean_writebacks += l2->stats.writebacks - before;
     l2->stats.clean_cycles += done - now;
     return done;
 }
