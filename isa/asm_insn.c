@@ -342,6 +342,8 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
         else
             in->imm = (int32_t)v;
         return 0;
+    case OPK_NONE:
+        break;
     }
     return asm_error(lx->ctx, 0, "internal error: operand kind %d", (int)k);
 }

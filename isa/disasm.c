@@ -156,6 +156,7 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
         return;
     case OPK_DIM:
     case OPK_TAG: put(o, "%u", in->rd); return;
+    case OPK_NONE: return;
     }
 }
 

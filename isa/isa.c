@@ -60,6 +60,24 @@ const char *npu_dtype_name(npu_dtype dt)
     return (unsigned)dt < 4 ? names[dt] : "?";
 }
 
+const char *npu_operand_syntax(npu_operand_kind k)
+{
+    static const char *const syntax[NPU_NUM_OPERAND_KINDS] = {
+        "",
+#define OPK(id, syn, desc) syn,
+#include "operands.def"
+#undef OPK
+    };
+    return (unsigned)k < NPU_NUM_OPERAND_KINDS ? syntax[k] : "?";
+}
+
+const char *npu_category_name(npu_category c)
+{
+    static const char *const names[NPU_NUM_CATEGORIES] = { "arith", "cmp",  "sel",   "sfu", "logic",
+                                                            "cvt",   "move", "const", "mem", "ctrl" };
+    return (unsigned)c < NPU_NUM_CATEGORIES ? names[c] : "?";
+}
+
 unsigned npu_dtype_bytes(npu_dtype dt)
 {
     return (dt == NPU_F16 || dt == NPU_I16) ? 2 : 4;
@@ -92,6 +110,8 @@ static uint64_t operand_field_mask(npu_operand_kind k)
     case OPK_IMM: case OPK_U6: case OPK_ULANE: case OPK_LIT: case OPK_F32: case OPK_REL:
     case OPK_SPR: case OPK_TAGI:
         return 0xffffffff00000000ull;
+    case OPK_NONE:
+        break;
     }
     return 0;
 }

@@ -235,6 +235,7 @@ public:
         case OPK_DIM: in.rd = (uint8_t)(1 + rng_() % 2); break;
         case OPK_TAG: in.rd = (uint8_t)Bits(5); break;
         case OPK_TAGI: in.imm = (int32_t)Bits(5); break;
+        case OPK_NONE: break;
         }
     }
 

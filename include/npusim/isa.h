@@ -58,32 +58,21 @@ typedef enum npu_category {
     CAT_MEM, CAT_CTRL, NPU_NUM_CATEGORIES
 } npu_category;
 
-/* Operand kinds; each names the instruction field it is encoded in. */
+/* Operand kinds; each names the instruction field it is encoded in
+ * (operands.def). */
 typedef enum npu_operand_kind {
-    OPK_SD = 1, /* scalar register in rd */
-    OPK_SA,     /* scalar register in rs1 */
-    OPK_SB,     /* scalar register in rs2 */
-    OPK_SC,     /* scalar register in rs3 */
-    OPK_VD,     /* vector register in rd */
-    OPK_VA,     /* vector register in rs1 */
-    OPK_VB,     /* vector register in rs2 */
-    OPK_VC,     /* vector register in rs3 */
-    OPK_PD,     /* predicate register in rd */
-    OPK_PA,     /* predicate register in rs1 */
-    OPK_PB,     /* predicate register in rs2 */
-    OPK_PS,     /* predicate register in pg, used as a selector */
-    OPK_IMM,    /* signed 32-bit integer in imm */
-    OPK_U6,     /* shift amount 0..63 in imm */
-    OPK_ULANE,  /* shift amount below the lane width in imm */
-    OPK_LIT,    /* literal rounded to the lane type, bit pattern in imm */
-    OPK_F32,    /* float literal, binary32 bit pattern in imm */
-    OPK_REL,    /* label: imm = target index - this index */
-    OPK_MEM,    /* [sa + imm]: base in rs1, byte offset in imm */
-    OPK_SPR,    /* special register name, index in imm */
-    OPK_DIM,    /* DMA descriptor dimension 1..2 in rd */
-    OPK_TAG,    /* DMA tag 0..31 in rd */
-    OPK_TAGI    /* DMA tag 0..31 in imm */
+    OPK_NONE = 0,
+#define OPK(id, syntax, desc) OPK_##id,
+#include "operands.def"
+#undef OPK
 } npu_operand_kind;
+
+enum {
+    NPU_NUM_OPERAND_KINDS = 1
+#define OPK(id, syntax, desc) +1
+#include "operands.def"
+#undef OPK
+};
 
 typedef enum npu_format {
 #define FMT(id, n, ...) id,
@@ -163,6 +152,8 @@ npu_opcode npu_opcode_from_byte(uint8_t byte);
 /* The row whose mnemonic (without a dtype suffix) is `mnemonic`, or NPU_OP_INVALID. */
 npu_opcode npu_opcode_from_mnemonic(const char *mnemonic, size_t len);
 const char *npu_dtype_name(npu_dtype dt);          /* "f16" ... */
+const char *npu_operand_syntax(npu_operand_kind k); /* "vd", "[sa + off]", ...; "" for none */
+const char *npu_category_name(npu_category c);      /* "arith", "sfu", ... */
 unsigned npu_dtype_bytes(npu_dtype dt);            /* 2 or 4 */
 int npu_spr_from_name(const char *name, size_t len); /* index or -1 */
 

@@ -222,21 +222,12 @@ int cmd_dis(const std::string &in)
     return 0;
 }
 
-const char *category_name(unsigned c)
-{
-    static const char *const n[] = {"arith", "cmp", "sel", "sfu", "logic", "cvt", "move", "const", "mem", "ctrl"};
-    return c < NPU_NUM_CATEGORIES ? n[c] : "?";
-}
-
 std::string operand_syntax(unsigned fmt)
 {
-    static const char *const names[] = {"",    "sd",  "sa",   "sb",   "sc",   "vd",   "va",   "vb",
-                                        "vc",  "pd",  "pa",   "pb",   "ps",   "imm",  "shamt", "shamt",
-                                        "lit", "flt", "label", "[sa + off]", "special", "dim", "tag", "tag"};
     const npu_format_desc &f = npu_format_table[fmt];
     std::string s;
     for (unsigned i = 0; i < f.num_operands; i++)
-        s += (i ? ", " : "") + std::string(names[f.operands[i]]);
+        s += (i ? ", " : "") + std::string(npu_operand_syntax(npu_operand_kind(f.operands[i])));
     return s;
 }
 
@@ -265,7 +256,7 @@ int cmd_isa(bool json)
                            {"maskable", bool(d.flags & F_MASK)},
                            {"class", npu_class_name(npu_class(d.cls))},
                            {"unit", npu_unit_name(npu_unit(d.unit))},
-                           {"category", category_name(d.category)},
+                           {"category", npu_category_name(npu_category(d.category))},
                            {"description", d.description}});
         } else {
             std::string mn = d.mnemonic;
