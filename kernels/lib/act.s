@@ -412,6 +412,86 @@
     \N\()_3P vsel.f32, \o, \a, \b, 1
 .endm
 
+; o = x Phi(x) to under 3 ULP (fp32, gelu_erf): two forms, both computed, the
+; series chosen per lane by a predicated last product (p1 = |x| < 7/8):
+; * |x| < 7/8: x (1/2 + x R(x^2)), R a degree-4 polynomial for (Phi(x) - 1/2) / x,
+;   relative error 2^-24.4; x R is at most 1.6 times Phi there (x = -7/8).
+; * |x| >= 7/8, a = min(|x|, 14.5): x Phi(x) = max(x, 0) - E H, E = e^(-a^2/2) and
+;   H = a Q(a) e^(a^2/2) (Q the upper tail) a degree-8 polynomial in
+;   t = 1/(1 + a/2), relative error 2^-26.3 on a in [7/8, 14.5]. One fnma makes
+;   x - E H for x > 0 (Q / (1 - Q) <= 0.24 damps E H's error) and -E H for
+;   x < 0: no product by a and no 1 - Q is rounded. Two first-order corrections ride on
+;   m, added as - E (H m) before - E H: l, the exact remainder of
+;   -a^2/2 = h + l (e^(h + l) = e^h (1 + l)), and t's two roundings:
+;   1/(1 + a/2) = t (1 + rr), rr = (1 - t) - t a/2 by one fma (1 - t is exact
+;   for t >= 1/2; beyond, H hardly depends on t), which moves H by kappa rr,
+;   kappa = t H'(t) / H from -1.7 at a = 7/8 to 0, fitted by a line in t to
+;   0.53: m = l + kappa rr. Without kappa rr the sweep's worst is 3.13 ULP.
+; max(x, 0) is formed as x - min(x, 0), so x = -inf gives NaN as the reference
+; does (-inf * 0), while +inf gives inf. a is capped at 14.5 (E = 0 beyond).
+; Coefficients: fitted offline with numpy, scipy's erfcx and erf as the
+; binary64 truth: Lawson's iteratively reweighted least squares for the
+; relative minimax error on 3000 Chebyshev points, rounded to binary32 from the
+; lowest degree up with the higher ones refitted after each rounding (errors
+; above are after rounding); kappa by least squares on t H'/H. A float32 model
+; of this chain, bit-exact against the simulator on the fp32 sweep, picked the
+; split point and degrees: 2.13 ULP on the sweep, 2.59 at worst over every
+; float with 1/8 <= |x| <= 16 (x = -0.9465).
+; Coefficients stream through v24/v25 as in GELU_ERF; v31 = 1.0, v30 = 14.5,
+; v29 = -0.5, v28 = 0.5, v27 = 0, v26 = 0.875. Needs a sixth register, e
+; (the fp32 bank has six; the fp16 path takes GELU_ERF).
+.macro GELU_ERF_ACC N, o, x, a, b, c, e
+    \N\()_2 vabs.f32, \a, \x
+    \N\()_3 vmin.f32, \a, \a, 30
+    \N\()_C vclt.f32, 1, \a, 26           ; p1: the series form
+    \N\()_3 vmul.f32, \b, \a, 29          ; -a/2, exact
+    \N\()_3 vmul.f32, \c, \a, \b          ; h = RN(-a^2/2)
+    \N\()_4 vfms.f32, \a, \a, \b, \c      ; l = -a^2/2 - h, exact
+    \N\()_2 vexp.f32, \c, \c              ; E = e^h
+    \N\()_3 vsub.f32, \e, 31, \b          ; 1 + a/2
+    \N\()_2 vrcp.f32, \e, \e              ; t
+    \N\()_3 vsub.f32, \o, 31, \e          ; 1 - t
+    \N\()_4 vfma.f32, \b, \e, \b, \o      ; rr = 1 - t - t a/2
+    vbcasti.f32 v24, -2.52706241607666
+    vbcasti.f32 v25, 0.5852155089378357
+    \N\()_4 vfma.f32, \o, \e, 24, 25      ; kappa
+    \N\()_4 vfma.f32, \a, \o, \b, \a      ; m = kappa rr + l
+    vbcasti.f32 v24, 0.3109723925590515
+    vbcasti.f32 v25, -1.1807849407196045
+    \N\()_4 vfma.f32, \b, \e, 24, 25
+    vbcasti.f32 v24, 1.669677734375
+    \N\()_4 vfma.f32, \b, \b, \e, 24
+    vbcasti.f32 v25, -0.8716920614242554
+    \N\()_4 vfma.f32, \b, \b, \e, 25
+    vbcasti.f32 v24, 0.01359582506120205
+    \N\()_4 vfma.f32, \b, \b, \e, 24
+    vbcasti.f32 v25, -0.24544663727283478
+    \N\()_4 vfma.f32, \b, \b, \e, 25
+    vbcasti.f32 v24, -0.0943082794547081
+    \N\()_4 vfma.f32, \b, \b, \e, 24
+    vbcasti.f32 v25, -0.0003564812650438398
+    \N\()_4 vfma.f32, \b, \b, \e, 25
+    vbcasti.f32 v24, 0.3989522159099579
+    \N\()_4 vfma.f32, \b, \b, \e, 24      ; H(t)
+    \N\()_3 vmul.f32, \a, \b, \a          ; H m
+    \N\()_3 vmin.f32, \o, \x, 27
+    \N\()_3 vsub.f32, \o, \x, \o          ; max(x, 0); NaN for x = -inf
+    \N\()_4 vfnma.f32, \o, \c, \a, \o     ; - E H m
+    \N\()_4 vfnma.f32, \o, \c, \b, \o     ; - E H: the tail form, one rounding
+    \N\()_3 vmul.f32, \a, \x, \x          ; w = x^2
+    vbcasti.f32 v24, 9.277846402255818e-05
+    vbcasti.f32 v25, -0.0011674345005303621
+    \N\()_4 vfma.f32, \b, \a, 24, 25
+    vbcasti.f32 v24, 0.009966415353119373
+    \N\()_4 vfma.f32, \b, \b, \a, 24
+    vbcasti.f32 v25, -0.06648948043584824
+    \N\()_4 vfma.f32, \b, \b, \a, 25
+    vbcasti.f32 v24, 0.3989422619342804
+    \N\()_4 vfma.f32, \b, \b, \a, 24      ; R(w)
+    \N\()_4 vfma.f32, \b, \x, \b, 28      ; 1/2 + x R
+    \N\()_3P vmul.f32, \o, \x, \b, 1      ; the series form where p1
+.endm
+
 ; ---- tanh ----------------------------------------------------------------
 ; (fp16 path of tanh; TANH_PAIR below is the fp32 one.)
 ; o = tanh(x) = sign(x) E / (E + 2), E = expm1(2 min(|x|, 9)) >= 0 (EXPM1_NEG
