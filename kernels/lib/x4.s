@@ -18,6 +18,12 @@
 ;     \N\()_3P vmul.f32, 1, 2, 30, 1     ; out(k) = r2(k) * v30 where p(1+k), else kept
 ;
 ; (_2P, _3P, _4P: two, three or four vector operands, then the predicate.)
+;
+; One copy of an X4 operation, for software-pipelined maths (lib/eltwise.s,
+; _PIPE) that place memory steps between the copies: copy k last; with X1
+; only copy 0 exists and the others expand to nothing.
+;
+;     \N\()_3K vmax.DT, 1, 0, 31, 2     ; copy 2 only: v13 = max(v12, v31)
 
 .equ X4_BANK, 6
 
@@ -89,4 +95,30 @@
     \op p[\pd + 1], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)]
     \op p[\pd + 2], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)]
     \op p[\pd + 3], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)]
+.endm
+
+; Single copies (see the header).
+.macro X1_2K op, d, a, k
+.if \k == 0
+    \op v[\d], v[\a]
+.endif
+.endm
+.macro X4_2K op, d, a, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)]
+.endm
+.macro X1_3K op, d, a, b, k
+.if \k == 0
+    \op v[\d], v[\a], v[\b]
+.endif
+.endm
+.macro X4_3K op, d, a, b, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)], v[\b + \k*X4_BANK*(\b < 24)]
+.endm
+.macro X1_4K op, d, a, b, c, k
+.if \k == 0
+    \op v[\d], v[\a], v[\b], v[\c]
+.endif
+.endm
+.macro X4_4K op, d, a, b, c, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)], v[\b + \k*X4_BANK*(\b < 24)], v[\c + \k*X4_BANK*(\c < 24)]
 .endm
