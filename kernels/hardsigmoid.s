@@ -12,19 +12,51 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro HSIG N, o, x, a, b, c
-    \N\()_3 vadd.f32, \a, \x, 29        ; x + 3
-    \N\()_3 vmul.f32, \a, \a, 28        ; * RN(1/6)
-    \N\()_3 vmax.f32, \a, \a, 30
-    \N\()_3 vmin.f32, \o, \a, 31
-.endm
-.macro hsig_math N
-    ACT_APPLY \N, HSIG
+; Software-pipelined (lib/eltwise.s, _PIPE). fp32: copy by copy, x + 3 frees
+; x (the next input loads behind it) and the output is written last, after
+; its previous value is stored. fp16: both halves widened at once and
+; computed interleaved (eight independent chains), the next inputs loading
+; once both halves are out of bank register 0.
+.macro hsig_math N, MEM
+.if DT_BYTES == 2
+    \N\()_2 vcvtl.f32, 2, 0
+    \N\()_2 vcvth.f32, 3, 0
+    \MEM   4
+    \MEM   5
+    \N\()_3 vadd.f32, 4, 2, 29          ; x + 3
+    \MEM   6
+    \MEM   7
+    \N\()_3 vadd.f32, 5, 3, 29
+    \MEM   0
+    \MEM   1
+    \N\()_3 vmul.f32, 4, 4, 28          ; * RN(1/6)
+    \MEM   2
+    \MEM   3
+    \N\()_3 vmul.f32, 5, 5, 28
+    \N\()_3 vmax.f32, 4, 4, 30
+    \N\()_3 vmax.f32, 5, 5, 30
+    \N\()_3 vmin.f32, 2, 4, 31
+    \N\()_3 vmin.f32, 3, 5, 31
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.else
+    \N\()_3 vadd.f32, 2, 0, 29          ; x + 3
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+    \N\()_3 vmul.f32, 2, 2, 28          ; * RN(1/6)
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
+    \N\()_3 vmax.f32, 2, 2, 30
+    \N\()_3 vmin.f32, 1, 2, 31
+.endif
 .endm
 
     ACT_ONE
     vbcasti.f32 v30, 0.0
     vbcasti.f32 v29, 3.0
     vbcasti.f32 v28, 1.0 / 6.0
-    ELTWISE_1IN_PAD hsig_math
+    ELTWISE_1IN_PAD_PIPE hsig_math
     halt
