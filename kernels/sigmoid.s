@@ -18,10 +18,10 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro sigmoid_math N
-    ACT_APPLY \N, SIGMOID_PAIR
+.macro sigmoid_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SIGMOID_PAIR, 1
 .endm
 
     ACT_ONE
-    ELTWISE_1IN_PAD sigmoid_math
+    ELTWISE_1IN_PAD_PIPE sigmoid_math
     halt

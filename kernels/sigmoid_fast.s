@@ -15,10 +15,10 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro sigmoid_fast_math N
-    ACT_APPLY \N, SIGMOID
+.macro sigmoid_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SIGMOID, 1
 .endm
 
     ACT_ONE
-    ELTWISE_1IN_PAD sigmoid_fast_math
+    ELTWISE_1IN_PAD_PIPE sigmoid_fast_math
     halt

@@ -30,6 +30,59 @@
 .endif
 .endm
 
+; ACT_APPLY for the software-pipelined skeletons (lib/eltwise.s, _PIPE),
+; `ACT_APPLY_PIPE N, MEM, f, T`, for an f without predicated steps that
+; needs T (1 or 2) temporaries:
+;   fp16: both halves widened first, then f once at double width (X8 over
+;         X4, X2 over X1: lib/x4.s), the low half in 2 with temporaries 4
+;         and 0, the high half in the registers one up (3; 5 and 1), so the
+;         halves' chains interleave instead of running one after the other.
+;         The previous outputs are stored while the halves are widened; the
+;         next inputs load behind the widening (T = 1) or behind f (T = 2,
+;         which uses bank register 0).
+;   fp32: the previous outputs are stored first, the next inputs load after
+;         f: x may be read to its end.
+.macro ACT_APPLY_PIPE N, MEM, f, T
+.if DT_BYTES == 2
+    \N\()_2 vcvtl.f32, 2, 0
+    \MEM   0
+    \MEM   1
+    \N\()_2 vcvth.f32, 3, 0
+    \MEM   2
+    \MEM   3
+.if \T == 1
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+    ACT_WIDE_\N \f
+.if \T == 2
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.else
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
+    \f \N, 1, 0, 2, 3, 4
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+.endm
+.macro ACT_WIDE_X4 f
+    \f X8, 2, 2, 4, 0, 0
+.endm
+.macro ACT_WIDE_X1 f
+    \f X2, 2, 2, 4, 0, 0
+.endm
+
 ; ---- sigmoid family ------------------------------------------------------
 ; o = 1 / (1 + e^-x): three roundings after exp, each at most half an ULP of
 ; a value the result is proportional to.

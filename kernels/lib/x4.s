@@ -122,3 +122,33 @@
 .macro X4_4K op, d, a, b, c, k
     \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)], v[\b + \k*X4_BANK*(\b < 24)], v[\c + \k*X4_BANK*(\c < 24)]
 .endm
+
+; Two interleaved sets of copies, for the fp16 path of lib/act.s (see
+; ACT_APPLY_PIPE): X8 is X4 on the given bank registers and X4 again on the
+; next ones up (register r + 1 for r < 24: the high half of a vector widened
+; next to its low half); X2 is the same over X1. No predicated forms: the
+; second set would need predicates of its own.
+.macro X2_2 op, d, a
+    X1_2 \op, \d, \a
+    X1_2 \op, (\d + (\d < 24)), (\a + (\a < 24))
+.endm
+.macro X2_3 op, d, a, b
+    X1_3 \op, \d, \a, \b
+    X1_3 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24))
+.endm
+.macro X2_4 op, d, a, b, c
+    X1_4 \op, \d, \a, \b, \c
+    X1_4 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c + (\c < 24))
+.endm
+.macro X8_2 op, d, a
+    X4_2 \op, \d, \a
+    X4_2 \op, (\d + (\d < 24)), (\a + (\a < 24))
+.endm
+.macro X8_3 op, d, a, b
+    X4_3 \op, \d, \a, \b
+    X4_3 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24))
+.endm
+.macro X8_4 op, d, a, b, c
+    X4_4 \op, \d, \a, \b, \c
+    X4_4 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c + (\c < 24))
+.endm
