@@ -18,8 +18,8 @@
 ; @note       per vector (~47), plus a series branch for |x| < 1/2; the kernel keeps 27.
 .include "lib/act.s"
 
-.macro gelu_erf_math N
-    ACT_APPLY \N, GELU_ERF
+.macro gelu_erf_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, GELU_ERF, 3
 .endm
 
     ACT_ONE
@@ -27,5 +27,5 @@
     vbcasti.f32 v29, -0.5
     vbcasti.f32 v28, 0.5
     vbcasti.f32 v27, 0.0
-    ELTWISE_1IN gelu_erf_math
+    ELTWISE_1IN_PIPE gelu_erf_math
     halt

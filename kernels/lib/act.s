@@ -42,8 +42,26 @@
 ;         which uses bank register 0).
 ;   fp32: the previous outputs are stored first, the next inputs load after
 ;         f: x may be read to its end.
+; T = 3 (f with three temporaries, or predicated steps) keeps ACT_APPLY's
+; layout, the halves one after the other: the previous outputs are stored
+; while the halves are widened, the next inputs load after the high half.
 .macro ACT_APPLY_PIPE N, MEM, f, T
 .if DT_BYTES == 2
+.if \T == 3
+    \N\()_2 vcvtl.f32, 2, 0
+    \MEM   0
+    \MEM   1
+    \N\()_2 vcvth.f32, 3, 0
+    \MEM   2
+    \MEM   3
+    \f \N, 2, 2, 4, 5, 1
+    \f \N, 3, 3, 4, 5, 0
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.else
     \N\()_2 vcvtl.f32, 2, 0
     \MEM   0
     \MEM   1
@@ -64,6 +82,7 @@
     \MEM   7
 .endif
     \N\()_3 vcvtn.f16, 1, 2, 3
+.endif
 .else
     \MEM   0
     \MEM   1
