@@ -1,8 +1,8 @@
 ; Shared skeletons of the elementwise kernels: split the NC1HWC0 tensor across
 ; cores, stream it through the UB in tiles with double-buffered DMA (load tile
 ; i+1 and store tile i-1 while computing tile i), compute each tile four
-; vectors at a time with the next group's loads issued under the current
-; group's math, and finish a tile with a predicated tail, so no shape and no
+; vectors at a time (the _PIPE forms with the loads and stores placed among
+; the math), and finish a tile with a predicated tail, so no shape and no
 ; VLEN needs a scalar clean-up loop.
 ;
 ;   ELTWISE_1IN math       one input:  s1 = x, s2 = y, parameters from s3
@@ -25,10 +25,12 @@
 ; previous group, so each must come before the math's first write to bank
 ; register 1 of copy k; steps 4..7 load copy k-4's input (bank register 0)
 ; of the next group, so each must come after the math's last read (or write)
-; of bank register 0 of that copy. In-order issue then pairs the one memory
-; slot with the vector slots instead of running eight memory instructions
-; after the math, and no store waits for the end of its group's chain. The
-; masked tail calls `math X1, ELT_MEM_NONE` (its loads and stores are apart).
+; of bank register 0 of that copy. Steps 0 and 4 come first of their kind
+; (they move the pointers on: ELT_MEM_LOOP). In-order issue then pairs the
+; one memory slot with the vector slots instead of running eight memory
+; instructions after the math, and no store waits for the end of its
+; group's chain. The masked tail calls `math X1, ELT_MEM_NONE` (its loads
+; and stores are apart).
 ;
 ; Padding (the _PAD forms): channels C..C1*C0-1 of the last C1 block of each
 ; batch are padding. Inputs there are zero, but f(0) may not be, so after a
