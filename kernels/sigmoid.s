@@ -21,7 +21,19 @@
 .macro sigmoid_math N, MEM
     ACT_APPLY_PIPE \N, \MEM, SIGMOID_PAIR, 1
 .endm
+; fp16 takes SIGMOID (SIGMOID_PAIR's fp16 form) in two stages (lib/eltwise.s,
+; _PIPE2; lib/act.s, SIGMOID16_LOOP).
+.macro sigmoid_loop N, MEM, S
+    SIGMOID16_LOOP \N, \MEM, \S
+.endm
+.macro sigmoid_plain N
+    ACT_APPLY \N, SIGMOID_PAIR
+.endm
 
     ACT_ONE
+.if DT_BYTES == 2
+    ELTWISE_1IN_PAD_PIPE2 sigmoid_loop, sigmoid_plain
+.else
     ELTWISE_1IN_PAD_PIPE sigmoid_math
+.endif
     halt

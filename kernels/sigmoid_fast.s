@@ -18,7 +18,18 @@
 .macro sigmoid_fast_math N, MEM
     ACT_APPLY_PIPE \N, \MEM, SIGMOID, 1
 .endm
+; fp16: two stages (lib/eltwise.s, _PIPE2; lib/act.s, SIGMOID16_LOOP).
+.macro sigmoid_fast_loop N, MEM, S
+    SIGMOID16_LOOP \N, \MEM, \S
+.endm
+.macro sigmoid_fast_plain N
+    ACT_APPLY \N, SIGMOID
+.endm
 
     ACT_ONE
+.if DT_BYTES == 2
+    ELTWISE_1IN_PAD_PIPE2 sigmoid_fast_loop, sigmoid_fast_plain
+.else
     ELTWISE_1IN_PAD_PIPE sigmoid_fast_math
+.endif
     halt

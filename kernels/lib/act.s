@@ -112,6 +112,113 @@
     \N\()_2 vrcp.f32, \o, \a
 .endm
 
+; SIGMOID on fp16 lanes as a two-stage loop body for ELTWISE_*_PIPE2
+; (lib/eltwise.s; N = X4 only, S selects the stages): stage one widens group
+; i and forms e^-x (low half in bank register 2, high in 3), stage two forms
+; 1 + e^-x and its reciprocal for group i-1 (in 4 and 5) and narrows it into
+; bank register 1. One copy at a time (X8_2C/X8_3C, lib/x4.s), so group i-1's
+; reciprocals and group i's exponentials follow each other on the SFU with
+; no gap: each copy's add comes two reciprocals ahead of its own, the
+; widening and negation fill the VALU slots beside them. SIGMOID's steps,
+; in its order, for every lane.
+.macro SIGMOID16_LOOP N, MEM, S
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 0
+    X8_3C vadd.f32, 4, 2, 31, 1
+    X8_3C vadd.f32, 4, 2, 31, 2
+    X8_2C vrcp.f32, 4, 4, 0
+.endif
+    \MEM   0
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 3
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 1
+.endif
+    \MEM   1
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 4
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 1
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 2
+.endif
+    \MEM   2
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 5
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 2
+    X4_2K vcvth.f32, 3, 0, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 3
+.endif
+    \MEM   3
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 6
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 3
+    X4_2K vcvth.f32, 3, 0, 1
+.endif
+    \MEM   4
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 4
+    X8_3C vadd.f32, 4, 2, 31, 7
+.endif
+.if \S != 2
+    X4_2K vcvth.f32, 3, 0, 2
+.endif
+    \MEM   5
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 5
+.endif
+.if \S != 2
+    X4_2K vcvth.f32, 3, 0, 3
+.endif
+    \MEM   6
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 1
+    X8_2C vneg.f32, 2, 2, 4
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 6
+.endif
+    \MEM   7
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 2
+    X8_2C vneg.f32, 2, 2, 5
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 7
+.endif
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 3
+    X8_2C vneg.f32, 2, 2, 6
+    X8_2C vneg.f32, 2, 2, 7
+    X8_2C vexp.f32, 2, 2, 0
+    X8_2C vexp.f32, 2, 2, 1
+    X8_2C vexp.f32, 2, 2, 2
+    X8_2C vexp.f32, 2, 2, 3
+    X8_2C vexp.f32, 2, 2, 4
+    X8_2C vexp.f32, 2, 2, 5
+    X8_2C vexp.f32, 2, 2, 6
+    X8_2C vexp.f32, 2, 2, 7
+.endif
+.if \S != 1
+    X4_3 vcvtn.f16, 1, 4, 5
+.endif
+.endm
+
 ; o = x * sigmoid(k x) for k = -v29 exactly representable in the product
 ; (k a power of two: -k x is exact).
 .macro SWISH_EXACT N, o, x, a, b, c

@@ -198,6 +198,61 @@ vec\@:
 done\@:
 .endm
 
+; ELT_COMPUTE for a two-stage _PIPE2 math (one input), `math X4, MEM, S`:
+; S = 3 runs the second stage of group i-1 and the first of group i, so that
+; iteration stores group i-2 (its outputs came out of the iteration before)
+; and loads group i+1; S = 1 (the first group) runs only the first stage, S
+; = 2 (after the last group) only the second, so every vector takes exactly
+; the math's instructions. The masked tail runs `plain X1` (both stages of
+; one vector, in order).
+.macro ELT_COMPUTE_PIPE2 math, plain
+    slli    s12, s15, 2             ; elements per group of four vectors
+    divu    s9, s13, s12            ; full groups
+    beqz    s9, tail\@
+    mul     s8, s9, s12
+    sub     s13, s13, s8            ; elements left for the tail
+    slli    s12, s14, 2             ; bytes per group
+    vld.DT  v0, [s10]               ; prologue: the first group's inputs
+    vld.DT  v6, [s10 + 1 vl]
+    vld.DT  v12, [s10 + 2 vl]
+    vld.DT  v18, [s10 + 3 vl]
+    add     s10, s10, s12
+    \math   X4, ELT_MEM_FIRST, 1    ; group 0's first stage
+    addi    s9, s9, -1
+    beqz    s9, one\@
+    \math   X4, ELT_MEM_FIRST, 3    ; group 1's first stage, group 0's second
+    addi    s9, s9, -1
+    beqz    s9, last\@
+group\@:
+    \math   X4, ELT_MEM_LOOP, 3
+    loop    s9, group\@
+last\@:
+    \math   X4, ELT_MEM_LOOP, 2     ; the last group's second stage
+    j       flush\@
+one\@:
+    \math   X4, ELT_MEM_FIRST, 2
+flush\@:
+    vst.DT  v1, [s11]               ; the last group's outputs
+    vst.DT  v7, [s11 + 1 vl]
+    vst.DT  v13, [s11 + 2 vl]
+    vst.DT  v19, [s11 + 3 vl]
+    add     s11, s11, s12
+    slli    s8, s12, 1
+    sub     s10, s10, s8            ; back from two groups after the tail's
+tail\@:
+    beqz    s13, done\@
+vec\@:
+    pwhile.DT p7, s13
+    vld.DT  v0, [s10], p7
+    \plain  X1
+    vst.DT  v1, [s11], p7
+    add     s10, s10, s14
+    add     s11, s11, s14
+    sub     s13, s13, s15
+    blt     s0, s13, vec\@
+done\@:
+.endm
+
 ; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
 ; s30 = the tile's byte offset in the tensor, s24 = its bytes.
 .macro ELT_PADFIX OUTB
@@ -252,7 +307,7 @@ nopad\@:
 .endm
 
 ; One tile: prefetch the next, wait for this one, compute, store.
-.macro ELT_TILE math, NIN, PAD, B, NB, INB, INNB, BINB, BINNB, OUTB, STB, PIPE
+.macro ELT_TILE math, NIN, PAD, B, NB, INB, INNB, BINB, BINNB, OUTB, STB, PIPE, PLAIN
     sub     s28, s20, s24           ; bytes after this tile
     beqz    s28, noprefetch\@
     min     s29, s28, s23           ; next tile's bytes
@@ -276,9 +331,13 @@ outfree\@:
 .endif
     li      s11, \OUTB
     divu    s13, s24, s17           ; elements in this tile
+.if \PIPE == 2
+    ELT_COMPUTE_PIPE2 \math, \PLAIN
+.endif
 .if \PIPE == 1
     ELT_COMPUTE_PIPE \math
-.else
+.endif
+.if \PIPE == 0
     ELT_COMPUTE \math, \NIN
 .endif
 .if \PAD == 1
@@ -298,7 +357,7 @@ outfree\@:
 .endm
 
 ; The driver. GA/GB: GM input registers, GY: GM output register.
-.macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1, PIPE
+.macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1, PIPE, PLAIN
     srd     s16, elems
     srd     s17, esize
     mul     s16, s16, s17           ; tensor bytes
@@ -343,9 +402,9 @@ outfree\@:
     li      s26, 0
     li      s29, 0
 pair\@:
-    ELT_TILE \math, \NIN, \PAD, 0, 1, \I0, \I1, \J0, \J1, \O0, 2, \PIPE
+    ELT_TILE \math, \NIN, \PAD, 0, 1, \I0, \I1, \J0, \J1, \O0, 2, \PIPE, \PLAIN
     beqz    s20, drain\@
-    ELT_TILE \math, \NIN, \PAD, 1, 0, \I1, \I0, \J1, \J0, \O1, 3, \PIPE
+    ELT_TILE \math, \NIN, \PAD, 1, 0, \I1, \I0, \J1, \J0, \O1, 3, \PIPE, \PLAIN
     bnez    s20, pair\@
 drain\@:
     dmawait 2
@@ -357,22 +416,30 @@ finished\@:
 
 ; ELTWISE_1IN math: runs `math N` (N = X4 or X1, see lib/x4.s) over the tensor.
 .macro ELTWISE_1IN math
-    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0, \math
 .endm
 .macro ELTWISE_1IN_PAD math
-    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0, \math
 .endm
 ; Software-pipelined: `math N, MEM` (see the header).
 .macro ELTWISE_1IN_PIPE math
-    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1, \math
 .endm
 .macro ELTWISE_1IN_PAD_PIPE math
-    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1, \math
+.endm
+; Two-stage software pipeline: `math X4, MEM` for the loop, `plain X1` for
+; the tail (see ELT_COMPUTE_PIPE2).
+.macro ELTWISE_1IN_PIPE2 math, plain
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 2, \plain
+.endm
+.macro ELTWISE_1IN_PAD_PIPE2 math, plain
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 2, \plain
 .endm
 ; Two inputs: a in bank register 0, b in bank register 2.
 .macro ELTWISE_2IN math
-    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0
+    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0, \math
 .endm
 .macro ELTWISE_2IN_PAD math
-    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0
+    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0, \math
 .endm

@@ -152,3 +152,20 @@
     X4_4 \op, \d, \a, \b, \c
     X4_4 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c + (\c < 24))
 .endm
+
+; Copy c (0..7) of an X8 operation: copies 0..3 are X4's, 4..7 the same
+; copies one register up (for schedules that place single copies).
+.macro X8_2C op, d, a, c
+.if \c < 4
+    X4_2K \op, \d, \a, \c
+.else
+    X4_2K \op, (\d + (\d < 24)), (\a + (\a < 24)), (\c - 4)
+.endif
+.endm
+.macro X8_3C op, d, a, b, c
+.if \c < 4
+    X4_3K \op, \d, \a, \b, \c
+.else
+    X4_3K \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c - 4)
+.endif
+.endm
