@@ -15,21 +15,19 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro sigmoid_fast_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SIGMOID, 1
-.endm
-; fp16: two stages (lib/eltwise.s, _PIPE2; lib/act.s, SIGMOID16_LOOP).
+; Two stages (lib/eltwise.s, _PIPE2; lib/act.s, SIGMOID16_LOOP and
+; SIGMOID32_LOOP).
 .macro sigmoid_fast_loop N, MEM, S
+.if DT_BYTES == 2
     SIGMOID16_LOOP \N, \MEM, \S
+.else
+    SIGMOID32_LOOP \N, \MEM, \S
+.endif
 .endm
 .macro sigmoid_fast_plain N
     ACT_APPLY \N, SIGMOID
 .endm
 
     ACT_ONE
-.if DT_BYTES == 2
     ELTWISE_1IN_PAD_PIPE2 sigmoid_fast_loop, sigmoid_fast_plain
-.else
-    ELTWISE_1IN_PAD_PIPE sigmoid_fast_math
-.endif
     halt

@@ -219,6 +219,62 @@
 .endif
 .endm
 
+; The same on fp32 lanes (x in bank register 0, e^-x handed over in 2, 1 +
+; e^-x in 3, the reciprocal into 1): x is dead after the negation, so each
+; copy's next input loads right behind it.
+.macro SIGMOID32_LOOP N, MEM, S
+.if \S != 1
+    X4_3K vadd.f32, 3, 2, 31, 0
+    X4_3K vadd.f32, 3, 2, 31, 1
+.endif
+    \MEM   0
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 0
+    X4_3K vadd.f32, 3, 2, 31, 2
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 0
+.endif
+    \MEM   1
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 1
+    X4_3K vadd.f32, 3, 2, 31, 3
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 1
+.endif
+    \MEM   2
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 2
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 2
+.endif
+    \MEM   3
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 3
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 3
+.endif
+    \MEM   4
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 0
+.endif
+    \MEM   5
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 1
+.endif
+    \MEM   6
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 2
+.endif
+    \MEM   7
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 3
+.endif
+.endm
+
 ; o = x * sigmoid(k x) for k = -v29 exactly representable in the product
 ; (k a power of two: -k x is exact).
 .macro SWISH_EXACT N, o, x, a, b, c
