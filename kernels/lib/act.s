@@ -275,6 +275,44 @@
 .endif
 .endm
 
+; SIGMOID_PAIR on fp32 lanes as a two-stage loop body (ELTWISE_*_PIPE2):
+; stage one forms t = e^-x of group i in bank register 5 (x is dead after
+; the negation: the next inputs load behind it); stage two, for group i-1,
+; splits 1 + t into hi (3) + lo (2) as ONE_PLUS_PAIR does but with lo in 2,
+; so t is dead after min(t, 1) and stage one may overwrite it, then forms
+; the corrected reciprocal into 1. SIGMOID_PAIR's steps and roundings.
+.macro SIGMOID_PAIR32_LOOP N, MEM, S
+.if \S != 1
+    \N\()_3 vadd.f32, 3, 5, 31          ; hi = RN(1 + t)
+    \N\()_3 vmax.f32, 4, 5, 31
+    \N\()_3 vmin.f32, 2, 5, 31
+.endif
+.if \S != 2
+    \N\()_2 vneg.f32, 5, 0
+.endif
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
+.if \S != 1
+    \N\()_2 vrcp.f32, 1, 3              ; r = RN(1/hi)
+    \N\()_3 vsub.f32, 4, 3, 4           ; hi - max(1, t), exact
+    \N\()_3 vsub.f32, 2, 2, 4           ; lo, exact
+.endif
+.if \S != 2
+    \N\()_2 vexp.f32, 5, 5              ; t of group i
+.endif
+.if \S != 1
+    \N\()_3 vmul.f32, 4, 1, 2           ; r lo
+    \N\()_C vceq.f32, 1, 4, 4
+    \N\()_4P vfnma.f32, 1, 4, 1, 1, 1   ; r - r (r lo)
+.endif
+.endm
+
 ; o = x * sigmoid(k x) for k = -v29 exactly representable in the product
 ; (k a power of two: -k x is exact).
 .macro SWISH_EXACT N, o, x, a, b, c
