@@ -12,6 +12,8 @@
 ;   ELTWISE_1IN_PIPE math, ELTWISE_1IN_PAD_PIPE math
 ;                          the same, software-pipelined: `math N, MEM` places
 ;                          the group loop's loads and stores itself (below)
+;   ELTWISE_1IN_PIPE2 loop, plain (and _PAD_PIPE2)
+;                          the same in two stages (ELT_COMPUTE_PIPE2)
 ;
 ; The kernel's math (see lib/x4.s) reads its input in bank register 0 (the
 ; second input of a two-input kernel in bank register 2) and leaves its
