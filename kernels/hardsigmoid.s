@@ -54,9 +54,81 @@
 .endif
 .endm
 
+; fp32 in two stages (lib/eltwise.s, _PIPE2): stage one forms (x + 3) *
+; RN(1/6) of group i (x + 3 in bank register 4, so x is dead at once and
+; the product goes to 2), stage two clamps group i-1's (reading 2 before
+; stage one writes it). One copy at a time, each copy's steps four cycles
+; apart: the loop issues a memory instruction every cycle. fp16 keeps the
+; one-stage form (VALU-bound already).
+.macro hsig_loop N, MEM, S
+.if \S != 2
+    X4_3K vadd.f32, 4, 0, 29, 0          ; stage one: x + 3
+.endif
+.if \S != 1
+    X4_3K vmax.f32, 3, 2, 30, 0          ; stage two: max(., 0)
+.endif
+    \MEM   4
+.if \S != 2
+    X4_3K vadd.f32, 4, 0, 29, 1
+.endif
+.if \S != 1
+    X4_3K vmax.f32, 3, 2, 30, 1
+.endif
+    \MEM   5
+.if \S != 2
+    X4_3K vadd.f32, 4, 0, 29, 2
+.endif
+.if \S != 1
+    X4_3K vmax.f32, 3, 2, 30, 2
+.endif
+    \MEM   6
+.if \S != 2
+    X4_3K vadd.f32, 4, 0, 29, 3
+.endif
+.if \S != 1
+    X4_3K vmax.f32, 3, 2, 30, 3
+.endif
+    \MEM   7
+    \MEM   0
+.if \S != 2
+    X4_3K vmul.f32, 2, 4, 28, 0          ; * RN(1/6), handed over in 2
+.endif
+.if \S != 1
+    X4_3K vmin.f32, 1, 3, 31, 0          ; min(., 1)
+.endif
+    \MEM   1
+.if \S != 2
+    X4_3K vmul.f32, 2, 4, 28, 1
+.endif
+.if \S != 1
+    X4_3K vmin.f32, 1, 3, 31, 1
+.endif
+    \MEM   2
+.if \S != 2
+    X4_3K vmul.f32, 2, 4, 28, 2
+.endif
+.if \S != 1
+    X4_3K vmin.f32, 1, 3, 31, 2
+.endif
+    \MEM   3
+.if \S != 2
+    X4_3K vmul.f32, 2, 4, 28, 3
+.endif
+.if \S != 1
+    X4_3K vmin.f32, 1, 3, 31, 3
+.endif
+.endm
+.macro hsig_plain N
+    hsig_math \N, ELT_MEM_NONE
+.endm
+
     ACT_ONE
     vbcasti.f32 v30, 0.0
     vbcasti.f32 v29, 3.0
     vbcasti.f32 v28, 1.0 / 6.0
+.if DT_BYTES == 2
     ELTWISE_1IN_PAD_PIPE hsig_math
+.else
+    ELTWISE_1IN_PAD_PIPE2 hsig_loop, hsig_plain
+.endif
     halt
