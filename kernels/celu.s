@@ -15,14 +15,14 @@
 ; @note       rounding of the product by alpha (2.3 measured near x = 0-).
 .include "lib/act.s"
 
-.macro celu_pow2 N
-    ACT_APPLY \N, CELU_CORE
+.macro celu_pow2 N, MEM
+    ACT_APPLY_PIPE \N, \MEM, CELU_CORE, 3
 .endm
-.macro celu_any N
+.macro celu_any N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, CELU_CORE
+    ACT_APPLY_PIPE \N, \MEM, CELU_CORE, 3
 .else
-    ACT_APPLY \N, CELU_SPLIT
+    ACT_APPLY_PIPE \N, \MEM, CELU_SPLIT, 3
 .endif
 .endm
 
@@ -35,8 +35,8 @@
     li      s7, 0x7fffff
     and     s7, s3, s7
     bnez    s7, general
-    ELTWISE_1IN celu_pow2
+    ELTWISE_1IN_PIPE celu_pow2
     halt
 general:
-    ELTWISE_1IN celu_any
+    ELTWISE_1IN_PIPE celu_any
     halt

@@ -14,13 +14,13 @@
 ; @note       two of them SFU. The linear and exponential halves are added (one is always 0): no select.
 .include "lib/act.s"
 
-.macro elu_math N
-    ACT_APPLY \N, ELU_CORE
+.macro elu_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, ELU_CORE, 3
 .endm
 
     ACT_ONE
     vbcasti.f32 v30, 0.0
     vbcasti.f32 v25, -88.0
     vbcast.f32 v26, s3                   ; alpha
-    ELTWISE_1IN elu_math
+    ELTWISE_1IN_PIPE elu_math
     halt

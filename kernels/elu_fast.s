@@ -16,12 +16,12 @@
 ; @note       recovers e^x's low bits with ln: 1.45 ULP everywhere. fp16: 1 ULP (fp32 inside).
 .include "lib/act.s"
 
-.macro elu_fast_math N
-    ACT_APPLY \N, ELU_FAST
+.macro elu_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, ELU_FAST, 2
 .endm
 
     ACT_ONE
     vbcasti.f32 v30, 0.0
     vbcast.f32 v26, s3                   ; alpha
-    ELTWISE_1IN elu_fast_math
+    ELTWISE_1IN_PIPE elu_fast_math
     halt

@@ -21,12 +21,12 @@
 ; @note       fp16 takes the short form in fp32 (GELU_ERF, 57 instructions per vector): 0.5 ULP.
 .include "lib/act.s"
 
-.macro gelu_erf_math N
-.if DT_BYTES == 2
-    ACT_APPLY \N, GELU_ERF              ; fp16: the short form is far inside 1 ULP
-.else
+.macro gelu_erf_math16 N, MEM
+    ACT_APPLY_PIPE \N, \MEM, GELU_ERF, 3  ; fp16: the short form is far inside 1 ULP
+.endm
+
+.macro gelu_erf_math32 N
     GELU_ERF_ACC \N, 1, 0, 2, 3, 4, 5
-.endif
 .endm
 
     ACT_ONE
@@ -35,5 +35,9 @@
     vbcasti.f32 v28, 0.5
     vbcasti.f32 v27, 0.0
     vbcasti.f32 v26, 0.875
-    ELTWISE_1IN gelu_erf_math
+.if DT_BYTES == 2
+    ELTWISE_1IN_PIPE gelu_erf_math16
+.else
+    ELTWISE_1IN gelu_erf_math32             ; GELU_ERF_ACC places no loads or stores
+.endif
     halt

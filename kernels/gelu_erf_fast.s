@@ -16,8 +16,8 @@
 ; @note       exact t = 1/(1 + |x|/2) to first order, no rounded products and a series near 0.
 .include "lib/act.s"
 
-.macro gelu_erf_fast_math N
-    ACT_APPLY \N, GELU_ERF
+.macro gelu_erf_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, GELU_ERF, 3
 .endm
 
     ACT_ONE
@@ -25,5 +25,5 @@
     vbcasti.f32 v29, -0.5
     vbcasti.f32 v28, 0.5
     vbcasti.f32 v27, 0.0
-    ELTWISE_1IN gelu_erf_fast_math
+    ELTWISE_1IN_PIPE gelu_erf_fast_math
     halt

@@ -17,11 +17,11 @@
 .equ GS_K_HI, 1.7020000219345093      ; RN32(1.702)
 .include "lib/act.s"
 
-.macro gelu_sigmoid_math N
+.macro gelu_sigmoid_math N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, SWISH_EXACT
+    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1
 .else
-    ACT_APPLY \N, SWISH_SPLIT
+    ACT_APPLY_PIPE \N, \MEM, SWISH_SPLIT, 1
 .endif
 .endm
 
@@ -30,5 +30,5 @@
     vbcasti.f32 v26, -1.702 + GS_K_HI
     vbcasti.f32 v28, 88.0 / 1.702
     vbcasti.f32 v27, 88.0
-    ELTWISE_1IN gelu_sigmoid_math
+    ELTWISE_1IN_PIPE gelu_sigmoid_math
     halt

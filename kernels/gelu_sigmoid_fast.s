@@ -16,11 +16,11 @@
 .include "lib/act.s"
 
 ; SWISH_EXACT with k = 1.702, which is not exact: that is the shortcut.
-.macro gelu_sigmoid_fast_math N
-    ACT_APPLY \N, SWISH_EXACT
+.macro gelu_sigmoid_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1
 .endm
 
     ACT_ONE
     vbcasti.f32 v29, -1.702
-    ELTWISE_1IN gelu_sigmoid_fast_math
+    ELTWISE_1IN_PIPE gelu_sigmoid_fast_math
     halt

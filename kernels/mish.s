@@ -18,12 +18,12 @@
 ; @note       8 instructions) measures 3.63.
 .include "lib/act.s"
 
-.macro mish_math N
-    ACT_APPLY \N, MISH
+.macro mish_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, MISH, 2
 .endm
 
     ACT_ONE
     vbcasti.f32 v28, 20.0
     vbcasti.f32 v27, 2.0
-    ELTWISE_1IN mish_math
+    ELTWISE_1IN_PIPE mish_math
     halt

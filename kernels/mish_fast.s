@@ -15,12 +15,12 @@
 ; @note       2^-120). fp16: 1 ULP (fp32 inside).
 .include "lib/act.s"
 
-.macro mish_fast_math N
-    ACT_APPLY \N, MISH_FAST
+.macro mish_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, MISH_FAST, 2
 .endm
 
     ACT_ONE
     vbcasti.f32 v28, 20.0
     vbcasti.f32 v27, 2.0
-    ELTWISE_1IN mish_fast_math
+    ELTWISE_1IN_PIPE mish_fast_math
     halt

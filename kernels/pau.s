@@ -134,7 +134,15 @@ fine\@:
 fine\@:
 .endm
 
-.macro pau_math N
+; Software-pipelined (lib/eltwise.s, _PIPE): both paths write bank register
+; 1 at their first step and read (fp16: write) bank register 0 to their
+; last, so MEM stores the previous outputs first and loads the next inputs
+; last.
+.macro pau_math N, MEM
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
 .if DT_BYTES == 2
     \N\()_2 vcvtl.f32, 2, 0
     PAU_RATIONAL \N, 1, 2, 3, 5, 4, 0   ; low half into bank 1
@@ -145,6 +153,10 @@ fine\@:
     PAU_RATIONAL \N, 1, 0, 2, 3, 4, 5
     PAU_FIX_\N
 .endif
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
 .endm
 
     vbcast.f32  v24, s3                 ; a0
@@ -178,5 +190,5 @@ fine\@:
     vbcasti.f32 v17, 1.0
     vbcasti.f32 v23, 1.0
 .endif
-    ELTWISE_1IN_PAD pau_math
+    ELTWISE_1IN_PAD_PIPE pau_math
     halt

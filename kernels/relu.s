@@ -9,10 +9,25 @@
 ; @bound      fp32 ulp=0
 .include "lib/eltwise.s"
 
-.macro relu_math N
-    \N\()_3 vmax.DT, 1, 0, 31       ; max(x, 0)
+; Software-pipelined (lib/eltwise.s, _PIPE): copy k's max goes between the
+; store of its previous output and the load of its next input, each copy as
+; late as its load of the group before allows, so the memory slot (the
+; binding unit) issues every cycle.
+.macro relu_math N, MEM
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \N\()_3K vmax.DT, 1, 0, 31, 0   ; max(x, 0)
+    \MEM   3
+    \N\()_3K vmax.DT, 1, 0, 31, 1
+    \MEM   4
+    \N\()_3K vmax.DT, 1, 0, 31, 2
+    \MEM   5
+    \N\()_3K vmax.DT, 1, 0, 31, 3
+    \MEM   6
+    \MEM   7
 .endm
 
     vbcasti.DT v31, 0.0
-    ELTWISE_1IN relu_math
+    ELTWISE_1IN_PIPE relu_math
     halt

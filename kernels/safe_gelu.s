@@ -17,8 +17,8 @@
     \N\()_3 vmin.f32, \x, \x, 25
     GELU_ERF \N, \o, \x, \a, \b, \c
 .endm
-.macro safe_gelu_math N
-    ACT_APPLY \N, SAFE_GELU
+.macro safe_gelu_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SAFE_GELU, 3
 .endm
 
     ACT_ONE
@@ -27,5 +27,5 @@
     vbcasti.f32 v28, 0.5
     vbcasti.f32 v27, 0.0
     vbcasti.f32 v26, -3.0
-    ELTWISE_1IN safe_gelu_math
+    ELTWISE_1IN_PIPE safe_gelu_math
     halt

@@ -15,8 +15,8 @@
 .equ SELU_SCALE, 1.0507009873554804934193349852946
 .equ SELU_SA_HI, 1.7580993175506592     ; RN32(scale * alpha)
 
-.macro selu_math N
-    ACT_APPLY \N, SELU_CORE
+.macro selu_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SELU_CORE, 3
 .endm
 
     ACT_ONE
@@ -25,5 +25,5 @@
     vbcasti.f32 v27, SELU_SCALE
     vbcasti.f32 v26, SELU_SA_HI
     vbcasti.f32 v24, SELU_SCALE * SELU_ALPHA - SELU_SA_HI
-    ELTWISE_1IN selu_math
+    ELTWISE_1IN_PIPE selu_math
     halt

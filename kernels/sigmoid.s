@@ -18,10 +18,19 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro sigmoid_math N
+; Two stages (lib/eltwise.s, _PIPE2; lib/act.s: fp16 takes SIGMOID, the fp16
+; form of SIGMOID_PAIR, in SIGMOID16_LOOP; fp32 SIGMOID_PAIR32_LOOP).
+.macro sigmoid_loop N, MEM, S
+.if DT_BYTES == 2
+    SIGMOID16_LOOP \N, \MEM, \S
+.else
+    SIGMOID_PAIR32_LOOP \N, \MEM, \S
+.endif
+.endm
+.macro sigmoid_plain N
     ACT_APPLY \N, SIGMOID_PAIR
 .endm
 
     ACT_ONE
-    ELTWISE_1IN_PAD sigmoid_math
+    ELTWISE_1IN_PAD_PIPE2 sigmoid_loop, sigmoid_plain
     halt

@@ -15,10 +15,19 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/act.s"
 
-.macro sigmoid_fast_math N
+; Two stages (lib/eltwise.s, _PIPE2; lib/act.s, SIGMOID16_LOOP and
+; SIGMOID32_LOOP).
+.macro sigmoid_fast_loop N, MEM, S
+.if DT_BYTES == 2
+    SIGMOID16_LOOP \N, \MEM, \S
+.else
+    SIGMOID32_LOOP \N, \MEM, \S
+.endif
+.endm
+.macro sigmoid_fast_plain N
     ACT_APPLY \N, SIGMOID
 .endm
 
     ACT_ONE
-    ELTWISE_1IN_PAD sigmoid_fast_math
+    ELTWISE_1IN_PAD_PIPE2 sigmoid_fast_loop, sigmoid_fast_plain
     halt

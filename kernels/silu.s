@@ -17,11 +17,11 @@
 ; @note       below 104 * 2^-128 in magnitude: the absolute bound covers only those.
 .include "lib/act.s"
 
-.macro silu_math N
-    ACT_APPLY \N, SWISH_PAIR            ; fp16: SWISH_EXACT
+.macro silu_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SWISH_PAIR, 1    ; fp16: SWISH_EXACT
 .endm
 
     ACT_ONE
     vbcasti.f32 v29, -1.0
-    ELTWISE_1IN silu_math
+    ELTWISE_1IN_PIPE silu_math
     halt

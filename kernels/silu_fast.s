@@ -14,11 +14,11 @@
 ; @note       result is -0 where the true value is below 104 * 2^-128 in magnitude (abs bound).
 .include "lib/act.s"
 
-.macro silu_fast_math N
-    ACT_APPLY \N, SWISH_EXACT
+.macro silu_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1
 .endm
 
     ACT_ONE
     vbcasti.f32 v29, -1.0
-    ELTWISE_1IN silu_fast_math
+    ELTWISE_1IN_PIPE silu_fast_math
     halt

@@ -28,17 +28,17 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = ln 2 / beta).
 .include "lib/act.s"
 
-.macro softplus_one N
-    ACT_APPLY \N, SOFTPLUS_ONE
+.macro softplus_one N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_ONE, 3
 .endm
-.macro softplus_pow2 N
-    ACT_APPLY \N, SOFTPLUS_POW2
+.macro softplus_pow2 N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_POW2, 3
 .endm
-.macro softplus_any N
+.macro softplus_any N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, SOFTPLUS_POW2          ; fp16: the roundings of beta x and 1/beta are negligible
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_POW2, 3          ; fp16: the roundings of beta x and 1/beta are negligible
 .else
-    ACT_APPLY \N, SOFTPLUS_ANY
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_ANY, 3
 .endif
 .endm
 
@@ -52,11 +52,11 @@
     li      s7, 0x7fffff
     and     s7, s3, s7
     bnez    s7, general
-    ELTWISE_1IN_PAD softplus_pow2
+    ELTWISE_1IN_PAD_PIPE softplus_pow2
     halt
 one:
-    ELTWISE_1IN_PAD softplus_one
+    ELTWISE_1IN_PAD_PIPE softplus_one
     halt
 general:
-    ELTWISE_1IN_PAD softplus_any
+    ELTWISE_1IN_PAD_PIPE softplus_any
     halt

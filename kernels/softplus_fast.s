@@ -23,8 +23,8 @@
 ; @note       Padded channels are zeroed by the skeleton (f(0) = ln 2 / beta).
 .include "lib/act.s"
 
-.macro softplus_fast_one N
-    ACT_APPLY \N, SOFTPLUS_FAST
+.macro softplus_fast_one N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_FAST, 3
 .endm
 ; beta != 1: x' = beta x, ln(1 + e^x') then the product by 1/beta, all masked to
 ; the lanes under the threshold (the others keep x).
@@ -39,8 +39,8 @@
 .endif
     \N\()_3P vmul.f32, \o, \a, 27, 1
 .endm
-.macro softplus_fast_beta N
-    ACT_APPLY \N, SOFTPLUS_FAST_BETA
+.macro softplus_fast_beta N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_FAST_BETA, 3
 .endm
 
     ACT_ONE
@@ -49,8 +49,8 @@
     vbcast.f32 v29, s4                   ; threshold
     lf      s7, 1.0
     beq     s3, s7, one
-    ELTWISE_1IN_PAD softplus_fast_beta
+    ELTWISE_1IN_PAD_PIPE softplus_fast_beta
     halt
 one:
-    ELTWISE_1IN_PAD softplus_fast_one
+    ELTWISE_1IN_PAD_PIPE softplus_fast_one
     halt

@@ -19,8 +19,8 @@
     \N\()_3P vsel.f32, \x, 25, \x, 1
     GELU_ERF \N, \o, \x, \a, \b, \c
 .endm
-.macro sparse_gelu_math N
-    ACT_APPLY \N, SPARSE_GELU
+.macro sparse_gelu_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SPARSE_GELU, 3
 .endm
 
     ACT_ONE
@@ -29,5 +29,5 @@
     vbcasti.f32 v28, 0.5
     vbcasti.f32 v27, 0.0
     vbcast.f32 v26, s3                   ; threshold
-    ELTWISE_1IN_PAD sparse_gelu_math
+    ELTWISE_1IN_PAD_PIPE sparse_gelu_math
     halt

@@ -22,21 +22,21 @@
 .equ SWISH_K_LO, 0
 .include "lib/act.s"
 
-.macro swish_pow2 N
-    ACT_APPLY \N, SWISH_PAIR            ; fp16: SWISH_EXACT
+.macro swish_pow2 N, MEM
+    ACT_APPLY_PIPE \N, \MEM, SWISH_PAIR, 1    ; fp16: SWISH_EXACT
 .endm
-.macro swish_any N
+.macro swish_any N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, SWISH_EXACT            ; fp16: RN(beta x) in fp32 is far below an fp16 ULP
+    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1    ; fp16: RN(beta x) in fp32 is far below an fp16 ULP
 .else
-    ACT_APPLY \N, SWISH_SPLIT_PAIR
+    ACT_APPLY_PIPE \N, \MEM, SWISH_SPLIT_PAIR, 1
 .endif
 .endm
-.macro swish_neg N
+.macro swish_neg N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, SWISH_EXACT
+    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1
 .else
-    ACT_APPLY \N, SWISH_SPLIT_PAIR_NEG
+    ACT_APPLY_PIPE \N, \MEM, SWISH_SPLIT_PAIR_NEG, 1
 .endif
 .endm
 
@@ -52,13 +52,13 @@
     li      s7, 0x7fffff
     and     s7, s3, s7                   ; mantissa bits of beta: 0 for a power of two
     bnez    s7, general
-    ELTWISE_1IN swish_pow2
+    ELTWISE_1IN_PIPE swish_pow2
     halt
 general:
     srli    s7, s3, 31
     bnez    s7, negative
-    ELTWISE_1IN swish_any
+    ELTWISE_1IN_PIPE swish_any
     halt
 negative:
-    ELTWISE_1IN swish_neg
+    ELTWISE_1IN_PIPE swish_neg
     halt

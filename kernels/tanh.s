@@ -18,11 +18,19 @@
 ; @note       the result's ULP halves. tanh_fast (6 instructions) is the short form.
 .include "lib/act.s"
 
-.macro tanh_math N
+.macro tanh_math N, MEM
 .if DT_BYTES == 2
-    ACT_APPLY \N, TANH                  ; fp16: the short form is far inside 1 ULP
+    ACT_APPLY_PIPE \N, \MEM, TANH, 3  ; fp16: the short form is far inside 1 ULP
 .else
+    \MEM   0                           ; (lib/eltwise.s, _PIPE)
+    \MEM   1
+    \MEM   2
+    \MEM   3
     TANH_PAIR \N, 1, 0, 2, 3, 4, 5
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
 .endif
 .endm
 
@@ -31,5 +39,5 @@
     vbcasti.f32 v27, 9.0
     vbcasti.i32 v26, 0x80000000
     vbcasti.f32 v30, 0.0
-    ELTWISE_1IN tanh_math
+    ELTWISE_1IN_PIPE tanh_math
     halt

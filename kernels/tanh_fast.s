@@ -16,11 +16,11 @@
 ; @note       correction, as an exact pair: 1.43 ULP everywhere. fp16: 1 ULP (fp32 inside).
 .include "lib/act.s"
 
-.macro tanh_fast_math N
-    ACT_APPLY \N, TANH_FAST
+.macro tanh_fast_math N, MEM
+    ACT_APPLY_PIPE \N, \MEM, TANH_FAST, 2
 .endm
 
     ACT_ONE
     vbcasti.f32 v27, 20.0
-    ELTWISE_1IN tanh_fast_math
+    ELTWISE_1IN_PIPE tanh_fast_math
     halt

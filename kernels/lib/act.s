@@ -30,6 +30,78 @@
 .endif
 .endm
 
+; ACT_APPLY for the software-pipelined skeletons (lib/eltwise.s, _PIPE),
+; `ACT_APPLY_PIPE N, MEM, f, T`, for an f without predicated steps that
+; needs T (1 or 2) temporaries:
+;   fp16: both halves widened first, then f once at double width (X8 over
+;         X4, X2 over X1: lib/x4.s), the low half in 2 with temporaries 4
+;         and 0, the high half in the registers one up (3; 5 and 1), so the
+;         halves' chains interleave instead of running one after the other.
+;         The previous outputs are stored while the halves are widened; the
+;         next inputs load behind the widening (T = 1) or behind f (T = 2,
+;         which uses bank register 0).
+;   fp32: the previous outputs are stored first, the next inputs load after
+;         f: x may be read to its end.
+; T = 3 (f with three temporaries, or predicated steps) keeps ACT_APPLY's
+; layout, the halves one after the other: the previous outputs are stored
+; while the halves are widened, the next inputs load after the high half.
+.macro ACT_APPLY_PIPE N, MEM, f, T
+.if DT_BYTES == 2
+.if \T == 3
+    \N\()_2 vcvtl.f32, 2, 0
+    \MEM   0
+    \MEM   1
+    \N\()_2 vcvth.f32, 3, 0
+    \MEM   2
+    \MEM   3
+    \f \N, 2, 2, 4, 5, 1
+    \f \N, 3, 3, 4, 5, 0
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.else
+    \N\()_2 vcvtl.f32, 2, 0
+    \MEM   0
+    \MEM   1
+    \N\()_2 vcvth.f32, 3, 0
+    \MEM   2
+    \MEM   3
+.if \T == 1
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+    ACT_WIDE_\N \f
+.if \T == 2
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+    \N\()_3 vcvtn.f16, 1, 2, 3
+.endif
+.else
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
+    \f \N, 1, 0, 2, 3, 4
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+.endif
+.endm
+.macro ACT_WIDE_X4 f
+    \f X8, 2, 2, 4, 0, 0
+.endm
+.macro ACT_WIDE_X1 f
+    \f X2, 2, 2, 4, 0, 0
+.endm
+
 ; ---- sigmoid family ------------------------------------------------------
 ; o = 1 / (1 + e^-x): three roundings after exp, each at most half an ULP of
 ; a value the result is proportional to.
@@ -38,6 +110,207 @@
     \N\()_2 vexp.f32, \a, \a
     \N\()_3 vadd.f32, \a, \a, 31
     \N\()_2 vrcp.f32, \o, \a
+.endm
+
+; SIGMOID on fp16 lanes as a two-stage loop body for ELTWISE_*_PIPE2
+; (lib/eltwise.s; N = X4 only, S selects the stages): stage one widens group
+; i and forms e^-x (low half in bank register 2, high in 3), stage two forms
+; 1 + e^-x and its reciprocal for group i-1 (in 4 and 5) and narrows it into
+; bank register 1. One copy at a time (X8_2C/X8_3C, lib/x4.s), so group i-1's
+; reciprocals and group i's exponentials follow each other on the SFU with
+; no gap: each copy's add comes two reciprocals ahead of its own, the
+; widening and negation fill the VALU slots beside them. SIGMOID's steps,
+; in its order, for every lane.
+.macro SIGMOID16_LOOP N, MEM, S
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 0
+    X8_3C vadd.f32, 4, 2, 31, 1
+    X8_3C vadd.f32, 4, 2, 31, 2
+    X8_2C vrcp.f32, 4, 4, 0
+.endif
+    \MEM   0
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 3
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 1
+.endif
+    \MEM   1
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 4
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 1
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 2
+.endif
+    \MEM   2
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 5
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 2
+    X4_2K vcvth.f32, 3, 0, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 3
+.endif
+    \MEM   3
+.if \S != 1
+    X8_3C vadd.f32, 4, 2, 31, 6
+.endif
+.if \S != 2
+    X4_2K vcvtl.f32, 2, 0, 3
+    X4_2K vcvth.f32, 3, 0, 1
+.endif
+    \MEM   4
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 4
+    X8_3C vadd.f32, 4, 2, 31, 7
+.endif
+.if \S != 2
+    X4_2K vcvth.f32, 3, 0, 2
+.endif
+    \MEM   5
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 0
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 5
+.endif
+.if \S != 2
+    X4_2K vcvth.f32, 3, 0, 3
+.endif
+    \MEM   6
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 1
+    X8_2C vneg.f32, 2, 2, 4
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 6
+.endif
+    \MEM   7
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 2
+    X8_2C vneg.f32, 2, 2, 5
+.endif
+.if \S != 1
+    X8_2C vrcp.f32, 4, 4, 7
+.endif
+.if \S != 2
+    X8_2C vneg.f32, 2, 2, 3
+    X8_2C vneg.f32, 2, 2, 6
+    X8_2C vneg.f32, 2, 2, 7
+    X8_2C vexp.f32, 2, 2, 0
+    X8_2C vexp.f32, 2, 2, 1
+    X8_2C vexp.f32, 2, 2, 2
+    X8_2C vexp.f32, 2, 2, 3
+    X8_2C vexp.f32, 2, 2, 4
+    X8_2C vexp.f32, 2, 2, 5
+    X8_2C vexp.f32, 2, 2, 6
+    X8_2C vexp.f32, 2, 2, 7
+.endif
+.if \S != 1
+    X4_3 vcvtn.f16, 1, 4, 5
+.endif
+.endm
+
+; The same on fp32 lanes (x in bank register 0, e^-x handed over in 2, 1 +
+; e^-x in 3, the reciprocal into 1): x is dead after the negation, so each
+; copy's next input loads right behind it.
+.macro SIGMOID32_LOOP N, MEM, S
+.if \S != 1
+    X4_3K vadd.f32, 3, 2, 31, 0
+    X4_3K vadd.f32, 3, 2, 31, 1
+.endif
+    \MEM   0
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 0
+    X4_3K vadd.f32, 3, 2, 31, 2
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 0
+.endif
+    \MEM   1
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 1
+    X4_3K vadd.f32, 3, 2, 31, 3
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 1
+.endif
+    \MEM   2
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 2
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 2
+.endif
+    \MEM   3
+.if \S != 1
+    X4_2K vrcp.f32, 1, 3, 3
+.endif
+.if \S != 2
+    X4_2K vneg.f32, 2, 0, 3
+.endif
+    \MEM   4
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 0
+.endif
+    \MEM   5
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 1
+.endif
+    \MEM   6
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 2
+.endif
+    \MEM   7
+.if \S != 2
+    X4_2K vexp.f32, 2, 2, 3
+.endif
+.endm
+
+; SIGMOID_PAIR on fp32 lanes as a two-stage loop body (ELTWISE_*_PIPE2):
+; stage one forms t = e^-x of group i in bank register 5 (x is dead after
+; the negation: the next inputs load behind it); stage two, for group i-1,
+; splits 1 + t into hi (3) + lo (2) as ONE_PLUS_PAIR does but with lo in 2,
+; so t is dead after min(t, 1) and stage one may overwrite it, then forms
+; the corrected reciprocal into 1. SIGMOID_PAIR's steps and roundings.
+.macro SIGMOID_PAIR32_LOOP N, MEM, S
+.if \S != 1
+    \N\()_3 vadd.f32, 3, 5, 31          ; hi = RN(1 + t)
+    \N\()_3 vmax.f32, 4, 5, 31
+    \N\()_3 vmin.f32, 2, 5, 31
+.endif
+.if \S != 2
+    \N\()_2 vneg.f32, 5, 0
+.endif
+    \MEM   4
+    \MEM   5
+    \MEM   6
+    \MEM   7
+    \MEM   0
+    \MEM   1
+    \MEM   2
+    \MEM   3
+.if \S != 1
+    \N\()_2 vrcp.f32, 1, 3              ; r = RN(1/hi)
+    \N\()_3 vsub.f32, 4, 3, 4           ; hi - max(1, t), exact
+    \N\()_3 vsub.f32, 2, 2, 4           ; lo, exact
+.endif
+.if \S != 2
+    \N\()_2 vexp.f32, 5, 5              ; t of group i
+.endif
+.if \S != 1
+    \N\()_3 vmul.f32, 4, 1, 2           ; r lo
+    \N\()_C vceq.f32, 1, 4, 4
+    \N\()_4P vfnma.f32, 1, 4, 1, 1, 1   ; r - r (r lo)
+.endif
 .endm
 
 ; o = x * sigmoid(k x) for k = -v29 exactly representable in the product

@@ -1,20 +1,38 @@
 ; Shared skeletons of the elementwise kernels: split the NC1HWC0 tensor across
 ; cores, stream it through the UB in tiles with double-buffered DMA (load tile
 ; i+1 and store tile i-1 while computing tile i), compute each tile four
-; vectors at a time with the next group's loads issued under the current
-; group's math, and finish a tile with a predicated tail, so no shape and no
+; vectors at a time (the _PIPE forms with the loads and stores placed among
+; the math), and finish a tile with a predicated tail, so no shape and no
 ; VLEN needs a scalar clean-up loop.
 ;
 ;   ELTWISE_1IN math       one input:  s1 = x, s2 = y, parameters from s3
 ;   ELTWISE_1IN_PAD math   the same, for f(0) != 0: padded channels are zeroed
 ;   ELTWISE_2IN math       two inputs: s1 = a, s2 = b, s3 = y, parameters from s4
 ;   ELTWISE_2IN_PAD math   the same with padding zeroed
+;   ELTWISE_1IN_PIPE math, ELTWISE_1IN_PAD_PIPE math
+;                          the same, software-pipelined: `math N, MEM` places
+;                          the group loop's loads and stores itself (below)
+;   ELTWISE_1IN_PIPE2 loop, plain (and _PAD_PIPE2)
+;                          the same in two stages (ELT_COMPUTE_PIPE2)
 ;
 ; The kernel's math (see lib/x4.s) reads its input in bank register 0 (the
 ; second input of a two-input kernel in bank register 2) and leaves its
 ; output in bank register 1, using the other bank registers (2..5, or 3..5)
 ; and the shared constants v24..v31 as it likes. The skeleton owns s8..s31,
 ; p6 and p7; the kernel may keep p1..p5 and s4..s7 (beyond its parameters).
+;
+; The _PIPE forms software-pipeline the group loop, as lib/perchan.s does:
+; the math is `math N, MEM` and calls `\MEM 0` .. `\MEM 7` once each among
+; its instructions. Steps 0..3 store copy k's output (bank register 1) of the
+; previous group, so each must come before the math's first write to bank
+; register 1 of copy k; steps 4..7 load copy k-4's input (bank register 0)
+; of the next group, so each must come after the math's last read (or write)
+; of bank register 0 of that copy. Steps 0 and 4 come first of their kind
+; (they move the pointers on: ELT_MEM_LOOP). In-order issue then pairs the
+; one memory slot with the vector slots instead of running eight memory
+; instructions after the math, and no store waits for the end of its
+; group's chain. The masked tail calls `math X1, ELT_MEM_NONE` (its loads
+; and stores are apart).
 ;
 ; Padding (the _PAD forms): channels C..C1*C0-1 of the last C1 block of each
 ; batch are padding. Inputs there are zero, but f(0) may not be, so after a
@@ -108,6 +126,135 @@ vec\@:
 done\@:
 .endm
 
+; The memory steps of a _PIPE math (see the header): stores of the previous
+; group's outputs from s11, loads of the next group's inputs from s10. The
+; first store and the first load also move their pointer on a group: the
+; one scalar slot then takes those adds beside the memory instructions
+; (steps 0 and 4 must come first of their kind), and the loop's only scalar
+; instruction of its own is its branch.
+.macro ELT_MEM_LOOP k
+.if \k == 0
+    vst.DT  v1, [s11]
+    add     s11, s11, s12
+.endif
+.if \k > 0
+.if \k < 4
+    vst.DT  v[1 + 6*\k], [s11 + (\k - 4) vl]
+.endif
+.endif
+    ELT_MEM_FIRST \k
+.endm
+.macro ELT_MEM_FIRST k              ; the first group: nothing to store yet
+.if \k == 4
+    vld.DT  v0, [s10]
+    add     s10, s10, s12
+.endif
+.if \k > 4
+    vld.DT  v[6*(\k - 4)], [s10 + (\k - 8) vl]
+.endif
+.endm
+.macro ELT_MEM_NONE k               ; the masked tail loads and stores apart
+.endm
+
+; ELT_COMPUTE for a _PIPE math (one input): group i's math stores group i-1
+; and loads group i+1; the last group's outputs are stored after the loop.
+.macro ELT_COMPUTE_PIPE math
+    slli    s12, s15, 2             ; elements per group of four vectors
+    divu    s9, s13, s12            ; full groups
+    beqz    s9, tail\@
+    mul     s8, s9, s12
+    sub     s13, s13, s8            ; elements left for the tail
+    slli    s12, s14, 2             ; bytes per group
+    vld.DT  v0, [s10]               ; prologue: the first group's inputs
+    vld.DT  v6, [s10 + 1 vl]
+    vld.DT  v12, [s10 + 2 vl]
+    vld.DT  v18, [s10 + 3 vl]
+    ; s10: the next group's input (after the last group its loads read past
+    ; the tile's data, inside the UB, and are never used); s11: the output of
+    ; the group whose results are in the registers.
+    add     s10, s10, s12
+    \math   X4, ELT_MEM_FIRST
+    addi    s9, s9, -1
+    beqz    s9, flush\@
+group\@:
+    \math   X4, ELT_MEM_LOOP
+    loop    s9, group\@
+flush\@:
+    vst.DT  v1, [s11]               ; the last group's outputs
+    vst.DT  v7, [s11 + 1 vl]
+    vst.DT  v13, [s11 + 2 vl]
+    vst.DT  v19, [s11 + 3 vl]
+    add     s11, s11, s12
+    sub     s10, s10, s12           ; back from the group after the tail's
+tail\@:
+    beqz    s13, done\@
+vec\@:
+    pwhile.DT p7, s13
+    vld.DT  v0, [s10], p7
+    \math   X1, ELT_MEM_NONE
+    vst.DT  v1, [s11], p7
+    add     s10, s10, s14
+    add     s11, s11, s14
+    sub     s13, s13, s15
+    blt     s0, s13, vec\@
+done\@:
+.endm
+
+; ELT_COMPUTE for a two-stage _PIPE2 math (one input), `math X4, MEM, S`:
+; S = 3 runs the second stage of group i-1 and the first of group i, so that
+; iteration stores group i-2 (its outputs came out of the iteration before)
+; and loads group i+1; S = 1 (the first group) runs only the first stage, S
+; = 2 (after the last group) only the second, so every vector takes exactly
+; the math's instructions. The masked tail runs `plain X1` (both stages of
+; one vector, in order).
+.macro ELT_COMPUTE_PIPE2 math, plain
+    slli    s12, s15, 2             ; elements per group of four vectors
+    divu    s9, s13, s12            ; full groups
+    beqz    s9, tail\@
+    mul     s8, s9, s12
+    sub     s13, s13, s8            ; elements left for the tail
+    slli    s12, s14, 2             ; bytes per group
+    vld.DT  v0, [s10]               ; prologue: the first group's inputs
+    vld.DT  v6, [s10 + 1 vl]
+    vld.DT  v12, [s10 + 2 vl]
+    vld.DT  v18, [s10 + 3 vl]
+    add     s10, s10, s12
+    \math   X4, ELT_MEM_FIRST, 1    ; group 0's first stage
+    addi    s9, s9, -1
+    beqz    s9, one\@
+    \math   X4, ELT_MEM_FIRST, 3    ; group 1's first stage, group 0's second
+    addi    s9, s9, -1
+    beqz    s9, last\@
+group\@:
+    \math   X4, ELT_MEM_LOOP, 3
+    loop    s9, group\@
+last\@:
+    \math   X4, ELT_MEM_LOOP, 2     ; the last group's second stage
+    j       flush\@
+one\@:
+    \math   X4, ELT_MEM_FIRST, 2
+flush\@:
+    vst.DT  v1, [s11]               ; the last group's outputs
+    vst.DT  v7, [s11 + 1 vl]
+    vst.DT  v13, [s11 + 2 vl]
+    vst.DT  v19, [s11 + 3 vl]
+    add     s11, s11, s12
+    slli    s8, s12, 1
+    sub     s10, s10, s8            ; back from two groups after the tail's
+tail\@:
+    beqz    s13, done\@
+vec\@:
+    pwhile.DT p7, s13
+    vld.DT  v0, [s10], p7
+    \plain  X1
+    vst.DT  v1, [s11], p7
+    add     s10, s10, s14
+    add     s11, s11, s14
+    sub     s13, s13, s15
+    blt     s0, s13, vec\@
+done\@:
+.endm
+
 ; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
 ; s30 = the tile's byte offset in the tensor, s24 = its bytes.
 .macro ELT_PADFIX OUTB
@@ -162,7 +309,7 @@ nopad\@:
 .endm
 
 ; One tile: prefetch the next, wait for this one, compute, store.
-.macro ELT_TILE math, NIN, PAD, B, NB, INB, INNB, BINB, BINNB, OUTB, STB
+.macro ELT_TILE math, NIN, PAD, B, NB, INB, INNB, BINB, BINNB, OUTB, STB, PIPE, PLAIN
     sub     s28, s20, s24           ; bytes after this tile
     beqz    s28, noprefetch\@
     min     s29, s28, s23           ; next tile's bytes
@@ -186,7 +333,15 @@ outfree\@:
 .endif
     li      s11, \OUTB
     divu    s13, s24, s17           ; elements in this tile
+.if \PIPE == 2
+    ELT_COMPUTE_PIPE2 \math, \PLAIN
+.endif
+.if \PIPE == 1
+    ELT_COMPUTE_PIPE \math
+.endif
+.if \PIPE == 0
     ELT_COMPUTE \math, \NIN
+.endif
 .if \PAD == 1
     sub     s30, s21, s1            ; the tile's offset in the tensor
     ELT_PADFIX \OUTB
@@ -204,7 +359,7 @@ outfree\@:
 .endm
 
 ; The driver. GA/GB: GM input registers, GY: GM output register.
-.macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1
+.macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1, PIPE, PLAIN
     srd     s16, elems
     srd     s17, esize
     mul     s16, s16, s17           ; tensor bytes
@@ -249,9 +404,9 @@ outfree\@:
     li      s26, 0
     li      s29, 0
 pair\@:
-    ELT_TILE \math, \NIN, \PAD, 0, 1, \I0, \I1, \J0, \J1, \O0, 2
+    ELT_TILE \math, \NIN, \PAD, 0, 1, \I0, \I1, \J0, \J1, \O0, 2, \PIPE, \PLAIN
     beqz    s20, drain\@
-    ELT_TILE \math, \NIN, \PAD, 1, 0, \I1, \I0, \J1, \J0, \O1, 3
+    ELT_TILE \math, \NIN, \PAD, 1, 0, \I1, \I0, \J1, \J0, \O1, 3, \PIPE, \PLAIN
     bnez    s20, pair\@
 drain\@:
     dmawait 2
@@ -263,15 +418,30 @@ finished\@:
 
 ; ELTWISE_1IN math: runs `math N` (N = X4 or X1, see lib/x4.s) over the tensor.
 .macro ELTWISE_1IN math
-    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0, \math
 .endm
 .macro ELTWISE_1IN_PAD math
-    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 0, \math
+.endm
+; Software-pipelined: `math N, MEM` (see the header).
+.macro ELTWISE_1IN_PIPE math
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1, \math
+.endm
+.macro ELTWISE_1IN_PAD_PIPE math
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 1, \math
+.endm
+; Two-stage software pipeline: `math X4, MEM` for the loop, `plain X1` for
+; the tail (see ELT_COMPUTE_PIPE2).
+.macro ELTWISE_1IN_PIPE2 math, plain
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 2, \plain
+.endm
+.macro ELTWISE_1IN_PAD_PIPE2 math, plain
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 2, \plain
 .endm
 ; Two inputs: a in bank register 0, b in bank register 2.
 .macro ELTWISE_2IN math
-    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2
+    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0, \math
 .endm
 .macro ELTWISE_2IN_PAD math
-    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2
+    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0, \math
 .endm

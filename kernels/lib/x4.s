@@ -18,6 +18,12 @@
 ;     \N\()_3P vmul.f32, 1, 2, 30, 1     ; out(k) = r2(k) * v30 where p(1+k), else kept
 ;
 ; (_2P, _3P, _4P: two, three or four vector operands, then the predicate.)
+;
+; One copy of an X4 operation, for software-pipelined maths (lib/eltwise.s,
+; _PIPE) that place memory steps between the copies: copy k last; with X1
+; only copy 0 exists and the others expand to nothing.
+;
+;     \N\()_3K vmax.DT, 1, 0, 31, 2     ; copy 2 only: v13 = max(v12, v31)
 
 .equ X4_BANK, 6
 
@@ -89,4 +95,77 @@
     \op p[\pd + 1], v[\a + 1*X4_BANK*(\a < 24)], v[\b + 1*X4_BANK*(\b < 24)]
     \op p[\pd + 2], v[\a + 2*X4_BANK*(\a < 24)], v[\b + 2*X4_BANK*(\b < 24)]
     \op p[\pd + 3], v[\a + 3*X4_BANK*(\a < 24)], v[\b + 3*X4_BANK*(\b < 24)]
+.endm
+
+; Single copies (see the header).
+.macro X1_2K op, d, a, k
+.if \k == 0
+    \op v[\d], v[\a]
+.endif
+.endm
+.macro X4_2K op, d, a, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)]
+.endm
+.macro X1_3K op, d, a, b, k
+.if \k == 0
+    \op v[\d], v[\a], v[\b]
+.endif
+.endm
+.macro X4_3K op, d, a, b, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)], v[\b + \k*X4_BANK*(\b < 24)]
+.endm
+.macro X1_4K op, d, a, b, c, k
+.if \k == 0
+    \op v[\d], v[\a], v[\b], v[\c]
+.endif
+.endm
+.macro X4_4K op, d, a, b, c, k
+    \op v[\d + \k*X4_BANK*(\d < 24)], v[\a + \k*X4_BANK*(\a < 24)], v[\b + \k*X4_BANK*(\b < 24)], v[\c + \k*X4_BANK*(\c < 24)]
+.endm
+
+; Two interleaved sets of copies, for the fp16 path of lib/act.s (see
+; ACT_APPLY_PIPE): X8 is X4 on the given bank registers and X4 again on the
+; next ones up (register r + 1 for r < 24: the high half of a vector widened
+; next to its low half); X2 is the same over X1. No predicated forms: the
+; second set would need predicates of its own.
+.macro X2_2 op, d, a
+    X1_2 \op, \d, \a
+    X1_2 \op, (\d + (\d < 24)), (\a + (\a < 24))
+.endm
+.macro X2_3 op, d, a, b
+    X1_3 \op, \d, \a, \b
+    X1_3 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24))
+.endm
+.macro X2_4 op, d, a, b, c
+    X1_4 \op, \d, \a, \b, \c
+    X1_4 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c + (\c < 24))
+.endm
+.macro X8_2 op, d, a
+    X4_2 \op, \d, \a
+    X4_2 \op, (\d + (\d < 24)), (\a + (\a < 24))
+.endm
+.macro X8_3 op, d, a, b
+    X4_3 \op, \d, \a, \b
+    X4_3 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24))
+.endm
+.macro X8_4 op, d, a, b, c
+    X4_4 \op, \d, \a, \b, \c
+    X4_4 \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c + (\c < 24))
+.endm
+
+; Copy c (0..7) of an X8 operation: copies 0..3 are X4's, 4..7 the same
+; copies one register up (for schedules that place single copies).
+.macro X8_2C op, d, a, c
+.if \c < 4
+    X4_2K \op, \d, \a, \c
+.else
+    X4_2K \op, (\d + (\d < 24)), (\a + (\a < 24)), (\c - 4)
+.endif
+.endm
+.macro X8_3C op, d, a, b, c
+.if \c < 4
+    X4_3K \op, \d, \a, \b, \c
+.else
+    X4_3K \op, (\d + (\d < 24)), (\a + (\a < 24)), (\b + (\b < 24)), (\c - 4)
+.endif
 .endm
