@@ -41,9 +41,9 @@
 ; zero vector: lanes c % C0 >= C % C0), then DMAs the tile out. The math
 ; needs no selects for it, and shapes with C % C0 == 0 skip it entirely.
 ;
-; Multi-core split: the tensor is a flat run of 32-byte C0 blocks; core k of n
-; takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)).
+; Multi-core split: `@split blocks` (lib/split.s, SPLIT_BLOCKS).
 .include "lib/x4.s"
+.include "lib/split.s"
 
 .equ TILE, 8192                ; bytes per tile buffer, one input
 .equ IN0, 0                    ; UB layout: two input and two output buffers
@@ -360,22 +360,7 @@ outfree\@:
 
 ; The driver. GA/GB: GM input registers, GY: GM output register.
 .macro ELT_MAIN math, NIN, PAD, GA, GB, GY, T, I0, I1, J0, J1, O0, O1, PIPE, PLAIN
-    srd     s16, elems
-    srd     s17, esize
-    mul     s16, s16, s17           ; tensor bytes
-    srli    s16, s16, 5             ; C0 blocks
-    srd     s18, ncores
-    add     s19, s16, s18
-    addi    s19, s19, -1
-    divu    s19, s19, s18           ; blocks per core, rounded up
-    srd     s25, coreid
-    mul     s25, s25, s19           ; first block of this core
-    add     s20, s25, s19
-    min     s20, s20, s16           ; end block of this core
-    bge     s25, s20, finished\@    ; no work for this core
-    sub     s20, s20, s25
-    slli    s20, s20, 5             ; bytes for this core
-    slli    s25, s25, 5
+    SPLIT_BLOCKS finished\@
     add     s21, \GA, s25           ; GM input cursor
 .if \NIN == 2
     add     s27, \GB, s25           ; GM second input cursor

@@ -30,6 +30,7 @@
 ; Planes smaller than a tile cost a tile each (its DMAs, waits and set-up):
 ; a plane of H*W C0 blocks is one tile when H*W*32 <= PC_TILE.
 .include "lib/x4.s"
+.include "lib/split.s"
 
 .equ PC_TILE, 7168             ; bytes per tile buffer (28 vectors of VLEN 2048)
 .equ PC_IN0, 0                 ; UB: two input, two output, two parameter buffers
@@ -194,22 +195,7 @@ param\@:
 .endm
 
 .macro PERCHAN_1IN math
-    srd     s16, elems
-    srd     s17, esize
-    mul     s16, s16, s17           ; tensor bytes
-    srli    s16, s16, 5             ; C0 blocks
-    srd     s18, ncores
-    add     s19, s16, s18
-    addi    s19, s19, -1
-    divu    s19, s19, s18           ; blocks per core, rounded up
-    srd     s25, coreid
-    mul     s25, s25, s19           ; first block of this core
-    add     s20, s25, s19
-    min     s20, s20, s16           ; end block of this core
-    bge     s25, s20, finished\@    ; no work for this core
-    sub     s20, s20, s25
-    slli    s20, s20, 5             ; bytes for this core
-    slli    s25, s25, 5
+    SPLIT_BLOCKS finished\@
     add     s21, s1, s25            ; GM input cursor
     add     s22, s3, s25            ; GM output cursor
     srd     s16, shape.h
