@@ -84,6 +84,8 @@ int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, np
             a->worst_ref = ref;
         }
     }
+    if (abs_err > bound->max_abs && ulp > a->max_ulp_beyond_abs)
+        a->max_ulp_beyond_abs = ulp;
     int pass = ulp <= bound->max_ulp || abs_err <= bound->max_abs;
     if (!pass)
         a->failures++;

@@ -98,6 +98,10 @@ TEST(Accuracy, BoundPassesOnUlpOrAbsolute)
     EXPECT_EQ(a.checked, 3u);
     EXPECT_EQ(a.failures, 1u);
     EXPECT_EQ(a.worst_index, 2u);
+    // The element the absolute bound covers does not count in max_ulp_beyond_abs:
+    // the largest error there is element 1's 4 ULP.
+    EXPECT_GT(a.max_ulp, 1e6);
+    EXPECT_EQ(a.max_ulp_beyond_abs, 4.0);
 }
 
 TEST(Reference, EveryFunctionHasAFormulaAndKnownValues)

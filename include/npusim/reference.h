@@ -38,6 +38,8 @@ typedef struct npu_accuracy {
     uint64_t failures;
     double max_abs_err;
     double max_ulp;
+    double max_ulp_beyond_abs; /* the largest ULP error among elements the bound's
+                                  absolute part does not cover (abs error > max_abs) */
     double sum_ulp;
     uint64_t worst_index; /* element with the largest ULP error */
     double worst_got, worst_ref;

@@ -308,6 +308,7 @@ nlohmann::json report_json(const RunResult &r)
     j["accuracy"] = {{"checked", r.accuracy.checked},
                      {"failures", r.accuracy.failures},
                      {"max_ulp", json_number(r.accuracy.max_ulp)},
+                     {"max_ulp_beyond_abs", json_number(r.accuracy.max_ulp_beyond_abs)},
                      {"mean_ulp", r.accuracy.checked ? r.accuracy.sum_ulp / double(r.accuracy.checked) : 0.0},
                      {"max_abs_err", json_number(r.accuracy.max_abs_err)},
                      {"bound_ulp", r.bound.max_ulp},
@@ -391,6 +392,9 @@ std::string report_text(const RunResult &r)
         os << fmt("  Checked:                   %" PRIu64 "\n", r.accuracy.checked);
         os << fmt("  Max ULP:                   %.3g (bound %g ULP or %g absolute)\n", r.accuracy.max_ulp,
                   r.bound.max_ulp, r.bound.max_abs);
+        if (r.bound.max_abs > 0 && r.accuracy.max_ulp_beyond_abs != r.accuracy.max_ulp)
+            os << fmt("  Max ULP beyond abs bound:  %.3g (elements with an absolute error over %g)\n",
+                      r.accuracy.max_ulp_beyond_abs, r.bound.max_abs);
         os << fmt("  Mean ULP:                  %.3g\n",
                   r.accuracy.checked ? r.accuracy.sum_ulp / double(r.accuracy.checked) : 0.0);
         os << fmt("  Max abs error:             %.3g\n", r.accuracy.max_abs_err);
