@@ -9,7 +9,9 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "atomic_file.h"
 #include "npy.h"
 
 #include "cli_helpers.h"
@@ -414,4 +416,26 @@ TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
     Result cmp = run_cli("compare gelu_tanh gelu_sigmoid --shape 1,16,8,8 --against gelu_erf");
     ASSERT_EQ(cmp.status, 0) << cmp.err;
     EXPECT_NE(cmp.out.find("vs gelu_erf max abs err"), std::string::npos) << cmp.out;
+}
+
+TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
+{
+    // A run killed before its rename leaves FILE.tmp.PID; the next write of
+    // FILE removes it when PID no longer runs (pid 1 always does).
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0)
+        _exit(0);
+    int st = 0;
+    waitpid(child, &st, 0);
+    const std::string out = tmpdir() + "/atomic_out.json", dead = out + ".tmp." + std::to_string(child);
+    const std::string other = tmpdir() + "/atomic_other.json.tmp." + std::to_string(child);
+    write(dead, "{\"trunc");
+    write(out + ".tmp.1", "a live process's");
+    write(other, "another file's");
+    npusim::write_file_atomic(out, "{}\n");
+    EXPECT_EQ(slurp(out), "{}\n");
+    EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed";
+    EXPECT_EQ(access((out + ".tmp.1").c_str(), F_OK), 0);
+    EXPECT_EQ(access(other.c_str(), F_OK), 0);
 }

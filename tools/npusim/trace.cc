@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "error.h"
 #include "npusim/program.h"
 
@@ -46,6 +47,7 @@ void StreamFile::commit()
     if (!f_)
         return;
     bool ok = !failed_ && std::fflush(f_) == 0;
+    ok = ok && fsync(fileno(f_)) == 0;
     ok = std::fclose(f_) == 0 && ok;
     f_ = nullptr;
     if (!ok) {
@@ -58,6 +60,7 @@ void StreamFile::commit()
         std::remove(tmp_.c_str());
         throw Error(path_ + ": cannot rename into place: " + std::strerror(e));
     }
+    remove_stale_temps(path_);
 }
 
 // ---- DisasmCache --------------------------------------------------------------
