@@ -16,20 +16,7 @@
 
 ; a in bank register 0, b in 2 (ELTWISE_2IN).
 .macro swiglu_math N
-.if DT_BYTES == 2
-    \N\()_2 vcvtl.f32, 3, 0
-    \N\()_2 vcvth.f32, 4, 0
-    SWISH_EXACT \N, 3, 3, 0, 1, 5
-    SWISH_EXACT \N, 4, 4, 0, 1, 5
-    \N\()_2 vcvtl.f32, 0, 2
-    \N\()_2 vcvth.f32, 1, 2
-    \N\()_3 vmul.f32, 3, 3, 0
-    \N\()_3 vmul.f32, 4, 4, 1
-    \N\()_3 vcvtn.f16, 1, 3, 4
-.else
-    SWISH_EXACT \N, 1, 0, 3, 4, 5
-    \N\()_3 vmul.f32, 1, 1, 2
-.endif
+    GATED_APPLY \N, SWISH_EXACT
 .endm
 
     ACT_ONE

@@ -86,46 +86,21 @@ static inline float f64_to_f32_inline(double d)
     return (float)d;
 }
 
-/* The same rounding as f64_to_f16_inline((double)f), straight from the
- * binary32 bits: a binary32's significand is the binary64's with 29 zero
- * bits appended, so every shift and comparison below is that routine's
- * minus 29 bits (checked on all 2^32 inputs when it was written). */
+/* The same rounding as f64_to_f16_inline((double)f) (every binary32 is exact
+ * in binary64), with the common case straight from the binary32 bits. */
 static inline uint16_t f32_to_f16_inline(float f)
 {
     uint32_t u = npu_f32_bits(f);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t mag = u & 0x7fffffffu;
     if (mag >= 0x38800000u && mag < 0x477ff000u) {
         /* A normal binary16 result (2^-14 <= |f| < 65520): round the low 13
          * bits to nearest even; a carry out of the significand bumps the
          * exponent as it should. Then rebias 127 -> 15. */
+        uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
         uint32_t r = mag + 0xfffu + ((mag >> 13) & 1u);
         return (uint16_t)(sign | ((r >> 13) - (112u << 10)));
     }
-    int biased = (int)((u >> 23) & 0xff);
-    uint32_t mant = u & 0x7fffffu;
-
-    if (biased == 0xff)
-        return mant ? NPU_F16_QNAN : (uint16_t)(sign | 0x7c00u);
-    if (biased == 0)
-        return sign; /* zero, or a binary32 subnormal: far below half of 2^-24 */
-    int e = biased - 127;
-    if (e > 15)
-        return (uint16_t)(sign | 0x7c00u);
-    mant |= 1u << 23; /* value = mant * 2^(e - 23) */
-    int qexp = (e < -14 ? -14 : e) - 10;
-    int shift = qexp - (e - 23); /* >= 13 */
-    if (shift > 25)
-        return sign; /* below a quarter of the smallest subnormal */
-    uint32_t kept = mant >> shift;
-    uint32_t rest = mant & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-    uint32_t bits = ((uint32_t)(qexp + 24) << 10) + kept;
-    if (bits >= 0x7c00u)
-        return (uint16_t)(sign | 0x7c00u);
-    return (uint16_t)(sign | bits);
+    return f64_to_f16_inline((double)f); /* subnormal, zero, overflow, inf, NaN */
 }
 
 #endif

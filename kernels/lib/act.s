@@ -102,6 +102,27 @@
     \f X2, 2, 2, 4, 0, 0
 .endm
 
+; Runs `o = f(a) * b` over a vector of the kernel's type, for the gated units
+; (ELTWISE_2IN: a in bank register 0, b in 2; the result in 1). fp16: both
+; halves of a and of b are widened, f and the product computed in fp32, and
+; vcvtn packs them once.
+.macro GATED_APPLY N, f
+.if DT_BYTES == 2
+    \N\()_2 vcvtl.f32, 3, 0
+    \N\()_2 vcvth.f32, 4, 0
+    \f \N, 3, 3, 0, 1, 5
+    \f \N, 4, 4, 0, 1, 5
+    \N\()_2 vcvtl.f32, 0, 2
+    \N\()_2 vcvth.f32, 1, 2
+    \N\()_3 vmul.f32, 3, 3, 0
+    \N\()_3 vmul.f32, 4, 4, 1
+    \N\()_3 vcvtn.f16, 1, 3, 4
+.else
+    \f \N, 1, 0, 3, 4, 5
+    \N\()_3 vmul.f32, 1, 1, 2
+.endif
+.endm
+
 ; ---- sigmoid family ------------------------------------------------------
 ; o = 1 / (1 + e^-x): three roundings after exp, each at most half an ULP of
 ; a value the result is proportional to.

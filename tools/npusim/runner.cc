@@ -579,7 +579,6 @@ RunResult run_kernel(const RunOptions &opts)
     r.against = opts.against;
     if (r.traps.empty()) {
         const npu_reference *ref = npu_reference_find(m.reference.c_str());
-        const npu_reference *other = against ? against : nullptr;
         const npu_bound unbounded{INFINITY, INFINITY};
         double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
         std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
@@ -600,9 +599,9 @@ RunResult run_kernel(const RunOptions &opts)
                                          ins[k]->decl->per_channel ? i / plane % r.layout.c : i, r.dtype);
                 double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
                 double want = ref->fn(x, r.params.data());
-                if (other) {
+                if (against) {
                     const double prev = r.against_accuracy.max_abs_err;
-                    npu_accuracy_add(&r.against_accuracy, i, got, other->fn(x, against_params), r.dtype, &unbounded);
+                    npu_accuracy_add(&r.against_accuracy, i, got, against->fn(x, against_params), r.dtype, &unbounded);
                     if (r.against_accuracy.max_abs_err > prev)
                         r.against_worst_x = x[0];
                 }
