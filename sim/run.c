@@ -4,8 +4,9 @@
  * instructions per turn, round-robin; the timed loop gives the turn to the
  * core with the earliest clock, for at most a cycle quantum ahead of the next
  * (npu_run_pick, npu_run_horizon, npu_run_turn: the SystemC engine calls the
- * same three; run.h states the ordering bound), and releases barriers at the
- * last arrival's cycle. */
+ * same three), books DMA transfers into a shared memory in the order of their
+ * start cycles (run.h: why the quantum then changes no result), and releases
+ * barriers at the last arrival's cycle. */
 #include "npusim/run.h"
 
 #include "npusim/memsys.h"
@@ -22,7 +23,7 @@ static int settle_barrier(npu_core *const *cores, unsigned n, int *released)
     *released = 0;
     for (unsigned i = 0; i < n; i++) {
         waiting += cores[i]->state == NPU_CORE_AT_BARRIER;
-        halted += cores[i]->state == NPU_CORE_HALTED;
+        halted += cores[i]->state == NPU_CORE_HALTED || cores[i]->state == NPU_CORE_TRAPPED;
         running += cores[i]->state == NPU_CORE_RUNNING;
     }
     if (waiting == 0 || running > 0)
@@ -37,7 +38,7 @@ static int settle_barrier(npu_core *const *cores, unsigned n, int *released)
         if (cores[i]->state == NPU_CORE_AT_BARRIER) {
             cores[i]->pc--; /* barrier advanced the PC before waiting: name the barrier itself */
             npu_core_raise(cores[i], NPU_TRAP_BARRIER, 0,
-                           "barrier never completes: %u of %u cores halted without reaching it",
+                           "barrier never completes: %u of %u cores halted or trapped without reaching it",
                            halted, n);
         }
     return 1;
@@ -69,7 +70,7 @@ static unsigned count_state(npu_core *const *cores, unsigned n, npu_core_state s
 static void trap_deadlock(npu_core *const *cores, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
-        if (cores[i]->state != NPU_CORE_HALTED)
+        if (cores[i]->state != NPU_CORE_HALTED && cores[i]->state != NPU_CORE_TRAPPED)
             npu_core_raise(cores[i], NPU_TRAP_DEADLOCK, 0, "no core can make progress");
 }
 
@@ -101,89 +102,125 @@ unsigned npu_run_functional(npu_core *const *cores, unsigned n, const npu_run_li
     return count_state(cores, n, NPU_CORE_TRAPPED);
 }
 
-int npu_run_pick(struct npu_timed_core *const *tcs, unsigned n)
+static int running(npu_timed_core *const *tcs, unsigned k)
+{
+    return npu_timed_core_core(tcs[k])->state == NPU_CORE_RUNNING;
+}
+
+int npu_run_may_book(npu_timed_core *const *tcs, unsigned n, unsigned core)
+{
+    const uint64_t start = npu_timed_dma_pending(tcs[core]);
+    if (start == UINT64_MAX)
+        return 1;
+    /* Transfers are booked in (start cycle, core index) order: every other
+     * running core must be unable to start one before this. A core at a
+     * barrier, halted or trapped starts none until every running core has
+     * moved on (a barrier releases after the last arrival). */
+    for (unsigned j = 0; j < n; j++) {
+        if (j == core || !running(tcs, j))
+            continue;
+        const uint64_t other = npu_timed_next_dma_start(tcs[j]);
+        if (other < start || (other == start && j < core))
+            return 0;
+    }
+    return 1;
+}
+
+int npu_run_pick(npu_timed_core *const *tcs, unsigned n)
 {
     int pick = -1;
     uint64_t earliest = UINT64_MAX;
     for (unsigned i = 0; i < n; i++)
-        if (npu_timed_core_core(tcs[i])->state == NPU_CORE_RUNNING && npu_timed_now(tcs[i]) < earliest) {
+        if (running(tcs, i) && npu_timed_now(tcs[i]) < earliest && npu_run_may_book(tcs, n, i)) {
             earliest = npu_timed_now(tcs[i]);
             pick = (int)i;
         }
     return pick;
 }
 
-uint64_t npu_run_horizon(struct npu_timed_core *const *tcs, unsigned n, unsigned core)
+uint64_t npu_run_horizon(npu_timed_core *const *tcs, unsigned n, unsigned core)
 {
     uint64_t q = npu_timed_core_config(tcs[core])->sim_quantum;
     if (q == 0)
         q = NPU_SIM_QUANTUM_DEFAULT;
-    /* The clock of the next core in line: the earliest among the others still
-     * running (alone, the core paces itself). */
+    /* The clock of the next core in line: the earliest among the others
+     * still running and not waiting for their transfer to be booked (those
+     * wait for this one; alone, the core paces itself). */
     uint64_t next = npu_timed_now(tcs[core]);
     int others = 0;
     for (unsigned i = 0; i < n; i++)
-        if (i != core && npu_timed_core_core(tcs[i])->state == NPU_CORE_RUNNING &&
+        if (i != core && running(tcs, i) && npu_timed_dma_pending(tcs[i]) == UINT64_MAX &&
             (!others++ || npu_timed_now(tcs[i]) < next))
             next = npu_timed_now(tcs[i]);
     return next > UINT64_MAX - q ? UINT64_MAX : next + q;
 }
 
-int npu_run_turn(struct npu_timed_core *tc, uint64_t horizon, const npu_run_limits *lim)
+int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t horizon,
+                 const npu_run_limits *lim)
 {
+    npu_timed_core *tc = tcs[core];
     npu_core *c = npu_timed_core_core(tc);
-    /* Only a shared memory (a DMA backend) needs DMA in time order across cores. */
-    const int shared = npu_timed_core_dma_backend(tc, NULL) != NULL;
-    const uint64_t dma_before = npu_timed_stats(tc)->dma_transfers;
     int progressed = 0;
+    if (!npu_run_may_book(tcs, n, core))
+        return 0;
+    npu_timed_book_dma(tc);
     while (c->state == NPU_CORE_RUNNING) {
         const uint64_t now = npu_timed_now(tc);
         if (now >= horizon || over_limit(c, now, lim))
             break;
         npu_timed_step(tc);
         progressed = 1;
-        if (shared && npu_timed_stats(tc)->dma_transfers != dma_before)
-            break; /* a transaction with the shared memory: the next turn goes to the earliest core */
+        if (npu_timed_dma_pending(tc) != UINT64_MAX) {
+            if (!npu_run_may_book(tcs, n, core))
+                break; /* another core may still start a transfer earlier: its turn first */
+            npu_timed_book_dma(tc);
+        }
     }
     return progressed;
 }
 
+int npu_run_settle(npu_timed_core *const *tcs, unsigned n)
+{
+    npu_core *cores[NPU_RUN_MAX_CORES];
+    uint64_t release = 0;
+    int released;
+    for (unsigned i = 0; i < n; i++) {
+        cores[i] = npu_timed_core_core(tcs[i]);
+        if (cores[i]->state == NPU_CORE_AT_BARRIER && npu_timed_now(tcs[i]) + 1 > release)
+            release = npu_timed_now(tcs[i]) + 1;
+    }
+    if (settle_barrier(cores, n, &released))
+        return 0;
+    if (released) {
+        for (unsigned i = 0; i < n; i++)
+            npu_timed_release(tcs[i], release);
+        return 1;
+    }
+    if (count_state(cores, n, NPU_CORE_HALTED) + count_state(cores, n, NPU_CORE_TRAPPED) != n)
+        trap_deadlock(cores, n);
+    return 0;
+}
+
 unsigned npu_run_timed(npu_timed_core *const *tcs, unsigned n, const npu_run_limits *lim)
 {
-    npu_core *cores[256];
-    if (n > 256)
+    if (n > NPU_RUN_MAX_CORES)
         return 0;
-    for (unsigned i = 0; i < n; i++)
-        cores[i] = npu_timed_core_core(tcs[i]);
     for (;;) {
         const int k = npu_run_pick(tcs, n);
         if (k >= 0) {
-            npu_run_turn(tcs[k], npu_run_horizon(tcs, n, (unsigned)k), lim);
-            if (cores[k]->state == NPU_CORE_TRAPPED)
-                break;
+            npu_run_turn(tcs, n, (unsigned)k, npu_run_horizon(tcs, n, (unsigned)k), lim);
             continue;
         }
-        /* No core runs: settle a barrier, or the run is over. */
-        uint64_t release = 0;
-        int released;
-        for (unsigned i = 0; i < n; i++)
-            if (cores[i]->state == NPU_CORE_AT_BARRIER && npu_timed_now(tcs[i]) + 1 > release)
-                release = npu_timed_now(tcs[i]) + 1;
-        if (settle_barrier(cores, n, &released))
+        if (!npu_run_settle(tcs, n))
             break;
-        if (released) {
-            for (unsigned i = 0; i < n; i++)
-                npu_timed_release(tcs[i], release);
-            continue;
-        }
-        if (count_state(cores, n, NPU_CORE_HALTED) != n)
-            trap_deadlock(cores, n);
-        break;
     }
     for (unsigned i = 0; i < n; i++)
         npu_timed_finish(tcs[i]);
     npu_run_drain(tcs, n);
-    return count_state(cores, n, NPU_CORE_TRAPPED);
+    unsigned trapped = 0;
+    for (unsigned i = 0; i < n; i++)
+        trapped += npu_timed_core_core(tcs[i])->state == NPU_CORE_TRAPPED;
+    return trapped;
 }
 
 uint64_t npu_run_drain(npu_timed_core *const *tcs, unsigned n)

@@ -46,6 +46,12 @@ struct npu_timed_core {
     uint64_t sync_ready;           /* barrier release */
     uint64_t tag_done[NPU_NUM_DMA_TAGS];
     uint64_t dma_engine_free;
+    uint64_t ub_bank_free[64];     /* UB banks, shared by every LSU: next free cycle */
+    /* A transfer issued into a DMA backend but not yet booked there (the run
+     * loop books transfers of all cores in start order, see run.h). */
+    int dma_pending;
+    npu_dma_request pending_rq;
+    npu_issue_event pending_ev;
     uint64_t dma_fifo[DMA_FIFO];   /* completion cycles of transfers in flight, in order */
     unsigned dma_head, dma_count;
     uint64_t last_completion;
@@ -68,6 +74,7 @@ const char *npu_stall_name(npu_stall s)
         [NPU_STALL_RAW] = "raw",           [NPU_STALL_UB_BANK] = "ub_bank",
         [NPU_STALL_UNIT_BUSY] = "unit_busy", [NPU_STALL_BRANCH] = "branch",
         [NPU_STALL_SLOT] = "slot",         [NPU_STALL_DRAIN] = "drain",
+        [NPU_STALL_WAW] = "waw",
     };
     return (unsigned)s < NPU_NUM_STALLS ? names[s] : "?";
 }
@@ -278,26 +285,47 @@ void npu_timed_release(npu_timed_core *tc, uint64_t cycle)
 
 /* ---- the issue of one instruction -------------------------------------- */
 
-/* UB bank occupancy of a vector access: the most lanes that hit one bank. */
-static unsigned bank_cycles(const npu_timed_core *tc, const npu_step_info *info)
+/* UB banks: bank b holds the bank words (ub_bank_bytes wide) w with
+ * w % ub_banks == b, and moves one word per cycle for every LSU (the banks
+ * are shared). An access needs, in each bank, the distinct words its active
+ * lanes touch; it starts in every bank at its issue cycle or when the bank
+ * is free, whichever is later, and takes one cycle per word there. Returns
+ * the extra cycles beyond the first: (latest bank end) - (issue + 1). */
+static unsigned ub_bank_book(npu_timed_core *tc, const npu_step_info *info, uint64_t t)
 {
     const unsigned banks = tc->cfg.ub_banks, bw = tc->cfg.ub_bank_bytes;
     if (info->ub_lanes == 0)
-        return 1;
-    if (info->ub_stride == 0) { /* contiguous: chunks spread round-robin over the banks */
-        uint64_t first = info->ub_addr / bw, last = (info->ub_addr + info->ub_bytes - 1) / bw;
-        uint64_t chunks = last - first + 1;
-        return (unsigned)((chunks + banks - 1) / banks);
+        return 0;
+    uint16_t words[64] = { 0 };
+    if (info->ub_stride == 0) { /* contiguous: words spread round-robin over the banks */
+        const uint64_t first = info->ub_addr / bw, last = (info->ub_addr + info->ub_bytes - 1) / bw;
+        for (uint64_t w = first; w <= last && w < first + (uint64_t)banks * 64; w++)
+            words[w % banks]++;
+    } else {
+        /* Lane addresses are monotonic, so repeated words come together:
+         * a word counts once per bank when it differs from the bank's last. */
+        uint64_t last_word[64];
+        memset(last_word, 0xff, sizeof last_word);
+        const uint64_t stride = (uint64_t)(info->ub_stride < 0 ? -info->ub_stride : info->ub_stride);
+        for (unsigned i = 0; i < info->ub_lanes; i++) {
+            const uint64_t w = (info->ub_addr + i * stride) / bw;
+            const unsigned b = (unsigned)(w % banks);
+            if (w != last_word[b]) {
+                last_word[b] = w;
+                words[b]++;
+            }
+        }
     }
-    uint8_t hits[64] = { 0 };
-    unsigned worst = 1;
-    uint64_t stride = (uint64_t)(info->ub_stride < 0 ? -info->ub_stride : info->ub_stride);
-    for (unsigned i = 0; i < info->ub_lanes; i++) {
-        unsigned b = (unsigned)(((info->ub_addr + i * stride) / bw) % banks);
-        if (++hits[b] > worst)
-            worst = hits[b];
+    uint64_t end = t + 1;
+    for (unsigned b = 0; b < banks; b++) {
+        if (!words[b])
+            continue;
+        const uint64_t from = tc->ub_bank_free[b] > t ? tc->ub_bank_free[b] : t;
+        tc->ub_bank_free[b] = from + words[b];
+        if (from + words[b] > end)
+            end = from + words[b];
     }
-    return worst;
+    return (unsigned)(end - (t + 1));
 }
 
 static void close_cycle(npu_timed_core *tc)
@@ -314,13 +342,72 @@ static void charge(npu_timed_core *tc, uint64_t pc, npu_stall reason, unsigned p
         return;
     tc->stats.stall[reason] += gap;
     tc->stats.issue_histogram[0] += gap;
+    tc->stats.slots_lost[reason] += gap * tc->cfg.issue_width;
     tc->pc_stalls[pc * NPU_NUM_STALLS + reason] += gap;
     if (reason == NPU_STALL_RAW)
         tc->stats.raw_by_unit[producer] += gap;
 }
 
+/* A transfer's completion is known: queue it, mark its tag, finish the
+ * instruction's event. */
+static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
+{
+    const npu_dma_request *rq = &tc->pending_rq;
+    if (done < ev->dma_start)
+        done = ev->dma_start;
+    tc->dma_fifo[(tc->dma_head + tc->dma_count) % DMA_FIFO] = done;
+    tc->dma_count++;
+    if (done > tc->tag_done[rq->tag])
+        tc->tag_done[rq->tag] = done;
+    ev->complete = done;
+    ev->dma_inflight = tc->dma_count;
+    if (done > tc->last_completion)
+        tc->last_completion = done;
+    if (tc->hook)
+        tc->hook(tc->hook_ctx, ev);
+}
+
+uint64_t npu_timed_dma_pending(const npu_timed_core *tc)
+{
+    return tc->dma_pending ? tc->pending_ev.dma_start : UINT64_MAX;
+}
+
+uint64_t npu_timed_next_dma_start(const npu_timed_core *tc)
+{
+    if (tc->dma_pending)
+        return tc->pending_ev.dma_start;
+    /* The next instruction issues at or after npu_timed_now. */
+    const uint64_t earliest = npu_timed_now(tc) + tc->cfg.unit[UNIT_DMA].latency;
+    return earliest > tc->dma_engine_free ? earliest : tc->dma_engine_free;
+}
+
+void npu_timed_book_dma(npu_timed_core *tc)
+{
+    if (!tc->dma_pending)
+        return;
+    tc->dma_pending = 0;
+    const uint64_t done =
+        tc->dma_backend(tc->dma_ctx, tc->core->cfg.core_id, tc->pending_ev.dma_start, &tc->pending_rq);
+    dma_complete(tc, &tc->pending_ev, done);
+}
+
+/* The cycles a fitting slot is free from cycle t on: the first cycle >= t
+ * in which some slot accepting the class is not yet taken. */
+static uint64_t first_slot(const npu_timed_core *tc, unsigned cls, uint64_t t, unsigned *slot)
+{
+    uint32_t taken = (tc->any_issued && t == tc->last_issue) ? tc->slots_used : 0;
+    uint32_t open = tc->class_slots[cls] & ~taken;
+    if (!open) { /* every fitting slot is taken this cycle: the next one has them free */
+        t++;
+        open = tc->class_slots[cls];
+    }
+    *slot = (unsigned)__builtin_ctz(open);
+    return t;
+}
+
 npu_core_state npu_timed_step(npu_timed_core *tc)
 {
+    npu_timed_book_dma(tc);
     npu_core *c = tc->core;
     npu_step_info info;
     const uint64_t pc = c->pc;
@@ -330,6 +417,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     const pc_deps *d = &tc->deps[pc];
     const npu_timing_config *cfg = &tc->cfg;
     const npu_insn *in = info.insn;
+    const npu_unit_timing *ut = &cfg->unit[d->unit];
 
     /* The latest constraint wins; ties keep the earlier reason in npu_stall order. */
     uint64_t t = tc->any_issued ? tc->last_issue : 0;
@@ -355,13 +443,13 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         if (tc->df_ready[r] > df)
             df = tc->df_ready[r];
     }
-    const npu_unit_timing *ut = &cfg->unit[d->unit];
     for (unsigned i = 0; i < d->ndst; i++) {
-        /* WAW: this write may not complete before an older one to the same register. */
-        uint64_t older = tc->ready[d->dst[i]];
-        if (older > ut->latency && older - ut->latency + 1 > t) {
-            t = older - ut->latency + 1;
-            why = NPU_STALL_RAW;
+        /* WAW: this write completes strictly after an older one to the same
+         * register (t + latency > older), so the younger value is the one left. */
+        const uint64_t older = tc->ready[d->dst[i]];
+        if (older + 1 > t + ut->latency) {
+            t = older + 1 - ut->latency;
+            why = NPU_STALL_WAW;
             producer = tc->producer[d->dst[i]];
         }
     }
@@ -373,23 +461,18 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     CONSTRAIN(tc->redirect, NPU_STALL_BRANCH);
 #undef CONSTRAIN
 
-    /* A slot: the lowest one that accepts the class and, in the current
-     * cycle, is not yet taken. */
-    unsigned slot = 0;
-    for (;;) {
-        uint32_t taken = (tc->any_issued && t == tc->last_issue) ? tc->slots_used : 0;
-        uint32_t open = tc->class_slots[d->cls] & ~taken;
-        if (open) {
-            while (!((open >> slot) & 1))
-                slot++;
-            break;
-        }
-        t++; /* every fitting slot is taken this cycle: the next one has them free */
-    }
+    /* A slot: the lowest one that accepts the class and is not yet taken in cycle t. */
+    const uint64_t ready = t;
+    unsigned slot;
+    t = first_slot(tc, d->cls, t, &slot);
 
-    /* Book the cycles between the previous issue cycle and this one. */
+    /* Book the cycles between the previous issue cycle and this one. The
+     * slots the previous issue cycle left empty are lost to what kept this
+     * instruction out of it: its slots were taken, or the constraint above. */
     uint64_t gap = 0;
     if (!tc->any_issued || t > tc->last_issue) {
+        if (tc->any_issued)
+            tc->stats.slots_lost[ready > tc->last_issue ? why : NPU_STALL_SLOT] += cfg->issue_width - tc->in_cycle;
         uint64_t from = tc->any_issued ? tc->last_issue + 1 : 0;
         gap = t - from;
         close_cycle(tc);
@@ -404,49 +487,16 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
 
     /* Occupy the unit; bank conflicts stretch an LSU access. */
     uint64_t extra = 0;
-    if (d->unit == UNIT_LSU && info.ub_lanes) {
-        extra = bank_cycles(tc, &info) - 1;
+    if (d->unit == UNIT_LSU) {
+        extra = ub_bank_book(tc, &info, t);
         tc->stats.ub_bank_extra += extra;
     }
     tc->unit_free[d->unit][inst] = t + ut->interval + extra;
     tc->unit_bank[d->unit][inst] = extra != 0;
-    uint64_t complete = t + ut->latency + extra;
-    uint64_t dma_start = 0;
-
-    if (info.has_dma) {
-        const npu_dma_request *rq = &info.dma;
-        while (tc->dma_count && tc->dma_fifo[tc->dma_head] <= t) {
-            tc->dma_head = (tc->dma_head + 1) % DMA_FIFO;
-            tc->dma_count--;
-        }
-        if (tc->dma_count >= cfg->dma_queue_depth) { /* cannot happen after the constraint; keep FIFO sane */
-            tc->dma_head = (tc->dma_head + 1) % DMA_FIFO;
-            tc->dma_count--;
-        }
-        uint64_t start = t + 1 > tc->dma_engine_free ? t + 1 : tc->dma_engine_free;
-        uint64_t transfer = (rq->total_bytes + cfg->dma_bytes_per_cycle - 1) / cfg->dma_bytes_per_cycle;
-        tc->dma_engine_free = start + transfer;
-        dma_start = start;
-        uint64_t done = start + transfer + cfg->dma_latency;
-        if (tc->dma_backend) {
-            done = tc->dma_backend(tc->dma_ctx, c->cfg.core_id, start, rq);
-            if (done < start)
-                done = start;
-        }
-        tc->dma_fifo[(tc->dma_head + tc->dma_count) % DMA_FIFO] = done;
-        tc->dma_count++;
-        if (done > tc->tag_done[rq->tag])
-            tc->tag_done[rq->tag] = done;
-        tc->stats.dma_transfers++;
-        if (rq->to_ub)
-            tc->stats.dma_bytes_in += rq->total_bytes;
-        else
-            tc->stats.dma_bytes_out += rq->total_bytes;
-        complete = done;
-    }
+    const uint64_t complete = t + ut->latency + extra;
 
     for (unsigned i = 0; i < d->ndst; i++) {
-        tc->ready[d->dst[i]] = t + ut->latency + extra;
+        tc->ready[d->dst[i]] = complete;
         tc->producer[d->dst[i]] = d->unit;
     }
     if (d->branch) {
@@ -467,8 +517,6 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         else if (taken)
             tc->redirect = t + 1;
     }
-    if (complete > tc->last_completion)
-        tc->last_completion = complete;
 
     /* Dataflow limit: the same dependencies with unlimited slots and units
      * (df, the latest source, was read with the RAW constraints above). */
@@ -483,21 +531,53 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.unit_busy[d->unit] += ut->interval + extra;
     tc->stats.class_issued[d->cls]++;
 
-    if (tc->hook) {
-        npu_issue_event ev = { tc->seq, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
-                               tc->dma_count, dma_start };
-        tc->hook(tc->hook_ctx, &ev);
+    npu_issue_event ev = { tc->seq++, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
+                           tc->dma_count, 0 };
+    if (!info.has_dma) {
+        if (complete > tc->last_completion)
+            tc->last_completion = complete;
+        if (tc->hook)
+            tc->hook(tc->hook_ctx, &ev);
+        return c->state;
     }
-    tc->seq++;
+
+    /* DMA: the transfer starts units.dma.latency cycles after the issue, or
+     * when the engine has sent the previous transfer's last byte. */
+    const npu_dma_request *rq = &info.dma;
+    while (tc->dma_count && tc->dma_fifo[tc->dma_head] <= t) {
+        tc->dma_head = (tc->dma_head + 1) % DMA_FIFO;
+        tc->dma_count--;
+    }
+    const uint64_t issued = t + ut->latency;
+    const uint64_t start = issued > tc->dma_engine_free ? issued : tc->dma_engine_free;
+    const uint64_t transfer = (rq->total_bytes + cfg->dma_bytes_per_cycle - 1) / cfg->dma_bytes_per_cycle;
+    tc->dma_engine_free = start + transfer;
+    tc->stats.dma_transfers++;
+    if (rq->to_ub)
+        tc->stats.dma_bytes_in += rq->total_bytes;
+    else
+        tc->stats.dma_bytes_out += rq->total_bytes;
+    ev.dma_start = start;
+    tc->pending_rq = *rq;
+    if (tc->dma_backend) {
+        /* Booked by npu_timed_book_dma: by the run loop once no other core
+         * can start a transfer earlier, or before this core's next step. */
+        tc->pending_ev = ev;
+        tc->dma_pending = 1;
+    } else {
+        dma_complete(tc, &ev, start + transfer + cfg->dma_latency);
+    }
     return c->state;
 }
 
 void npu_timed_finish(npu_timed_core *tc)
 {
+    npu_timed_book_dma(tc);
     if (!tc->any_issued || tc->finished) {
         return;
     }
     tc->finished = 1;
+    tc->stats.slots_lost[NPU_STALL_DRAIN] += tc->cfg.issue_width - tc->in_cycle;
     close_cycle(tc);
     uint64_t end = tc->last_issue + 1;
     if (tc->last_completion > end) {

@@ -31,8 +31,10 @@ typedef enum npu_stall {
     NPU_STALL_UB_BANK,   /* the LSU is still busy with a bank-conflicted access */
     NPU_STALL_UNIT_BUSY, /* every instance of the unit is inside its initiation interval */
     NPU_STALL_BRANCH,    /* refetch after a mispredicted branch */
-    NPU_STALL_SLOT,      /* no free slot accepts the class (shows only when W = 1 slot is taken) */
+    NPU_STALL_SLOT,      /* every slot that accepts the class is taken: never a whole cycle
+                            (the next cycle issues), so it shows in slots_lost only */
     NPU_STALL_DRAIN,     /* after the last issue: waiting for results and DMA to finish */
+    NPU_STALL_WAW,       /* a write would complete no later than an older write to its register */
     NPU_NUM_STALLS
 } npu_stall;
 
@@ -81,6 +83,11 @@ typedef struct npu_core_stats {
     uint64_t instructions;
     uint64_t issue_cycles;  /* cycles issuing at least one instruction */
     uint64_t stall[NPU_NUM_STALLS];
+    /* Issue slots, top-down: issue_width x cycles = instructions + sum(slots_lost).
+     * A cycle's empty slots are lost to what kept the next instruction out of
+     * that cycle (slot: its class's slots were taken); a cycle with no issue
+     * loses all of them to its stall reason. */
+    uint64_t slots_lost[NPU_NUM_STALLS];
     uint64_t raw_by_unit[NPU_NUM_UNITS]; /* stall[RAW] split by the producer's unit */
     uint64_t issue_histogram[NPU_MAX_ISSUE_WIDTH + 1]; /* cycles issuing k instructions */
     uint64_t slot_issued[NPU_MAX_ISSUE_WIDTH];
@@ -130,8 +137,21 @@ void npu_timed_core_set_dma_backend(npu_timed_core *tc, npu_dma_backend fn, void
 /* The backend set (NULL: the ideal memory), and its ctx in *ctx if not NULL. */
 npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx);
 
-/* Executes and times one instruction. Returns the core state afterwards. */
+/* Executes and times one instruction. Returns the core state afterwards.
+ * With a DMA backend, a DMA instruction's transfer is left pending: the
+ * backend is called by npu_timed_book_dma, which the run loops call in the
+ * order of the transfers' start cycles across cores (run.h); the next step
+ * or npu_timed_finish books a transfer still pending first. */
 npu_core_state npu_timed_step(npu_timed_core *tc);
+/* The start cycle of the transfer waiting for npu_timed_book_dma, or
+ * UINT64_MAX when none waits. */
+uint64_t npu_timed_dma_pending(const npu_timed_core *tc);
+/* No transfer of this core that is not yet booked starts before this cycle:
+ * the pending one's start, or else max(now + units.dma.latency, the cycle
+ * the DMA engine has sent its last byte). */
+uint64_t npu_timed_next_dma_start(const npu_timed_core *tc);
+/* Books the pending transfer with the backend (no-op when none is pending). */
+void npu_timed_book_dma(npu_timed_core *tc);
 /* The cycle at which the next instruction could issue at the earliest (the
  * core's local time, for temporal decoupling). */
 uint64_t npu_timed_now(const npu_timed_core *tc);

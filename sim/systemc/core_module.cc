@@ -3,7 +3,6 @@
 #include "core_module.h"
 
 #include "memory.h"
-#include "run_policy.h"
 
 namespace npusim::sc {
 
@@ -20,7 +19,7 @@ NpuCoreModule::NpuCoreModule(const sc_core::sc_module_name &name, npu_timed_core
 void NpuCoreModule::turn()
 {
     // The same turn as npu_run_timed's (sim/run.c): one source of truth.
-    progressed_ = npu_run_turn(tc_, horizon_, &lim_) != 0;
+    progressed_ = npu_run_turn(all_, n_, index_, horizon_, &lim_) != 0;
 }
 
 uint64_t NpuCoreModule::send_line(uint64_t now, uint64_t addr, unsigned bytes, bool is_write)

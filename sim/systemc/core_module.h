@@ -17,8 +17,8 @@ namespace npusim::sc {
 // thread runs npu_run_turn(): it steps the timing model without waking the
 // SystemC kernel until the core's own clock (npu_timed_now) reaches the
 // turn's horizon (npu_run_horizon: the next core's clock + sim.quantum), and
-// stops early at a transaction boundary: one DMA issued, a barrier, halt or
-// trap. Then it signals `done`; SystemC time itself is advanced by the
+// stops early when its DMA transfer must wait for another core's earlier
+// one (run.h), at a barrier, halt or trap. Then it signals `done`; SystemC time itself is advanced by the
 // scheduler (NpuTop), to the earliest local clock of the cores still running.
 //
 // DMA (memory.model: l2): the core's DMA engine, the C model in memsys.c,
@@ -43,7 +43,14 @@ public:
     npu_core *core() const { return core_; }
     bool progressed() const { return progressed_; }  // stepped at least once in the last turn
     void retire() { retired_ = true; }                // the thread ends at its next turn
-    void set_horizon(uint64_t cycle) { horizon_ = cycle; }  // of the next turn
+    // The next turn: this core is `index` of the run's n timed cores.
+    void set_turn(npu_timed_core *const *all, unsigned n, unsigned index, uint64_t horizon)
+    {
+        all_ = all;
+        n_ = n;
+        index_ = index;
+        horizon_ = horizon;
+    }
 
 private:
     void run();   // SC_THREAD
@@ -52,6 +59,8 @@ private:
     npu_timed_core *tc_;
     npu_core *core_;
     npu_run_limits lim_;
+    npu_timed_core *const *all_ = nullptr;
+    unsigned n_ = 0, index_ = 0;
     uint64_t horizon_ = 0;
     bool progressed_ = false;
     bool retired_ = false;

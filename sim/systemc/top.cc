@@ -6,13 +6,12 @@
 #include <string>
 
 #include "clock.h"
-#include "run_policy.h"
 
 namespace npusim::sc {
 
 NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, unsigned n,
                const npu_run_limits &lim, const ScOptions &opts, sc_core::sc_trace_file *vcd)
-    : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), forward_(opts.forward)
+    : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), reported_(n, 0), forward_(opts.forward)
 {
     // memory.model: l2: every core's DMA backend is one memory system; its
     // line requests then travel core -> L2 -> DRAM over TLM sockets.
@@ -66,6 +65,7 @@ uint64_t NpuTop::route_line(void *ctx, unsigned core, uint64_t now, uint64_t add
 void NpuTop::on_issue(void *ctx, const npu_issue_event *ev)
 {
     auto *hc = static_cast<HookCtx *>(ctx);
+    hc->top->reported_[hc->core] = ev->issue;
     hc->top->probes_[hc->core]->recorder.issue(*ev);
     if (hc->top->forward_)
         hc->top->forward_(hc->core, *ev);
@@ -85,9 +85,15 @@ void NpuTop::finish_core(unsigned k)
 uint64_t NpuTop::earliest_running_cycle() const
 {
     uint64_t t = UINT64_MAX;
-    for (size_t k = 0; k < tcs_.size(); k++)
-        if (!finished_[k])
-            t = std::min(t, npu_timed_now(tcs_[k]));
+    for (size_t k = 0; k < tcs_.size(); k++) {
+        if (finished_[k])
+            continue;
+        t = std::min(t, npu_timed_now(tcs_[k]));
+        // A DMA instruction waiting for its transfer to be booked has not
+        // reported its issue yet; its probe still closes the cycle before.
+        if (!probes_.empty() && npu_timed_dma_pending(tcs_[k]) != UINT64_MAX)
+            t = std::min(t, reported_[k]);
+    }
     return t;
 }
 
@@ -100,37 +106,23 @@ void NpuTop::feed_probes()
 
 // One turn, as one iteration of npu_run_timed's loop: the earliest core runs
 // (npu_run_pick, npu_run_horizon, npu_run_turn in its thread); when none
-// runs, a barrier settles or the run ends.
+// runs, a barrier settles or the run ends (npu_run_settle).
 bool NpuTop::round()
 {
     const unsigned n = unsigned(tcs_.size());
     const int k = npu_run_pick(tcs_.data(), n);
-    if (k >= 0) {
-        NpuCoreModule &core = *cores_[k];
-        core.set_horizon(npu_run_horizon(tcs_.data(), n, unsigned(k)));
-        core.go.notify();
-        wait(core.done);
-        rounds_++;
-        if (core.core()->state == NPU_CORE_TRAPPED)
-            return false;
-        // A halted core's timeline ends here; finishing now rather than at
-        // the end (as npu_run_timed does) changes no stat and lets time pass it.
-        if (core.core()->state == NPU_CORE_HALTED)
-            finish_core(unsigned(k));
-        return true;
-    }
-    bool released = false;
-    uint64_t release = 0;
-    if (settle_barrier(tcs_.data(), n, &released, &release))
-        return false;
-    if (released) {
-        for (npu_timed_core *tc : tcs_)
-            npu_timed_release(tc, release);
-        return true;
-    }
-    if (count_state(tcs_.data(), n, NPU_CORE_HALTED) != n)
-        trap_deadlock(tcs_.data(), n);
-    return false;
+    if (k < 0)
+        return npu_run_settle(tcs_.data(), n) != 0;
+    NpuCoreModule &core = *cores_[k];
+    core.set_turn(tcs_.data(), n, unsigned(k), npu_run_horizon(tcs_.data(), n, unsigned(k)));
+    core.go.notify();
+    wait(core.done);
+    rounds_++;
+    // A stopped core's timeline ends here; finishing now rather than at the
+    // end (as npu_run_timed does) changes no stat and lets time pass it.
+    if (core.core()->state == NPU_CORE_HALTED || core.core()->state == NPU_CORE_TRAPPED)
+        finish_core(unsigned(k));
+    return true;
 }
 
 void NpuTop::schedule()

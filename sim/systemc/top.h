@@ -16,13 +16,13 @@ namespace npusim::sc {
 
 // Scheduling, as npu_run_timed (the same C calls, see run.h): each turn
 // goes to the running core with the earliest local clock, which runs until
-// it issues one DMA or gets a quantum (sim.quantum cycles) ahead of the next
-// core; when no core runs, barriers settle; a trap ends the run after its
-// turn. Between turns SystemC time advances to the earliest local clock among
-// the cores not finished: time never passes a core that may still report
-// something before it, so VCD changes replay at their own cycle and DMA
-// reaches the shared L2 in time order, within the quantum (run.h gives the
-// bound). The memory system's modules (MemoryL2, MemoryDram) are members of
+// its DMA transfer must wait for another core's earlier one, or it gets a
+// quantum (sim.quantum cycles) ahead of the next core; when no core runs,
+// barriers settle; a trap stops its own core. Between turns SystemC time
+// advances to the earliest local clock among the cores not finished: time
+// never passes a core that may still report something before it, so VCD
+// changes replay at their own cycle, and transfers reach the shared L2 in
+// the order of their start cycles whatever the quantum. The memory system's modules (MemoryL2, MemoryDram) are members of
 // this top when memory.model is l2, bound to the cores' DMA sockets; once
 // every core has finished, the top drains the L2's dirty lines to the DRAM
 // through them (npu_run_drain) at the last core's cycle.
@@ -60,6 +60,7 @@ private:
     std::unique_ptr<MemoryL2> l2_;
     std::vector<HookCtx> hook_ctx_;
     std::vector<bool> finished_;
+    std::vector<uint64_t> reported_;  // with a VCD: the issue cycle of each core's latest issue event
     std::function<void(unsigned, const npu_issue_event &)> forward_;
     sc_core::sc_event fed_;
     bool over_ = false;
