@@ -1,7 +1,8 @@
 /* Booking calendars for the memory system's shared resources (an L2 bank, a
- * DRAM channel): private to sim/. Requests are booked when the run loop
- * hands them over, which is not exactly their time order (a transfer books
- * all its lines at once; cores run up to a quantum apart). A resource that
+ * DRAM channel): private to sim/. Requests are booked transfer by transfer,
+ * in the transfers' start order, which is not exactly the lines' time order
+ * (a transfer books all its lines at once, so a later transfer's first lines
+ * can arrive before an earlier one's last lines). A resource that
  * only knew the cycle it is next free would make a request arriving earlier
  * wait behind every request booked before it; a calendar keeps the latest
  * bookings and gives such a request the first gap that fits at or after its

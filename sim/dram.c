@@ -75,6 +75,8 @@ static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes
         dram->stats.busy_cycles[ch] += busy;
         if (start + busy > dram->channel_free[ch])
             dram->channel_free[ch] = start + busy;
+        if (start + busy > dram->stats.busy_end)
+            dram->stats.busy_end = start + busy;
         if (start + busy > last)
             last = start + busy;
         addr += piece;
@@ -123,4 +125,16 @@ uint64_t npu_dram_busy_cycles(const npu_dram *dram)
     for (unsigned ch = 0; ch < dram->cfg.channels; ch++)
         sum += dram->stats.busy_cycles[ch];
     return sum;
+}
+
+void npu_dram_checkpoint_take(const npu_dram *dram, uint64_t cycle, npu_dram_checkpoint *out)
+{
+    out->cycle = cycle;
+    out->stats = dram->stats;
+    out->booked_after = 0;
+    /* channel_free is the end of the channel's latest booking: nothing on it
+     * is busy later, so channel_free - cycle bounds its busy cycles after cycle. */
+    for (unsigned ch = 0; ch < dram->cfg.channels; ch++)
+        if (dram->channel_free[ch] > cycle)
+            out->booked_after += dram->channel_free[ch] - cycle;
 }

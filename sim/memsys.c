@@ -36,6 +36,8 @@ struct npu_memsys {
     } observer[NPU_MEMSYS_MAX_OBSERVERS];
     unsigned nobservers;
     int draining; /* inside npu_memsys_drain: DRAM writes are the end-of-run write-back */
+    int drained;  /* kernel_dram holds the DRAM as the first drain found it */
+    npu_dram_checkpoint kernel_dram;
 };
 
 static void notify(const npu_memsys *ms, const npu_memsys_event *ev)
@@ -183,10 +185,19 @@ npu_mem_port npu_memsys_dram_port(npu_memsys *ms)
 
 uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end)
 {
+    if (!ms->drained) {
+        npu_dram_checkpoint_take(&ms->dram, end, &ms->kernel_dram);
+        ms->drained = 1;
+    }
     ms->draining = 1;
     const uint64_t done = npu_l2_clean(&ms->l2, end);
     ms->draining = 0;
     return done;
+}
+
+const npu_dram_checkpoint *npu_memsys_kernel_dram(const npu_memsys *ms)
+{
+    return ms->drained ? &ms->kernel_dram : NULL;
 }
 
 npu_l2 *npu_memsys_l2(npu_memsys *ms) { return &ms->l2; }

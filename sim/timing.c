@@ -110,7 +110,7 @@ void npu_timing_config_default(npu_timing_config *cfg)
     cfg->branch_penalty = 2;
     cfg->ub_banks = 16;
     cfg->ub_bank_bytes = 32;
-    cfg->dma_latency = 200;
+    cfg->dma_latency = 20; /* the ideal memory answers like an L2 hit (npu_l2_config_default) */
     cfg->dma_bytes_per_cycle = 32;
     cfg->dma_queue_depth = 8;
     cfg->dma_outstanding = NPU_DMA_OUTSTANDING_DEFAULT;
@@ -504,7 +504,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
          * (loop back-edges) are predicted taken, forward ones not taken, and
          * jr never. A taken branch ends the issue group; a mispredicted one
          * also costs the refetch penalty. */
-        const int taken = info.next_pc != pc + 1;
+        const int taken = info.branch_taken; /* jumped (a jump to the next instruction too) */
         int predicted;
         if (in->op == NPU_OP_J || in->op == NPU_OP_JAL)
             predicted = 1;

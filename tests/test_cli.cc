@@ -87,9 +87,9 @@ TEST(Cli, JsonReportHasTheStableKeys)
     EXPECT_EQ(j["kernel"], "relu");
     for (const char *k : {"cycles", "ipc", "cycles_per_element", "issue", "units", "stalls", "bound", "dram"})
         EXPECT_TRUE(j.contains(k)) << k;
-    for (const char *k : {"width", "histogram", "slot_busy"})
+    for (const char *k : {"width", "histogram", "slot_busy", "slots_lost"})
         EXPECT_TRUE(j["issue"].contains(k)) << k;
-    for (const char *k : {"raw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"})
+    for (const char *k : {"raw", "waw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"})
         EXPECT_TRUE(j["stalls"].contains(k)) << k;
     for (const char *k : {"valu", "sfu", "lsu", "scalar"}) {
         EXPECT_TRUE(j["units"].contains(k)) << k;

@@ -94,6 +94,27 @@ TEST(Dram, PortServesTheL2)
     EXPECT_EQ(npu_dram_get_stats(&d)->bytes_written, 128u);
 }
 
+TEST(Dram, CheckpointKeepsTheCountsAndTheChannelCyclesBookedAfterIt)
+{
+    // 1 KiB over two channels: 512 bytes, 16 cycles, on each, both busy [0, 16).
+    npu_dram d = make(100, 32, 2, 256);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, 0u);
+    EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 116u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, 16u);
+    npu_dram_checkpoint at10, at20;
+    npu_dram_checkpoint_take(&d, 10, &at10);
+    npu_dram_checkpoint_take(&d, 20, &at20);
+    EXPECT_EQ(at10.cycle, 10u);
+    EXPECT_EQ(at10.booked_after, 6u + 6u);
+    EXPECT_EQ(at20.booked_after, 0u);
+    EXPECT_EQ(at10.stats.bytes_read, 1024u);
+    EXPECT_EQ(at10.stats.busy_end, 16u);
+    // Later traffic leaves the checkpoint as it was.
+    npu_dram_write(&d, 30, 0, 256);
+    EXPECT_EQ(at10.stats.bytes_written, 0u);
+    EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, 38u);
+}
+
 TEST(Dram, ConfigCheckNamesTheBadField)
 {
     char msg[128];

@@ -296,6 +296,32 @@ TEST(MemsysDrain, WritesEveryDirtyLineBackOnceAndKeepsItCached)
     EXPECT_EQ(st2->evictions, 0u);
 }
 
+TEST(MemsysDrain, KernelDramIsTheDramAsTheFirstDrainFoundIt)
+{
+    // 8 lines read (filled from the DRAM), then 8 full lines written (no
+    // fetch): inside the kernel the DRAM only read. The drain at 5000 writes
+    // the 8 dirty lines, two per channel, leaving their channels at 5008.
+    auto ms = make(small_config());
+    EXPECT_EQ(npu_memsys_kernel_dram(ms.get()), nullptr);
+    npu_dma_request ld = contiguous(0, 8 * 128, true), st = contiguous(2048, 8 * 128, false);
+    npu_memsys_dma(ms.get(), 0, 0, &ld);
+    npu_memsys_dma(ms.get(), 0, 1000, &st);
+    npu_memsys_drain(ms.get(), 5000);
+    const npu_dram_checkpoint *k = npu_memsys_kernel_dram(ms.get());
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->cycle, 5000u);
+    EXPECT_EQ(k->stats.bytes_read, 8u * 128u);
+    EXPECT_EQ(k->stats.bytes_written, 0u);
+    EXPECT_LT(k->stats.busy_end, 5000u);
+    EXPECT_EQ(k->booked_after, 0u);
+    const npu_dram_stats *d = npu_dram_get_stats(npu_memsys_dram(ms.get()));
+    EXPECT_EQ(d->bytes_written, 8u * 128u);
+    EXPECT_EQ(d->busy_end, 5008u);
+    // A second drain (nothing left to write) keeps the first one's checkpoint.
+    npu_memsys_drain(ms.get(), 6000);
+    EXPECT_EQ(npu_memsys_kernel_dram(ms.get())->cycle, 5000u);
+}
+
 TEST(MemsysDrain, CleanOnlyRunWritesNothing)
 {
     auto ms = make(small_config());
@@ -470,7 +496,7 @@ TEST(DmaBackend, GivesTheTransferCompletionAndKeepsTheEngineRate)
 {
     // Two 3200-byte loads: the second starts when the engine has pushed the
     // first's bytes (100 cycles later); each completes 1000 cycles after its
-    // start, as the backend says, instead of bytes/32 + 200.
+    // start, as the backend says, instead of bytes/32 + 20.
     const char *src = "li s1, 0\nli s2, 0\nli s3, 3200\ndmald s1, s2, s3, 0\ndmald s1, s2, s3, 1\n"
                       "dmawait 0\ndmawait 1\nhalt\n";
     FakeBackend be;
@@ -480,7 +506,7 @@ TEST(DmaBackend, GivesTheTransferCompletionAndKeepsTheEngineRate)
     EXPECT_EQ(be.starts[1], 4u + 100u);
     EXPECT_EQ(s.cycles, 4u + 100u + 1000u + 1u + 1u);  // dmawait 1 issues at 1104, halt at 1105
     npu_core_stats ideal = run_with_backend(src, nullptr);
-    EXPECT_EQ(ideal.cycles, 4u + 100u + 100u + 200u + 1u + 1u);
+    EXPECT_EQ(ideal.cycles, 4u + 100u + 100u + 20u + 1u + 1u);
 }
 
 // ---- the run loop's quantum ---------------------------------------------------------
@@ -585,3 +611,40 @@ INSTANTIATE_TEST_SUITE_P(Quantum, QuantumMatrix, ::testing::ValuesIn(quantum_cas
                                     std::to_string(i.param.mshrs) + "mshrs";
                          });
 
+
+// memory.model: ideal is an upper bound on the L2 model's performance: its
+// transfers complete l2.hit_latency cycles after their last byte left the
+// engine, and through the L2 no line completes sooner than that after it
+// left (docs/timing.md). So no run is faster through the L2 and DRAM.
+TEST(IdealMemory, IsNeverSlowerThanTheL2)
+{
+    struct Case {
+        const char *kernel;
+        std::vector<std::string> sets;
+    };
+    const std::vector<Case> cases = {
+        {"relu", {}},
+        {"gelu_tanh", {}},
+        {"mish", {}},
+        {"leaky_relu", {"system.cores=2"}},
+        {"sigmoid", {"system.cores=4", "l2.hit_latency=5"}},
+        {"relu", {"core.vlen=2048", "dram.channels=1"}},
+        {"gelu_tanh", {"memory.warm_inputs=yes", "l2.hit_latency=1"}},
+    };
+    for (const Case &c : cases) {
+        uint64_t cycles[2];
+        for (int l2 = 0; l2 < 2; l2++) {
+            RunOptions o;
+            o.kernel = c.kernel;
+            o.dtype = "fp16";
+            o.shape = {1, 32, 28, 28};
+            for (const std::string &s : c.sets)
+                apply_override(o.config, s);
+            apply_override(o.config, l2 ? "memory.model=l2" : "memory.model=ideal");
+            RunResult r = run_kernel(o);
+            ASSERT_TRUE(r.passed()) << c.kernel;
+            cycles[l2] = r.stats.cycles;
+        }
+        EXPECT_LE(cycles[0], cycles[1]) << c.kernel << ": ideal " << cycles[0] << ", l2 " << cycles[1];
+    }
+}

@@ -192,14 +192,14 @@ TEST(Timing, MispredictedBranchPenaltyIsCharged)
 
 TEST(Timing, DmaTakesBytesOverBandwidthPlusLatency)
 {
-    // 3200 bytes at 32 bytes/cycle = 100 cycles of transfer + 200 of latency,
-    // starting the cycle after the dmald issues.
+    // 3200 bytes at 32 bytes/cycle = 100 cycles of transfer + 20 of latency
+    // (the ideal memory: an L2 hit), starting the cycle after the dmald issues.
     npu_timing_config c = defaults();
     Timed t("li s1, 0\nli s2, 0\nli s3, 3200\ndmald s1, s2, s3, 0\ndmawait 0\nhalt\n", c);
     const npu_core_stats &s = t.stats();
-    // li@0,1,2 (one scalar slot); dmald@3 (s3 ready at 3); start 4, done 4+100+200 = 304.
-    EXPECT_EQ(s.stall[NPU_STALL_DMA_WAIT], 304u - 4u);
-    EXPECT_EQ(s.cycles, 304u + 1u + 1u);  // dmawait issues at 304, halt at 305
+    // li@0,1,2 (one scalar slot); dmald@3 (s3 ready at 3); start 4, done 4+100+20 = 124.
+    EXPECT_EQ(s.stall[NPU_STALL_DMA_WAIT], 124u - 4u);
+    EXPECT_EQ(s.cycles, 124u + 1u + 1u);  // dmawait issues at 124, halt at 125
     EXPECT_EQ(s.dma_bytes_in, 3200u);
     expect_accounting(s);
 }

@@ -389,7 +389,7 @@ TEST(Traces, PerfettoMemoryCountersFollowTheWindow)
 
 TEST(Traces, IdealMemoryHasNoMemoryProcess)
 {
-    Traced t = run_traced("perfetto_ideal", "relu", "fp16", {1, 16, 8, 8}, {});
+    Traced t = run_traced("perfetto_ideal", "relu", "fp16", {1, 16, 8, 8}, {"memory.model=ideal"});
     EXPECT_TRUE(count_memory(t.json).samples.empty());
     EXPECT_EQ(count_memory(t.json).process_name, "");
 }

@@ -73,7 +73,7 @@ def main():
             a = j["accuracy"]
             bound = f"{a['bound_ulp']:g} ULP" + (f" / abs {a['bound_abs']:.3g}" if a["bound_abs"] else "")
             res = "pass" if a["failures"] == 0 and a["padding_ok"] else "FAIL"
-            binding = b["resource"] if b["binding"] == "resource" else b["binding"]
+            binding = b["binding_resource"]
             lines.append(
                 f"| {name} | {dt} | {j['instructions_per_vector']:.2f} | {j['cycles_per_element']:.3f} | "
                 f"{b['efficiency']:.3f} | {binding} | {fmt_ulp(a['max_ulp_beyond_abs'])} | {bound} | {res} |"

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-REASONS = ["raw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"]
+REASONS = ["raw", "waw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"]
 
 
 def main(argv):
@@ -30,7 +30,7 @@ def main(argv):
     bottom = [0.0] * len(data)
     ax.bar(names, issue, bottom=bottom, label="issue", color="#4c72b0")
     bottom = [b + i for b, i in zip(bottom, issue)]
-    colors = ["#dd8452", "#c44e52", "#8172b3", "#937860", "#55a868", "#da8bc3", "#8c8c8c", "#ccb974"]
+    colors = ["#dd8452", "#e6a57e", "#c44e52", "#8172b3", "#937860", "#55a868", "#da8bc3", "#8c8c8c", "#ccb974"]
     for reason, color in zip(REASONS, colors):
         vals = [d["stalls"].get(reason, 0) for d in data]
         if any(vals):

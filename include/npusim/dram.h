@@ -56,7 +56,21 @@ typedef struct npu_dram_stats {
     uint64_t queue_cycles;              /* cycles requests waited for channels busy with earlier
                                            requests (summed over the channels a request uses) */
     uint64_t busy_cycles[NPU_DRAM_MAX_CHANNELS]; /* cycles each channel moved data */
+    uint64_t busy_end;                  /* cycle the latest booking on any channel ends (0: none yet) */
 } npu_dram_stats;
+
+/* The DRAM's traffic up to cycle `cycle` (the end of a kernel, taken when the
+ * end-of-run write-back starts): what a report needs to show the kernel's
+ * traffic apart from what follows it. Bookings on one channel never overlap
+ * and a booking of b bytes lasts ceil(b / bytes_per_cycle) cycles, so the
+ * bytes in `stats` are at most channels x bytes_per_cycle x stats.busy_end:
+ * bytes / max(cycle, busy_end) never exceeds the peak bandwidth. */
+typedef struct npu_dram_checkpoint {
+    uint64_t cycle;
+    npu_dram_stats stats;     /* the counters at the checkpoint */
+    uint64_t booked_after;    /* channel-cycles booked after `cycle`, summed over the channels (an
+                                 upper bound of the busy ones: gaps between bookings count) */
+} npu_dram_checkpoint;
 
 enum { NPU_DRAM_CHANNEL_SLOTS = 16 }; /* bookings each channel keeps (see the file comment) */
 
@@ -90,6 +104,9 @@ npu_mem_port npu_dram_port(npu_dram *dram);
 const npu_dram_stats *npu_dram_get_stats(const npu_dram *dram);
 /* Sum of busy_cycles over the channels. */
 uint64_t npu_dram_busy_cycles(const npu_dram *dram);
+
+/* The counters now, and how far the channels are booked beyond `cycle`. */
+void npu_dram_checkpoint_take(const npu_dram *dram, uint64_t cycle, npu_dram_checkpoint *out);
 
 #ifdef __cplusplus
 }

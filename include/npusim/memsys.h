@@ -18,7 +18,8 @@
  * core has finished) writes the L2's dirty lines back to the DRAM, so the
  * DRAM's byte counts cover everything the run wrote. The kernel's cycles end
  * when its last core does; the drain's lines, bytes and cycles are reported
- * on their own (l2.h: clean_writebacks, clean_cycles).
+ * on their own (l2.h: clean_writebacks, clean_cycles; the DRAM's counters
+ * before it: npu_memsys_kernel_dram).
  *
  * Requests should reach the L2 in non-decreasing time across cores; the run
  * loops keep the cores within a time quantum of each other (see run.h), which
@@ -121,6 +122,12 @@ void npu_memsys_remove_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void 
  * was accepted (end if none). The run engines call it once all cores have
  * finished, with end = the slowest core's last cycle. */
 uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end);
+
+/* The DRAM as the first npu_memsys_drain found it (a checkpoint at its `end`):
+ * the kernel's own traffic, before the end-of-run write-back. NULL until a
+ * drain has run. Both engines drain through npu_memsys_drain, so both fill it
+ * the same way. */
+const npu_dram_checkpoint *npu_memsys_kernel_dram(const npu_memsys *ms);
 
 /* One request at the DRAM, observed: the memsys's own L2 -> DRAM path, and
  * the SystemC DRAM target, both end here. Returns its completion cycle. */

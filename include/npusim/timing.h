@@ -58,8 +58,9 @@ typedef struct npu_timing_config {
     unsigned ub_bank_bytes;   /* ... each this wide; an access takes max(lanes per bank) cycles */
     /* DMA: the engine issues bytes at dma_bytes_per_cycle; without a DMA
      * backend a transfer completes dma_latency cycles after its last byte
-     * (the ideal memory). */
-    unsigned dma_latency;         /* cycles from a transfer's start to its completion, beyond its bytes */
+     * (the ideal memory: npusim sets it to l2.hit_latency, an L2 that always
+     * hits, so that it is an upper bound on the L2 model's performance). */
+    unsigned dma_latency;         /* ideal memory: cycles after a transfer's last byte to its completion */
     unsigned dma_bytes_per_cycle; /* bandwidth of the core's DMA engine */
     unsigned dma_queue_depth;     /* transfers in flight per core */
     unsigned dma_outstanding;     /* memory system (memsys.h): line requests in flight per DMA engine

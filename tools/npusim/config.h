@@ -20,7 +20,7 @@ struct Config {
     npu_timing_config timing{};  // slots, units, UB banks, DMA
     npu_l2_config l2{};          // the shared L2 (memory.model: l2)
     npu_dram_config dram{};      // the DRAM behind it
-    bool memory_l2 = false;      // memory.model: l2 (else the ideal memory of dma.*)
+    bool memory_l2 = true;       // memory.model: l2 (else the ideal memory: always an L2 hit)
     bool warm_inputs = false;    // memory.warm_inputs: inputs start resident in the L2
     unsigned cores = 1;
     bool timed = true;           // false: functional only (sim.mode: functional)

@@ -144,7 +144,9 @@ int cmd_cache(const std::string &trace, const std::string &config_file, const st
     const npu_dram_stats &d = *npu_dram_get_stats(&dram);
     nlohmann::json j = {{"trace", trace}, {"records", res.records}, {"cycles", res.end_cycle},
                         {"l2", l2_json(st, {}, 1)},
-                        {"dram", dram_json(d, npu_dram_busy_cycles(&dram), res.end_cycle)}};
+                        {"dram", dram_json(d, cfg.dram, npu_dram_busy_cycles(&dram),
+                                           achieved_bytes_per_cycle(d.bytes_read + d.bytes_written,
+                                                                    res.end_cycle, d.busy_end))}};
     j["l2"].erase("per_core");
     j["l2"].erase("per_tensor");
     if (!json_path.empty())

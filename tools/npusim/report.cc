@@ -3,6 +3,7 @@
 // memory (L2 and DRAM), accuracy.
 #include "report.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -40,6 +41,35 @@ double per_vector(const RunResult &r)
 unsigned unit_count(const RunResult &r, unsigned u)
 {
     return r.config.timing.unit[u].count * unsigned(r.core_stats.size());
+}
+
+// The arithmetic behind one term of the memory bound (analyse_bound).
+std::string memory_term_text(const RunResult &r, const std::string &term)
+{
+    const MemoryBound &m = r.bound_analysis.memory;
+    if (term == "l2 banks") {
+        std::string s = fmt("%" PRIu64 " L2 accesses x %u cycle%s over %u bank%s", m.l2_accesses,
+                            r.config.l2.bank_interval, r.config.l2.bank_interval == 1 ? "" : "s", r.config.l2.banks,
+                            r.config.l2.banks == 1 ? "" : "s");
+        if (m.l2_bank_tail > 0)
+            s += fmt(", less the %.0f cycles a bank stays busy after an access answers", m.l2_bank_tail);
+        return s;
+    }
+    if (term == "dram channels") {
+        std::string s = fmt("%" PRIu64 " DRAM bytes through %u channel%s at %u bytes/cycle", m.dram_bytes,
+                            r.config.dram.channels, r.config.dram.channels == 1 ? "" : "s",
+                            r.config.dram.bytes_per_cycle);
+        if (m.dram_after_end_bytes)
+            return s + fmt(": the kernel's, less %" PRIu64 " queued past its end; not the end-of-run write-back",
+                           m.dram_after_end_bytes);
+        return s + ": the kernel's, not the end-of-run write-back";
+    }
+    const unsigned ncores = unsigned(r.core_stats.size());
+    if (ncores > 1)
+        return fmt("%" PRIu64 " bytes through core %u's DMA engine at %u bytes/cycle, the busiest of %u", m.dma_bytes,
+                   m.dma_core, r.config.timing.dma_bytes_per_cycle, ncores);
+    return fmt("%" PRIu64 " bytes through the core's DMA engine at %u bytes/cycle", m.dma_bytes,
+               r.config.timing.dma_bytes_per_cycle);
 }
 
 void text_timing(std::ostringstream &os, const RunResult &r)
@@ -82,6 +112,19 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issue", s.issue_cycles,
               100.0 * ratio(double(s.issue_cycles), cycles * ncores));
 
+    // Top-down: every core's W x cycles slots are issued or lost to a reason.
+    uint64_t slot_total = 0;
+    for (const npu_core_stats &c : r.core_stats)
+        slot_total += uint64_t(width) * c.cycles;
+    os << fmt("\nIssue slots lost (%u x cycles = %" PRIu64 " slots: issued + lost, by what kept the next "
+              "instruction out):\n", width, slot_total);
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        if (s.slots_lost[i] || i == NPU_STALL_SLOT)
+            os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", npu_stall_name(npu_stall(i)), s.slots_lost[i],
+                      100.0 * ratio(double(s.slots_lost[i]), double(slot_total)));
+    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issued", s.instructions,
+              100.0 * ratio(double(s.instructions), double(slot_total)));
+
     if (!r.hot_pcs.empty()) {
         os << "\nStalling instructions (most stall cycles first):\n";
         os << "  cycles   share  reason      pc     instruction\n";
@@ -100,23 +143,23 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     const Bound &b = r.bound_analysis;
     os << "\nBound:\n";
     os << fmt("  Resource:                  %12.0f cycles (%s)\n", b.resource_cycles, b.resource_name.c_str());
-    if (r.has_l2)
-        os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DRAM bytes at %u bytes/cycle)\n",
-                  b.memory_cycles, r.dram.bytes_read + r.dram.bytes_written,
-                  r.config.dram.channels * r.config.dram.bytes_per_cycle);
-    else
-        os << fmt("  Memory:                    %12.0f cycles (%" PRIu64 " DMA bytes at %u bytes/cycle%s)\n",
-                  b.memory_cycles, s.dma_bytes_in + s.dma_bytes_out, r.config.timing.dma_bytes_per_cycle,
-                  ncores > 1 ? " per core" : "");
+    os << fmt("  Memory:                    %12.0f cycles (%s)\n", b.memory_cycles,
+              memory_term_text(r, b.memory_resource).c_str());
+    if (b.memory.shared) {  // the other bandwidths on the path, under the binding one
+        const struct {
+            const char *term, *label;
+            double cycles;
+        } terms[] = {{"dma engine", "DMA engine:", b.memory.dma_cycles},
+                     {"l2 banks", "L2 banks:", b.memory.l2_bank_cycles},
+                     {"dram channels", "DRAM channels:", b.memory.dram_cycles}};
+        for (const auto &t : terms)
+            if (t.term != b.memory_resource)
+                os << fmt("    %-25s%12.0f cycles (%s)\n", t.label, t.cycles, memory_term_text(r, t.term).c_str());
+    }
     os << fmt("  Dependency:                %12.0f cycles (longest register chain)\n", b.dependency_cycles);
-    os << fmt("  Bound:                     %12.0f cycles, %s-bound\n", b.bound_cycles, b.binding.c_str());
+    os << fmt("  Bound:                     %12.0f cycles, %s-bound (%s)\n", b.bound_cycles, b.binding.c_str(),
+              b.binding_resource.c_str());
     os << fmt("  Efficiency:                %12.3f (bound / cycles)\n", b.efficiency);
-}
-
-// Bytes the end-of-run write-back sent to the DRAM: whole lines.
-uint64_t end_of_run_bytes(const RunResult &r)
-{
-    return r.l2.clean_writebacks * r.config.l2.line_bytes;
 }
 
 void text_memory(std::ostringstream &os, const RunResult &r)
@@ -136,7 +179,7 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     // After the last core: not in the kernel's cycles (docs/timing.md).
     os << fmt("  End-of-run write-back:     %12" PRIu64 "  dirty lines (%" PRIu64 " bytes), drained in %" PRIu64
               " cycles after the last core\n",
-              l2.clean_writebacks, end_of_run_bytes(r), l2.clean_cycles);
+              l2.clean_writebacks, r.dram_traffic.end_of_run_bytes, l2.clean_cycles);
     for (size_t i = 0; i < r.l2_tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++) {
         const npu_l2_counts &c = l2.tensor[i];
         os << fmt("  tensor %-18s %12" PRIu64 " accesses, %" PRIu64 " hits, %" PRIu64 " misses  (hit rate %.4f)\n",
@@ -145,11 +188,18 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     const uint64_t bytes = d.bytes_read + d.bytes_written;
     os << fmt("  DRAM bytes:                %12" PRIu64 "  (%" PRIu64 " read, %" PRIu64 " written)\n", bytes,
               d.bytes_read, d.bytes_written);
-    os << fmt("  DRAM bandwidth:            %12.2f bytes/cycle achieved of %u peak (%u channels x %u; "
-              "the kernel's traffic over its cycles)\n",
-              ratio(double(bytes - end_of_run_bytes(r)), double(r.stats.cycles)),
-              r.config.dram.channels * r.config.dram.bytes_per_cycle,
-              r.config.dram.channels, r.config.dram.bytes_per_cycle);
+    const DramTraffic &t = r.dram_traffic;
+    std::string span = fmt("%" PRIu64 " cycles", t.kernel_span);
+    if (t.kernel_span > r.stats.cycles)
+        span += fmt(" (its channels busy %" PRIu64 " cycles past the last core)", t.kernel_span - r.stats.cycles);
+    os << fmt("  DRAM bandwidth, kernel:    %12.2f bytes/cycle of %u peak (%u channel%s x %u): %" PRIu64
+              " bytes over %s\n",
+              t.kernel_achieved, t.peak_bytes_per_cycle, r.config.dram.channels,
+              r.config.dram.channels == 1 ? "" : "s", r.config.dram.bytes_per_cycle, t.kernel_read + t.kernel_written,
+              span.c_str());
+    os << fmt("  DRAM bandwidth, end of run:%12.2f bytes/cycle: %" PRIu64
+              " bytes written back over %" PRIu64 " cycles after the last core\n",
+              t.end_of_run_achieved, t.end_of_run_bytes, t.end_of_run_span);
 }
 
 }  // namespace
@@ -185,7 +235,12 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
 
 nlohmann::json l2_json(const RunResult &r) { return l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size())); }
 
-nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles, uint64_t end_of_run_bytes)
+double achieved_bytes_per_cycle(uint64_t bytes, uint64_t cycles, uint64_t busy_end)
+{
+    return ratio(double(bytes), double(std::max(cycles, busy_end)));
+}
+
+nlohmann::json dram_json(const npu_dram_stats &d, const npu_dram_config &cfg, uint64_t busy_cycles, double achieved)
 {
     return {{"model", "ddr"},
             {"bytes_read", d.bytes_read},
@@ -193,9 +248,50 @@ nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t
             {"busy_cycles", busy_cycles},
             {"reads", d.reads},
             {"writes", d.writes},
-            {"achieved_bytes_per_cycle",
-             ratio(double(d.bytes_read + d.bytes_written - end_of_run_bytes), double(cycles))}};
+            {"achieved_bytes_per_cycle", achieved},
+            {"peak_bytes_per_cycle", cfg.channels * cfg.bytes_per_cycle}};
 }
+
+namespace {
+
+// The bound analysis with every memory term and its operands.
+nlohmann::json bound_json(const RunResult &r)
+{
+    using nlohmann::json;
+    const Bound &b = r.bound_analysis;
+    const MemoryBound &m = b.memory;
+    json memory = {{"dma_engine",
+                    {{"cycles", m.dma_cycles},
+                     {"bytes", m.dma_bytes},
+                     {"bytes_per_cycle", r.config.timing.dma_bytes_per_cycle},
+                     {"core", m.dma_core}}}};
+    if (m.shared) {
+        memory["l2_banks"] = {{"cycles", m.l2_bank_cycles},
+                              {"accesses", m.l2_accesses},
+                              {"bank_interval", r.config.l2.bank_interval},
+                              {"banks", r.config.l2.banks},
+                              {"tail_cycles", m.l2_bank_tail}};
+        memory["dram_channels"] = {{"cycles", m.dram_cycles},
+                                   {"bytes", m.dram_bytes},
+                                   {"channels", r.config.dram.channels},
+                                   {"bytes_per_cycle", r.config.dram.bytes_per_cycle},
+                                   {"end_of_run_counted", false},
+                                   {"end_of_run_bytes_not_counted", m.dram_end_of_run_bytes},
+                                   {"queued_after_end_bytes_not_counted", m.dram_after_end_bytes}};
+    }
+    return {{"compute_cycles", b.resource_cycles},
+            {"resource", b.resource_name},
+            {"memory_cycles", b.memory_cycles},
+            {"memory_resource", b.memory_resource},
+            {"memory", memory},
+            {"dependency_cycles", b.dependency_cycles},
+            {"bound_cycles", b.bound_cycles},
+            {"binding", b.binding},
+            {"binding_resource", b.binding_resource},
+            {"efficiency", b.efficiency}};
+}
+
+}  // namespace
 
 std::string trap_text(const TrapReport &t)
 {
@@ -255,8 +351,11 @@ nlohmann::json report_json(const RunResult &r)
             slots.push_back(ratio(double(s.slot_issued[k]), double(s.cycles) * ncores));
             slot_issued.push_back(s.slot_issued[k]);
         }
+        json lost = json::object();
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+            lost[npu_stall_name(npu_stall(i))] = s.slots_lost[i];
         j["issue"] = {{"width", r.config.timing.issue_width}, {"histogram", hist}, {"slot_busy", slots},
-                      {"slot_issued", slot_issued}, {"issue_cycles", s.issue_cycles}};
+                      {"slot_issued", slot_issued}, {"issue_cycles", s.issue_cycles}, {"slots_lost", lost}};
         json units = json::object();
         for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
             units[npu_unit_name(npu_unit(u))] = {
@@ -284,22 +383,27 @@ nlohmann::json report_json(const RunResult &r)
         j["stall_pcs"] = hot;
         if (r.has_l2) {
             j["l2"] = l2_json(r);
-            j["dram"] = dram_json(r.dram, r.dram_busy_cycles, s.cycles, end_of_run_bytes(r));
-            j["dram"]["model"] = "ddr";
-            j["dram"]["end_of_run"] = {{"bytes_written", end_of_run_bytes(r)}, {"drain_cycles", r.l2.clean_cycles}};
+            const DramTraffic &t = r.dram_traffic;
+            j["dram"] = dram_json(r.dram, r.config.dram, r.dram_busy_cycles, t.kernel_achieved);
+            j["dram"]["kernel"] = {{"bytes_read", t.kernel_read},
+                                   {"bytes_written", t.kernel_written},
+                                   {"achieved_bytes_per_cycle", t.kernel_achieved},
+                                   {"span_cycles", t.kernel_span},
+                                   {"booked_after_end_cycles", t.kernel_booked_after}};
+            j["dram"]["end_of_run"] = {{"bytes_written", t.end_of_run_bytes},
+                                       {"drain_cycles", r.l2.clean_cycles},
+                                       {"achieved_bytes_per_cycle", t.end_of_run_achieved},
+                                       {"span_cycles", t.end_of_run_span}};
         } else {
             // Ideal memory: DMA bytes at the DMA bandwidth.
             j["dram"] = {{"model", "ideal"},
                          {"bytes_read", s.dma_bytes_in},
                          {"bytes_written", s.dma_bytes_out},
-                         {"busy_cycles", uint64_t(std::ceil(r.bound_analysis.memory_cycles * ncores))}};
+                         {"busy_cycles", (s.dma_bytes_in + s.dma_bytes_out + r.config.timing.dma_bytes_per_cycle - 1) /
+                                             r.config.timing.dma_bytes_per_cycle}};
         }
         j["dma"] = {{"transfers", s.dma_transfers}, {"bytes_in", s.dma_bytes_in}, {"bytes_out", s.dma_bytes_out}};
-        const Bound &b = r.bound_analysis;
-        j["bound"] = {{"compute_cycles", b.resource_cycles}, {"resource", b.resource_name},
-                      {"memory_cycles", b.memory_cycles},    {"dependency_cycles", b.dependency_cycles},
-                      {"bound_cycles", b.bound_cycles},      {"binding", b.binding},
-                      {"efficiency", b.efficiency}};
+        j["bound"] = bound_json(r);
         json per_core = json::array();
         for (const npu_core_stats &cs : r.core_stats)
             per_core.push_back({{"cycles", cs.cycles}, {"instructions", cs.instructions}, {"issue_cycles", cs.issue_cycles}});

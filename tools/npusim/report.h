@@ -16,11 +16,15 @@ std::string trap_text(const TrapReport &t);
 
 // The `l2` and `dram` objects of a run report (memory.model: l2); `npusim
 // cache` prints the same keys for a replayed trace. A run's DRAM counts
-// include the end-of-run write-back of the L2's dirty lines (end_of_run_bytes
-// of the bytes written); achieved_bytes_per_cycle is the rest, the traffic
-// inside the kernel's cycles, over those cycles.
+// include the end-of-run write-back of the L2's dirty lines; its
+// achieved_bytes_per_cycle is the kernel's traffic alone (RunResult::
+// dram_traffic), which report_json also shows apart (`dram.kernel`,
+// `dram.end_of_run`).
 nlohmann::json l2_json(const RunResult &r);
 nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &tensor_names, unsigned cores);
-nlohmann::json dram_json(const npu_dram_stats &d, uint64_t busy_cycles, uint64_t cycles, uint64_t end_of_run_bytes = 0);
+nlohmann::json dram_json(const npu_dram_stats &d, const npu_dram_config &cfg, uint64_t busy_cycles, double achieved);
+// Bytes over max(cycles, busy_end): requests made from cycle 0 whose channel
+// bookings all end by busy_end never exceed the peak this way (dram.h).
+double achieved_bytes_per_cycle(uint64_t bytes, uint64_t cycles, uint64_t busy_end);
 
 }  // namespace npusim

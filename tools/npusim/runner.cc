@@ -127,6 +127,8 @@ struct ProgramHolder {
     ~ProgramHolder() { npu_program_free(&p); }
 };
 
+DramTraffic dram_traffic(const RunResult &r);
+
 // Sums per-core stats (cycles: the slowest core), ranks stalling PCs, and
 // computes the bound analysis.
 void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, const npu_program &prog)
@@ -140,8 +142,10 @@ void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, co
         t.critical_path = std::max(t.critical_path, s.critical_path);
         t.instructions += s.instructions;
         t.issue_cycles += s.issue_cycles;
-        for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
             t.stall[i] += s.stall[i];
+            t.slots_lost[i] += s.slots_lost[i];
+        }
         for (unsigned i = 0; i < NPU_NUM_UNITS; i++) {
             t.raw_by_unit[i] += s.raw_by_unit[i];
             t.unit_issued[i] += s.unit_issued[i];
@@ -174,6 +178,8 @@ void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, co
     }
     std::stable_sort(r.hot_pcs.begin(), r.hot_pcs.end(),
                      [](const PcStalls &a, const PcStalls &b) { return a.total > b.total; });
+    if (r.has_l2)
+        r.dram_traffic = dram_traffic(r);
     r.bound_analysis = analyse_bound(r);
 }
 
@@ -245,13 +251,40 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
     }
 }
 
-void collect_memsys(MemorySystem &mem, RunResult &r)
+// `end`: the slowest core's last cycle, where the run engines drain the L2.
+void collect_memsys(MemorySystem &mem, RunResult &r, uint64_t end)
 {
     r.has_l2 = true;
     r.l2 = *npu_l2_get_stats(npu_memsys_l2(mem.ms));
     r.dram = *npu_dram_get_stats(npu_memsys_dram(mem.ms));
+    if (const npu_dram_checkpoint *k = npu_memsys_kernel_dram(mem.ms))
+        r.dram_kernel = *k;
+    else  // not drained (an engine that does not): every request was the kernel's
+        npu_dram_checkpoint_take(npu_memsys_dram(mem.ms), end, &r.dram_kernel);
     r.dram_busy_cycles = npu_dram_busy_cycles(npu_memsys_dram(mem.ms));
     r.mem_trace_lines = mem.trace_lines;
+}
+
+// The DRAM's traffic before and after the kernel's end. The kernel's bytes
+// are booked inside [0, max(cycles, their busy_end)] and the write-back's
+// inside [end, busy_end] (its lines leave at `end`); a channel moves at most
+// bytes_per_cycle in each cycle, so each rate is at most the peak.
+DramTraffic dram_traffic(const RunResult &r)
+{
+    const npu_dram_checkpoint &k = r.dram_kernel;
+    DramTraffic t;
+    t.peak_bytes_per_cycle = r.config.dram.channels * r.config.dram.bytes_per_cycle;
+    t.kernel_read = k.stats.bytes_read;
+    t.kernel_written = k.stats.bytes_written;
+    t.kernel_span = std::max(r.stats.cycles, k.stats.busy_end);
+    t.kernel_achieved = t.kernel_span ? double(t.kernel_read + t.kernel_written) / double(t.kernel_span) : 0.0;
+    t.kernel_booked_after = k.booked_after;
+    t.end_of_run_bytes = (r.dram.bytes_read - k.stats.bytes_read) + (r.dram.bytes_written - k.stats.bytes_written);
+    if (t.end_of_run_bytes && r.dram.busy_end > k.cycle) {
+        t.end_of_run_span = r.dram.busy_end - k.cycle;
+        t.end_of_run_achieved = double(t.end_of_run_bytes) / double(t.end_of_run_span);
+    }
+    return t;
 }
 
 // The din trace into place, once the run is complete (throws Error).
@@ -266,47 +299,129 @@ void commit_mem_trace(MemorySystem &mem)
 
 }  // namespace
 
-Bound analyse_bound(const RunResult &r)
+// The bound is the largest of lower bounds on `cycles`, one per resource:
+// each is work the resource cannot overlap with itself over its capacity,
+// for work that has to be done inside the kernel's cycles. So efficiency =
+// bound / cycles never exceeds 1.
+//
+// Compute: a core's unit is busy unit_busy cycles over its `count`
+// instances, its issue slots take `instructions` W at a time, and a class
+// only the slots that accept it. Cores run in parallel, so the busiest core's
+// figure binds (a sum over cores / cores would assume perfect balance).
+//
+// Memory, the tightest of every bandwidth on the path:
+// * DMA engine (per core, both memory models): a core's engine serves its
+//   transfers one after another, each for ceil(bytes / dma.bytes_per_cycle)
+//   cycles, and the core ends after its last transfer completes, so cycles >=
+//   the busiest core's bytes / dma.bytes_per_cycle.
+// * L2 banks (shared, memory.model: l2): an access holds its bank for
+//   bank_interval cycles from its start; one bank's bookings never overlap;
+//   every access answers at start + hit_latency or later, inside the cycles.
+//   So every booking ends by cycles + max(0, bank_interval - hit_latency) (the
+//   tail, 0 unless the interval outlasts a hit), and the busiest bank holds at
+//   least the average: cycles >= accesses x bank_interval / banks - tail. (The
+//   end-of-run write-back books no banks.)
+// * DRAM channels (shared, memory.model: l2): one channel's bookings never
+//   overlap, and b bytes hold it ceil(b / bytes_per_cycle) cycles. Counted:
+//   the requests made before the end-of-run write-back. The write-back itself
+//   is not: it starts when the last core has finished, after `cycles`. The
+//   kernel's own writes are posted (nothing waits for a victim's write-back),
+//   so a channel may still be busy with them after `cycles`: on channel c,
+//   bytes_c <= bytes_per_cycle x (cycles + its cycles booked after), so summed
+//   over channels, kernel bytes - bytes_per_cycle x booked_after <= channels x
+//   bytes_per_cycle x cycles. The counted bytes are that difference.
+//
+// Dependency: the longest register-dependency chain of any core.
+namespace {
+
+// Compute: the busiest core's units and slots.
+void bound_compute(const RunResult &r, const std::vector<npu_core_stats> &cores, Bound &b)
 {
     const npu_timing_config &tc = r.config.timing;
-    const npu_core_stats &s = r.stats;
-    const double ncores = double(r.core_stats.size() ? r.core_stats.size() : 1);
-    Bound b;
-    // Work is spread over the cores, so capacities scale with them.
-    auto consider = [&](double cycles, const std::string &name) {
+    auto consider = [&](double cycles, const char *kind, const char *name) {
         if (cycles > b.resource_cycles) {
             b.resource_cycles = cycles;
-            b.resource_name = name;
+            b.resource_name = std::string(kind) + name;
         }
     };
-    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
-        consider(double(s.unit_busy[u]) / (tc.unit[u].count * ncores), std::string("unit ") + npu_unit_name(npu_unit(u)));
-    consider(double(s.instructions) / (tc.issue_width * ncores), "issue width");
-    for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
-        unsigned slots = 0;
-        for (unsigned k = 0; k < tc.issue_width; k++)
-            slots += (tc.slot_classes[k] >> c) & 1;
-        if (slots)
-            consider(double(s.class_issued[c]) / (slots * ncores),
-                     std::string("slots for ") + npu_class_name(npu_class(c)));
+    for (const npu_core_stats &s : cores) {
+        for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+            consider(double(s.unit_busy[u]) / tc.unit[u].count, "unit ", npu_unit_name(npu_unit(u)));
+        consider(double(s.instructions) / tc.issue_width, "issue width", "");
+        for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
+            unsigned slots = 0;
+            for (unsigned i = 0; i < tc.issue_width; i++)
+                slots += (tc.slot_classes[i] >> c) & 1;
+            if (slots)
+                consider(double(s.class_issued[c]) / slots, "slots for ", npu_class_name(npu_class(c)));
+        }
     }
-    if (r.has_l2)  // the shared DRAM: every core's misses and writebacks share its channels
-        b.memory_cycles = double(r.dram.bytes_read + r.dram.bytes_written) /
-                          (double(r.config.dram.channels) * double(r.config.dram.bytes_per_cycle));
-    else
-        b.memory_cycles = double(s.dma_bytes_in + s.dma_bytes_out) / (double(tc.dma_bytes_per_cycle) * ncores);
-    b.dependency_cycles = double(s.critical_path);
+}
+
+// Memory: every bandwidth on the path, the tightest binding.
+void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, Bound &b)
+{
+    MemoryBound &m = b.memory;
+    for (size_t k = 0; k < cores.size(); k++) {
+        const uint64_t bytes = cores[k].dma_bytes_in + cores[k].dma_bytes_out;
+        if (k == 0 || bytes > m.dma_bytes) {
+            m.dma_bytes = bytes;
+            m.dma_core = unsigned(k);
+        }
+    }
+    m.dma_cycles = double(m.dma_bytes) / double(r.config.timing.dma_bytes_per_cycle);
+    b.memory_cycles = m.dma_cycles;
+    b.memory_resource = "dma engine";
+    if (!r.has_l2)
+        return;
+    const npu_l2_config &l2 = r.config.l2;
+    const npu_dram_config &dc = r.config.dram;
+    m.shared = true;
+    m.l2_accesses = r.l2.accesses;
+    m.l2_bank_tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
+    m.l2_bank_cycles = std::max(0.0, double(m.l2_accesses) * l2.bank_interval / double(l2.banks) - m.l2_bank_tail);
+    const DramTraffic &d = r.dram_traffic;
+    const uint64_t kernel = d.kernel_read + d.kernel_written;
+    m.dram_end_of_run_bytes = d.end_of_run_bytes;
+    m.dram_after_end_bytes = std::min<uint64_t>(kernel, d.kernel_booked_after * dc.bytes_per_cycle);
+    m.dram_bytes = kernel - m.dram_after_end_bytes;
+    m.dram_cycles = double(m.dram_bytes) / (double(dc.channels) * double(dc.bytes_per_cycle));
+    if (m.l2_bank_cycles > b.memory_cycles) {
+        b.memory_cycles = m.l2_bank_cycles;
+        b.memory_resource = "l2 banks";
+    }
+    if (m.dram_cycles > b.memory_cycles) {
+        b.memory_cycles = m.dram_cycles;
+        b.memory_resource = "dram channels";
+    }
+}
+
+}  // namespace
+
+Bound analyse_bound(const RunResult &r)
+{
+    // Per-core stats exist for every timed run; without them r.stats is one core's.
+    const std::vector<npu_core_stats> one{r.stats};
+    const std::vector<npu_core_stats> &cores = r.core_stats.empty() ? one : r.core_stats;
+    Bound b;
+    bound_compute(r, cores, b);
+    bound_memory(r, cores, b);
+    for (const npu_core_stats &s : cores)
+        b.dependency_cycles = std::max(b.dependency_cycles, double(s.critical_path));
     b.bound_cycles = b.resource_cycles;
     b.binding = "resource";
+    b.binding_resource = b.resource_name;
     if (b.memory_cycles > b.bound_cycles) {
         b.bound_cycles = b.memory_cycles;
         b.binding = "memory";
+        b.binding_resource = b.memory_resource;
     }
     if (b.dependency_cycles > b.bound_cycles) {
         b.bound_cycles = b.dependency_cycles;
         b.binding = "dependency";
+        b.binding_resource = "dependency chain";
     }
-    b.efficiency = s.cycles ? b.bound_cycles / double(s.cycles) : 0.0;
+    b.efficiency = r.stats.cycles ? b.bound_cycles / double(r.stats.cycles) : 0.0;
     return b;
 }
 
@@ -547,8 +662,12 @@ RunResult run_kernel(const RunOptions &opts)
             r.traps.push_back(tr);
         }
     }
-    if (mem.ms)
-        collect_memsys(mem, r);
+    if (mem.ms) {
+        uint64_t end = 0;
+        for (npu_timed_core *t : timed)
+            end = std::max(end, npu_timed_stats(t)->cycles);
+        collect_memsys(mem, r, end);
+    }
     if (r.timed) {
         collect_timing(r, timed, prog.p);
         for (npu_timed_core *t : timed)

@@ -80,16 +80,53 @@ struct PcStalls {
     uint64_t by_reason[NPU_NUM_STALLS] = {};
 };
 
+// The bandwidths on the memory path, each as the cycles the run's traffic
+// needs through it at least (analyse_bound proves each a lower bound).
+struct MemoryBound {
+    // Each core's DMA engine moves dma.bytes_per_cycle: the busiest core's bytes.
+    double dma_cycles = 0;
+    uint64_t dma_bytes = 0;  // that core's bytes in + out
+    unsigned dma_core = 0;   // which core (the first of equals)
+    // memory.model: l2 (shared by every core): the terms below exist.
+    bool shared = false;
+    double l2_bank_cycles = 0;  // accesses x bank_interval / banks - l2_bank_tail
+    uint64_t l2_accesses = 0;
+    double l2_bank_tail = 0;    // max(0, bank_interval - hit_latency): see analyse_bound
+    double dram_cycles = 0;     // dram_bytes / (channels x bytes_per_cycle)
+    uint64_t dram_bytes = 0;    // counted: the kernel's DRAM bytes, less the two below
+    uint64_t dram_end_of_run_bytes = 0;  // not counted: the end-of-run write-back moves after `cycles`
+    uint64_t dram_after_end_bytes = 0;   // not counted: at most this much of the kernel's own
+                                         // (posted) traffic was still queued after `cycles`
+};
+
 // The hardware limit of a run: the largest of its bounds, and how close the
-// run came to it (efficiency = bound_cycles / cycles).
+// run came to it (efficiency = bound_cycles / cycles, never above 1).
 struct Bound {
-    double resource_cycles = 0;   // max over units and slots of work / capacity
-    std::string resource_name;    // the binding resource, e.g. "unit valu"
-    double memory_cycles = 0;     // DMA bytes / DMA bandwidth (ideal), DRAM bytes / DRAM bandwidth (l2)
+    double resource_cycles = 0;   // max over units and slots of work / capacity (the busiest core)
+    std::string resource_name;    // the compute resource, e.g. "unit valu"
+    double memory_cycles = 0;     // the tightest of the terms in `memory`
+    std::string memory_resource;  // "dma engine", "l2 banks" or "dram channels"
+    MemoryBound memory;
     double dependency_cycles = 0; // longest register-dependency chain
     double bound_cycles = 0;
     std::string binding;          // "resource", "memory" or "dependency"
+    std::string binding_resource; // resource_name, memory_resource or "dependency chain"
     double efficiency = 0;
+};
+
+// memory.model: l2: the DRAM's traffic split where the kernel ends (the start
+// of the end-of-run write-back, npu_memsys_kernel_dram). Bandwidths divide by
+// spans that contain every channel booking of their bytes, so neither exceeds
+// peak_bytes_per_cycle (see dram.h: npu_dram_checkpoint).
+struct DramTraffic {
+    unsigned peak_bytes_per_cycle = 0;  // channels x bytes_per_cycle
+    uint64_t kernel_read = 0, kernel_written = 0;  // requested before the write-back
+    uint64_t kernel_span = 0;      // max(cycles, the cycle the channels finished those requests)
+    double kernel_achieved = 0;    // (kernel_read + kernel_written) / kernel_span
+    uint64_t kernel_booked_after = 0;  // channel-cycles of them booked after `cycles`, summed over channels
+    uint64_t end_of_run_bytes = 0;     // written by the write-back
+    uint64_t end_of_run_span = 0;      // from `cycles` until the channels finished (0: nothing written)
+    double end_of_run_achieved = 0;    // end_of_run_bytes / end_of_run_span
 };
 
 struct RunResult {
@@ -127,7 +164,9 @@ struct RunResult {
     // memory.model: l2 (has_l2): the memory system's counters after the run.
     bool has_l2 = false;
     npu_l2_stats l2{};
-    npu_dram_stats dram{};
+    npu_dram_stats dram{};                   // at the end, the write-back included
+    npu_dram_checkpoint dram_kernel{};       // where the kernel ended (before the write-back)
+    DramTraffic dram_traffic;
     uint64_t dram_busy_cycles = 0;           // summed over channels
     std::vector<std::string> l2_tensor_names; // index = the L2's tensor id
     uint64_t mem_trace_lines = 0;
