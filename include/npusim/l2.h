@@ -38,7 +38,7 @@
  *
  * A bank keeps its latest NPU_L2_BANK_SLOTS bookings, not just the cycle it
  * is next free: an access arriving earlier than accesses already booked
- * (another core's, booked ahead within the run loop's quantum) takes the
+ * (a line of a later transfer, booked after an earlier transfer's lines) takes the
  * first gap that fits at or after its arrival instead of queueing behind
  * them. So bank timing does not depend on which core was booked first,
  * only on the arrival cycles, as long as the bookings it overlaps are among

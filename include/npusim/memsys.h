@@ -21,11 +21,10 @@
  * on their own (l2.h: clean_writebacks, clean_cycles; the DRAM's counters
  * before it: npu_memsys_kernel_dram).
  *
- * Requests should reach the L2 in non-decreasing time across cores; the run
- * loops keep the cores within a time quantum of each other (see run.h), which
- * bounds how far out of order they can be. A transfer is booked whole when it
- * starts, so its later lines are booked before the lines of another core's
- * transfer that arrive earlier. The L2's banks and the DRAM's channels keep
+ * The run loops hand transfers over in (start cycle, core) order (run.h),
+ * whatever sim.quantum is. A transfer is booked whole when it starts, so
+ * its later lines are booked before the lines of another core's transfer
+ * that starts later but whose lines arrive earlier. The L2's banks and the DRAM's channels keep
  * their latest bookings and serve such an earlier line in a gap at its own
  * cycle (sim/calendar.h); the MSHRs still serve in booking order (an earlier
  * miss waits when lines booked before it hold every MSHR). */
@@ -65,7 +64,7 @@ typedef void (*npu_memsys_trace_fn)(void *ctx, const npu_memsys_access *a);
 /* What the memory system did, for traces (Perfetto counters, VCD signals):
  * one event per L2 access and per DRAM request, as it is booked. Events come
  * in booking order, which is near but not exactly time order (a transfer
- * books all its lines at once; cores run up to a quantum apart). */
+ * books all its lines at once, in the transfers' start order). */
 typedef enum npu_memsys_event_kind {
     NPU_MEMSYS_L2_ACCESS,  /* a line request at the L2 (npu_memsys_line) */
     NPU_MEMSYS_DRAM        /* a request at the DRAM: a fill, a writeback or a write-through */

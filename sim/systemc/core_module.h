@@ -54,7 +54,7 @@ public:
 
 private:
     void run();   // SC_THREAD
-    void turn();  // one quantum, as in the inner loop of npu_run_timed
+    void turn();  // one turn, as in the inner loop of npu_run_timed (npu_run_turn)
 
     npu_timed_core *tc_;
     npu_core *core_;

@@ -22,8 +22,9 @@ namespace npusim::sc {
 // advances to the earliest local clock among the cores not finished: time
 // never passes a core that may still report something before it, so VCD
 // changes replay at their own cycle, and transfers reach the shared L2 in
-// the order of their start cycles whatever the quantum. The memory system's modules (MemoryL2, MemoryDram) are members of
-// this top when memory.model is l2, bound to the cores' DMA sockets; once
+// the order of their start cycles whatever the quantum. The memory
+// system's modules (MemoryL2, MemoryDram) are members of this top when
+// memory.model is l2, bound to the cores' DMA sockets; once
 // every core has finished, the top drains the L2's dirty lines to the DRAM
 // through them (npu_run_drain) at the last core's cycle.
 class NpuTop : public sc_core::sc_module {
