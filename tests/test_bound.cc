@@ -133,6 +133,28 @@ TEST(Bound, L2BankBusyPastTheLastAnswerIsNotCounted)
     expect_at_most_cycles(j, "one bank, interval 32, hit latency 1");
 }
 
+TEST(Bound, L2MshrsBindWhenEightCoresMissAtOnce)
+{
+    // Every read of x misses: 401408 / 128 = 3136 fills, each holding an
+    // MSHR from its request until the line arrives, at least dram.latency
+    // (100) + 128 bytes / 32 per cycle on one channel (4) = 104 cycles;
+    // 32 MSHRs: 3136 x 104 / 32 = 10192 cycles, above 8 cores' LSU (3164)
+    // and DMA engines (100352 / 32 = 3136 each).
+    json j = run_json("relu --dtype fp16 --shape 1,64,56,56 --set system.cores=8");
+    const json &b = j.at("bound");
+    EXPECT_DOUBLE_EQ(b.at("bound_cycles").get<double>(), 10192.0);
+    EXPECT_EQ(b.at("binding_resource"), "l2 mshrs");
+    EXPECT_EQ(b.at("memory").at("l2_mshrs").at("read_fills").get<uint64_t>(), 3136u);
+    EXPECT_DOUBLE_EQ(num(b.at("memory"), "l2_mshrs", "fill_min_cycles"), 104.0);
+    expect_at_most_cycles(j, "eight cores");
+
+    // One MSHR: 256 fills x 104 = 26624 cycles, and the run cannot beat it.
+    json one = run_json(kSmallRelu + " --set l2.mshrs=1");
+    EXPECT_DOUBLE_EQ(one.at("bound").at("bound_cycles").get<double>(), 256.0 * 104);
+    EXPECT_EQ(one.at("bound").at("binding_resource"), "l2 mshrs");
+    expect_at_most_cycles(one, "one MSHR");
+}
+
 TEST(Bound, BusiestCoresDmaEngineBindsTwoCores)
 {
     // Two cores split the 401408-byte tensors in halves: each core's engine

@@ -55,6 +55,10 @@ std::string memory_term_text(const RunResult &r, const std::string &term)
             s += fmt(", less the %.0f cycles a bank stays busy after an access answers", m.l2_bank_tail);
         return s;
     }
+    if (term == "l2 mshrs")
+        return fmt("%" PRIu64 " read fills x %.0f cycles at least (dram.latency + the line's channel time) "
+                   "over %u MSHR%s", m.l2_read_fills, m.l2_fill_min_cycles, r.config.l2.mshrs,
+                   r.config.l2.mshrs == 1 ? "" : "s");
     if (term == "dram channels") {
         std::string s = fmt("%" PRIu64 " DRAM bytes through %u channel%s at %u bytes/cycle", m.dram_bytes,
                             r.config.dram.channels, r.config.dram.channels == 1 ? "" : "s",
@@ -151,6 +155,7 @@ void text_timing(std::ostringstream &os, const RunResult &r)
             double cycles;
         } terms[] = {{"dma engine", "DMA engine:", b.memory.dma_cycles},
                      {"l2 banks", "L2 banks:", b.memory.l2_bank_cycles},
+                     {"l2 mshrs", "L2 MSHRs:", b.memory.l2_mshr_cycles},
                      {"dram channels", "DRAM channels:", b.memory.dram_cycles}};
         for (const auto &t : terms)
             if (t.term != b.memory_resource)
@@ -271,6 +276,10 @@ nlohmann::json bound_json(const RunResult &r)
                               {"bank_interval", r.config.l2.bank_interval},
                               {"banks", r.config.l2.banks},
                               {"tail_cycles", m.l2_bank_tail}};
+        memory["l2_mshrs"] = {{"cycles", m.l2_mshr_cycles},
+                              {"read_fills", m.l2_read_fills},
+                              {"fill_min_cycles", m.l2_fill_min_cycles},
+                              {"mshrs", r.config.l2.mshrs}};
         memory["dram_channels"] = {{"cycles", m.dram_cycles},
                                    {"bytes", m.dram_bytes},
                                    {"channels", r.config.dram.channels},

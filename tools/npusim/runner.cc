@@ -380,6 +380,10 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     m.l2_accesses = r.l2.accesses;
     m.l2_bank_tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
     m.l2_bank_cycles = std::max(0.0, double(m.l2_accesses) * l2.bank_interval / double(l2.banks) - m.l2_bank_tail);
+    m.l2_read_fills = r.l2.read_misses - std::min(r.l2.read_misses, r.l2.mshr_merges);
+    const uint64_t piece = std::min<uint64_t>(l2.line_bytes, dc.interleave_bytes);
+    m.l2_fill_min_cycles = double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
+    m.l2_mshr_cycles = double(m.l2_read_fills) * m.l2_fill_min_cycles / double(l2.mshrs);
     const DramTraffic &d = r.dram_traffic;
     const uint64_t kernel = d.kernel_read + d.kernel_written;
     m.dram_end_of_run_bytes = d.end_of_run_bytes;
@@ -389,6 +393,10 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     if (m.l2_bank_cycles > b.memory_cycles) {
         b.memory_cycles = m.l2_bank_cycles;
         b.memory_resource = "l2 banks";
+    }
+    if (m.l2_mshr_cycles > b.memory_cycles) {
+        b.memory_cycles = m.l2_mshr_cycles;
+        b.memory_resource = "l2 mshrs";
     }
     if (m.dram_cycles > b.memory_cycles) {
         b.memory_cycles = m.dram_cycles;

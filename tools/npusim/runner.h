@@ -92,6 +92,12 @@ struct MemoryBound {
     double l2_bank_cycles = 0;  // accesses x bank_interval / banks - l2_bank_tail
     uint64_t l2_accesses = 0;
     double l2_bank_tail = 0;    // max(0, bank_interval - hit_latency): see analyse_bound
+    // Little's law on the L2's MSHRs: a read miss holds one from its fill
+    // request until the line arrives, at least dram.latency + the line's
+    // channel time, and must be back before the kernel ends.
+    double l2_mshr_cycles = 0;  // l2_read_fills x l2_fill_min_cycles / mshrs
+    uint64_t l2_read_fills = 0; // read misses less every merge: at most the reads that filled
+    double l2_fill_min_cycles = 0;
     double dram_cycles = 0;     // dram_bytes / (channels x bytes_per_cycle)
     uint64_t dram_bytes = 0;    // counted: the kernel's DRAM bytes, less the two below
     uint64_t dram_end_of_run_bytes = 0;  // not counted: the end-of-run write-back moves after `cycles`
@@ -105,7 +111,7 @@ struct Bound {
     double resource_cycles = 0;   // max over units and slots of work / capacity (the busiest core)
     std::string resource_name;    // the compute resource, e.g. "unit valu"
     double memory_cycles = 0;     // the tightest of the terms in `memory`
-    std::string memory_resource;  // "dma engine", "l2 banks" or "dram channels"
+    std::string memory_resource;  // "dma engine", "l2 banks", "l2 mshrs" or "dram channels"
     MemoryBound memory;
     double dependency_cycles = 0; // longest register-dependency chain
     double bound_cycles = 0;
