@@ -160,6 +160,8 @@ int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t
 {
     npu_timed_core *tc = tcs[core];
     npu_core *c = npu_timed_core_core(tc);
+    /* Only a DMA backend (a shared memory) leaves transfers pending. */
+    const int shared = npu_timed_core_dma_backend(tc, NULL) != NULL;
     int progressed = 0;
     if (!npu_run_may_book(tcs, n, core))
         return 0;
@@ -170,7 +172,7 @@ int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t
             break;
         npu_timed_step(tc);
         progressed = 1;
-        if (npu_timed_dma_pending(tc) != UINT64_MAX) {
+        if (shared && npu_timed_dma_pending(tc) != UINT64_MAX) {
             if (!npu_run_may_book(tcs, n, core))
                 break; /* another core may still start a transfer earlier: its turn first */
             npu_timed_book_dma(tc);

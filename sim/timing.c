@@ -46,12 +46,6 @@ struct npu_timed_core {
     uint64_t sync_ready;           /* barrier release */
     uint64_t tag_done[NPU_NUM_DMA_TAGS];
     uint64_t dma_engine_free;
-    uint64_t ub_bank_free[64];     /* UB banks, shared by every LSU: next free cycle */
-    /* A transfer issued into a DMA backend but not yet booked there (the run
-     * loop books transfers of all cores in start order, see run.h). */
-    int dma_pending;
-    npu_dma_request pending_rq;
-    npu_issue_event pending_ev;
     uint64_t dma_fifo[DMA_FIFO];   /* completion cycles of transfers in flight, in order */
     unsigned dma_head, dma_count;
     uint64_t last_completion;
@@ -65,6 +59,12 @@ struct npu_timed_core {
     void *hook_ctx;
     npu_dma_backend dma_backend; /* NULL: the ideal memory */
     void *dma_ctx;
+    int dma_pending;
+    uint64_t ub_bank_free[64];     /* UB banks, shared by every LSU: next free cycle */
+    /* A transfer issued into a DMA backend but not yet booked there (the run
+     * loop books transfers of all cores in start order, see run.h). */
+    npu_dma_request pending_rq;
+    npu_issue_event pending_ev;
 };
 
 const char *npu_stall_name(npu_stall s)
@@ -296,27 +296,38 @@ static unsigned ub_bank_book(npu_timed_core *tc, const npu_step_info *info, uint
     const unsigned banks = tc->cfg.ub_banks, bw = tc->cfg.ub_bank_bytes;
     if (info->ub_lanes == 0)
         return 0;
-    uint16_t words[64] = { 0 };
-    if (info->ub_stride == 0) { /* contiguous: words spread round-robin over the banks */
+    uint64_t end = t + 1;
+    if (info->ub_stride == 0) {
+        /* Contiguous: consecutive words go round-robin over the banks. */
         const uint64_t first = info->ub_addr / bw, last = (info->ub_addr + info->ub_bytes - 1) / bw;
-        for (uint64_t w = first; w <= last && w < first + (uint64_t)banks * 64; w++)
-            words[w % banks]++;
-    } else {
-        /* Lane addresses are monotonic, so repeated words come together:
-         * a word counts once per bank when it differs from the bank's last. */
-        uint64_t last_word[64];
-        memset(last_word, 0xff, sizeof last_word);
-        const uint64_t stride = (uint64_t)(info->ub_stride < 0 ? -info->ub_stride : info->ub_stride);
-        for (unsigned i = 0; i < info->ub_lanes; i++) {
-            const uint64_t w = (info->ub_addr + i * stride) / bw;
-            const unsigned b = (unsigned)(w % banks);
-            if (w != last_word[b]) {
-                last_word[b] = w;
-                words[b]++;
-            }
+        const uint64_t nwords = last - first + 1;
+        const unsigned touched = nwords < banks ? (unsigned)nwords : banks;
+        for (unsigned i = 0; i < touched; i++) {
+            const unsigned b = (unsigned)((first + i) % banks);
+            /* Bank b holds the words first + i, first + i + banks, ... */
+            const uint64_t words = (nwords - i + banks - 1) / banks;
+            const uint64_t from = tc->ub_bank_free[b] > t ? tc->ub_bank_free[b] : t;
+            tc->ub_bank_free[b] = from + words;
+            if (from + words > end)
+                end = from + words;
+        }
+        return (unsigned)(end - (t + 1));
+    }
+    /* Strided: lane addresses are monotonic, so repeated words come
+     * together: a word counts once per bank when it differs from the
+     * bank's last. */
+    uint16_t words[64] = { 0 };
+    uint64_t last_word[64];
+    memset(last_word, 0xff, sizeof last_word);
+    const uint64_t stride = (uint64_t)(info->ub_stride < 0 ? -info->ub_stride : info->ub_stride);
+    for (unsigned i = 0; i < info->ub_lanes; i++) {
+        const uint64_t w = (info->ub_addr + i * stride) / bw;
+        const unsigned b = (unsigned)(w % banks);
+        if (w != last_word[b]) {
+            last_word[b] = w;
+            words[b]++;
         }
     }
-    uint64_t end = t + 1;
     for (unsigned b = 0; b < banks; b++) {
         if (!words[b])
             continue;

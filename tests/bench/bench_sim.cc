@@ -1,6 +1,7 @@
 // Simulation speed: simulated cycles and instructions per host second for
 // gelu_tanh on a 1x64x56x56 fp16 tensor (default config, timed) through the
-// C engine and the SystemC engine, against an empty clocked SC_METHOD (the
+// C engine and the SystemC engine (and the SystemC engine with the ideal
+// memory, for the memory model's share), against an empty clocked SC_METHOD (the
 // floor of a model that wakes every cycle). SystemC elaborates one model per
 // process, so each measurement runs in a child: this binary re-executed with
 // --c, --systemc or --empty, printing one JSON line.
@@ -31,19 +32,22 @@ constexpr double kGoalCyclesPerSecond = 20e6;
 constexpr double kGoalInstructionsPerSecond = 10e6;
 constexpr double kGoalOverEmptyLoop = 2.0;
 
-RunOptions workload()
+// The default config (memory.model: l2), or another memory model.
+RunOptions workload(const std::string &memory)
 {
     RunOptions o;
     o.kernel = "gelu_tanh";
     o.dtype = "fp16";
     o.shape = {1, 64, 56, 56};
+    if (!memory.empty())
+        apply_override(o.config, "memory.model=" + memory);
     return o;
 }
 
 // Runs the workload once through `inner`, timing the engine alone.
-json measure(const Engine &inner)
+json measure(const Engine &inner, const std::string &memory)
 {
-    RunOptions o = workload();
+    RunOptions o = workload(memory);
     double seconds = 0;
     o.engine = [&](npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim) {
         auto t0 = Clock::now();
@@ -56,11 +60,12 @@ json measure(const Engine &inner)
     return {{"cycles", r.stats.cycles}, {"instructions", r.instructions}, {"seconds", seconds}};
 }
 
-int child_c(int reps)
+int child_c(int reps, const std::string &memory)
 {
     json best;
     for (int i = 0; i < reps; i++) {
-        json m = measure([](npu_timed_core *const *c, unsigned n, const npu_run_limits &lim) { npu_run_timed(c, n, &lim); });
+        json m = measure([](npu_timed_core *const *c, unsigned n, const npu_run_limits &lim) { npu_run_timed(c, n, &lim); },
+                         memory);
         if (best.is_null() || m["seconds"].get<double>() < best["seconds"].get<double>())
             best = m;
     }
@@ -68,9 +73,9 @@ int child_c(int reps)
     return 0;
 }
 
-int child_systemc()
+int child_systemc(const std::string &memory)
 {
-    std::cout << measure(systemc_engine(ScOptions{})).dump() << "\n";
+    std::cout << measure(systemc_engine(ScOptions{}), memory).dump() << "\n";
     return 0;
 }
 
@@ -126,6 +131,13 @@ int driver(const std::string &exe)
             sc = m;
     }
     json empty = run_child(exe, "--empty 10000000");
+    // The same through the ideal memory: what the L2 and DRAM model cost.
+    json sc_ideal;
+    for (int i = 0; i < reps; i++) {
+        json m = run_child(exe, "--systemc ideal");
+        if (sc_ideal.is_null() || m["seconds"].get<double>() < sc_ideal["seconds"].get<double>())
+            sc_ideal = m;
+    }
 
     const double sc_cps = rate(sc, "cycles"), sc_ips = rate(sc, "instructions");
     const double c_cps = rate(c, "cycles"), c_ips = rate(c, "instructions");
@@ -138,13 +150,16 @@ int driver(const std::string &exe)
                 sc_ips / 1e6, sc["seconds"].get<double>());
     std::printf("  %-26s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s)\n", "C engine (npu_run_timed):",
                 c_cps / 1e6, c_ips / 1e6, c["seconds"].get<double>());
+    std::printf("  %-26s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s, %llu cycles)\n",
+                "SystemC, ideal memory:", rate(sc_ideal, "cycles") / 1e6, rate(sc_ideal, "instructions") / 1e6,
+                sc_ideal["seconds"].get<double>(), (unsigned long long)sc_ideal["cycles"].get<uint64_t>());
     std::printf("  %-26s %8.2f M cycles/s  (%llu cycles in %.3f s)\n", "empty clocked SC_METHOD:", empty_cps / 1e6,
                 (unsigned long long)empty["cycles"].get<uint64_t>(), empty["seconds"].get<double>());
     std::printf("  ratios: SystemC / empty loop %.1fx, SystemC / C engine %.2f\n", sc_cps / empty_cps, sc_cps / c_cps);
     std::printf("  goals (SystemC engine): cycles/s >= 20 M: %s; instructions/s >= 10 M: %s; >= 2x empty loop: %s\n",
                 verdict(sc_cps, kGoalCyclesPerSecond), verdict(sc_ips, kGoalInstructionsPerSecond),
                 verdict(sc_cps / empty_cps, kGoalOverEmptyLoop));
-    std::cout << json{{"systemc", sc}, {"c", c}, {"empty", empty}}.dump() << "\n";
+    std::cout << json{{"systemc", sc}, {"c", c}, {"empty", empty}, {"systemc_ideal", sc_ideal}}.dump() << "\n";
     return 0;
 }
 
@@ -154,10 +169,11 @@ int sc_main(int argc, char **argv)
 {
     systemc_quiet();
     try {
+        const std::string memory = argc > 3 ? argv[3] : argc > 2 && std::strcmp(argv[1], "--systemc") == 0 ? argv[2] : "";
         if (argc > 2 && std::strcmp(argv[1], "--c") == 0)
-            return child_c(std::atoi(argv[2]));
+            return child_c(std::atoi(argv[2]), memory);
         if (argc > 1 && std::strcmp(argv[1], "--systemc") == 0)
-            return child_systemc();
+            return child_systemc(memory);
         if (argc > 2 && std::strcmp(argv[1], "--empty") == 0)
             return child_empty(std::strtoull(argv[2], nullptr, 10));
         char buf[4096];
