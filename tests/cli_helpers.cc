@@ -62,4 +62,11 @@ Result run_cli(const std::string &args)
     return r;
 }
 
+nlohmann::json run_json(const std::string &args)
+{
+    Result r = run_cli("run " + args + " --json -");
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+}
+
 }  // namespace cli_test

@@ -3,6 +3,8 @@
 // exit status captured.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace cli_test {
@@ -19,5 +21,8 @@ int count_lines(const std::string &s);
 // Runs NPUSIM_EXE with `args` under `timeout 120`, so a run that hangs fails
 // its test instead of hanging the suite.
 Result run_cli(const std::string &args);
+// `npusim run ARGS --json -`: expects exit 0 and returns the report (a
+// discarded value when the output is not JSON).
+nlohmann::json run_json(const std::string &args);
 
 }  // namespace cli_test

@@ -19,13 +19,6 @@ using namespace cli_test;
 
 namespace {
 
-json run_json(const std::string &args)
-{
-    Result r = run_cli("run " + args + " --json -");
-    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
-    return json::parse(r.out, nullptr, false);
-}
-
 double num(const json &j, const char *a, const char *b) { return j.at(a).at(b).get<double>(); }
 
 // The resolved config's values are strings (`config` in the report).

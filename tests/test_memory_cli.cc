@@ -26,13 +26,6 @@ using namespace cli_test;
 
 namespace {
 
-json run_json(const std::string &args)
-{
-    Result r = run_cli("run " + args + " --json -");
-    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
-    return json::parse(r.out, nullptr, false);
-}
-
 const std::string kRelu = "relu --dtype fp16 --shape 1,64,56,56 --set memory.model=l2";
 
 uint64_t dram_bytes(const json &j)

@@ -8,51 +8,13 @@
 #include <vector>
 
 #include "npusim/npusim.h"
+#include "timed_harness.h"
 
 namespace {
 
-struct Timed {
-    npu_program prog{};
-    std::vector<uint8_t> gm_bytes = std::vector<uint8_t>(1 << 20);
-    npu_gm gm{};
-    std::vector<npu_core> cores;
-    std::vector<npu_timed_core *> tcs;
+using Timed = timing_test::TimedRun;
 
-    Timed(const std::string &src, const npu_timing_config &tcfg, unsigned ncores = 1)
-    {
-        npu_program_init(&prog);
-        npu_diag d{};
-        if (npu_assemble("t.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
-            ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
-        gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
-        cores.resize(ncores);
-        for (unsigned k = 0; k < ncores; k++) {
-            npu_core_config cc{256, 65536, k, ncores, NPU_SFU_EXACT, 12};
-            EXPECT_EQ(npu_core_init(&cores[k], &cc, &prog, &gm), NPU_OK);
-            tcs.push_back(npu_timed_core_new(&cores[k], &tcfg));
-        }
-        npu_run_limits lim{1000000, 0};
-        npu_run_timed(tcs.data(), ncores, &lim);
-        for (auto &c : cores)
-            EXPECT_EQ(c.state, NPU_CORE_HALTED) << c.trap.message;
-    }
-    ~Timed()
-    {
-        for (auto *t : tcs)
-            npu_timed_core_free(t);
-        for (auto &c : cores)
-            npu_core_fini(&c);
-        npu_program_free(&prog);
-    }
-    const npu_core_stats &stats(unsigned k = 0) const { return *npu_timed_stats(tcs[k]); }
-};
-
-npu_timing_config defaults()
-{
-    npu_timing_config c;
-    npu_timing_config_default(&c);
-    return c;
-}
+npu_timing_config defaults() { return timing_test::default_timing(); }
 
 std::string repeat(const std::string &line, int n)
 {

@@ -16,59 +16,13 @@
 #include <vector>
 
 #include "npusim/npusim.h"
+#include "timed_harness.h"
 
 namespace {
 
-// The small harness of tests/test_timing.cc (its own name: both files link
-// into unit_tests), plus an optional memory system behind every core's DMA.
-struct SpecRun {
-    npu_program prog{};
-    std::vector<uint8_t> gm_bytes = std::vector<uint8_t>(1 << 20);
-    npu_gm gm{};
-    std::vector<npu_core> cores;
-    std::vector<npu_timed_core *> tcs;
-    unsigned width;
+using SpecRun = timing_test::TimedRun;
 
-    SpecRun(const std::string &src, const npu_timing_config &tcfg, unsigned ncores = 1, npu_memsys *ms = nullptr)
-        : width(tcfg.issue_width)
-    {
-        npu_program_init(&prog);
-        npu_diag d{};
-        if (npu_assemble("spec.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
-            ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
-        gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
-        cores.resize(ncores);
-        for (unsigned k = 0; k < ncores; k++) {
-            npu_core_config cc{256, 65536, k, ncores, NPU_SFU_EXACT, 12};
-            EXPECT_EQ(npu_core_init(&cores[k], &cc, &prog, &gm), NPU_OK);
-            tcs.push_back(npu_timed_core_new(&cores[k], &tcfg));
-            if (ms)
-                npu_timed_core_set_dma_backend(tcs.back(), &npu_memsys_dma, ms);
-        }
-        npu_run_limits lim{1000000, 0};
-        npu_run_timed(tcs.data(), ncores, &lim);
-        for (auto &c : cores)
-            EXPECT_EQ(c.state, NPU_CORE_HALTED) << c.trap.message;
-    }
-    ~SpecRun()
-    {
-        for (auto *t : tcs)
-            npu_timed_core_free(t);
-        for (auto &c : cores)
-            npu_core_fini(&c);
-        npu_program_free(&prog);
-    }
-    SpecRun(const SpecRun &) = delete;
-    SpecRun &operator=(const SpecRun &) = delete;
-    const npu_core_stats &stats(unsigned k = 0) const { return *npu_timed_stats(tcs[k]); }
-};
-
-npu_timing_config spec_defaults()
-{
-    npu_timing_config c;
-    npu_timing_config_default(&c);
-    return c;
-}
+npu_timing_config spec_defaults() { return timing_test::default_timing(); }
 
 using Reasons = std::initializer_list<std::pair<npu_stall, uint64_t>>;
 
