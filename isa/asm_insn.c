@@ -210,8 +210,7 @@ static int parse_mem(asm_lexer *lx, npu_insn *in)
         t = asm_lex_next(lx);
         /* `[s2 + 3 vl]`: the offset counts vector lengths (vector accesses only). */
         if (t.kind == TOK_IDENT && t.len == 2 && memcmp(t.text, "vl", 2) == 0) {
-            unsigned fmt = npu_insn_table[in->op].format;
-            if (fmt != FMT_VMEM && fmt != FMT_VMEMS)
+            if (!npu_format_has_vector_mem((npu_format)npu_insn_table[in->op].format))
                 return asm_error(lx->ctx, t.col, "'vl' offsets are for vector loads and stores only");
             in->vl = 1;
             t = asm_lex_next(lx);
@@ -290,22 +289,28 @@ static int parse_spr(asm_lexer *lx, int32_t *imm)
     return 0;
 }
 
+/* The register field an operand lives in (operands.def). */
+static uint8_t *reg_field(npu_insn *in, npu_field f)
+{
+    switch (f) {
+    case NPU_FLD_RS1: return &in->rs1;
+    case NPU_FLD_RS2: return &in->rs2;
+    case NPU_FLD_RS3: return &in->rs3;
+    case NPU_FLD_PG: return &in->pg;
+    case NPU_FLD_RD:
+    case NPU_FLD_IMM: break;
+    }
+    return &in->rd;
+}
+
 static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
 {
     int64_t v;
+    const npu_operand_desc *od = &npu_operand_table[k];
+    const char letter = npu_regfile_letter((npu_regfile)od->file);
+    if (letter && k != OPK_MEM) /* a plain register operand: its file and field come from the table */
+        return parse_reg(lx, letter, reg_field(in, (npu_field)od->field));
     switch (k) {
-    case OPK_SD: return parse_reg(lx, 's', &in->rd);
-    case OPK_SA: return parse_reg(lx, 's', &in->rs1);
-    case OPK_SB: return parse_reg(lx, 's', &in->rs2);
-    case OPK_SC: return parse_reg(lx, 's', &in->rs3);
-    case OPK_VD: return parse_reg(lx, 'v', &in->rd);
-    case OPK_VA: return parse_reg(lx, 'v', &in->rs1);
-    case OPK_VB: return parse_reg(lx, 'v', &in->rs2);
-    case OPK_VC: return parse_reg(lx, 'v', &in->rs3);
-    case OPK_PD: return parse_reg(lx, 'p', &in->rd);
-    case OPK_PA: return parse_reg(lx, 'p', &in->rs1);
-    case OPK_PB: return parse_reg(lx, 'p', &in->rs2);
-    case OPK_PS: return parse_reg(lx, 'p', &in->pg);
     case OPK_IMM: return parse_imm32(lx, &in->imm);
     case OPK_LIT: return parse_lit(lx, (npu_dtype)in->dt, &in->imm);
     case OPK_F32: return parse_f32(lx, &in->imm);
@@ -337,12 +342,12 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
     case OPK_TAGI:
         if (parse_ranged(lx, "DMA tag", 0, NPU_NUM_DMA_TAGS - 1, &v) < 0)
             return -1;
-        if (k == OPK_TAG)
-            in->rd = (uint8_t)v;
-        else
+        if (od->field == NPU_FLD_IMM)
             in->imm = (int32_t)v;
+        else
+            *reg_field(in, (npu_field)od->field) = (uint8_t)v;
         return 0;
-    case OPK_NONE:
+    default:
         break;
     }
     return asm_error(lx->ctx, 0, "internal error: operand kind %d", (int)k);

@@ -120,19 +120,13 @@ static void put_lit(text_out *o, npu_dtype dt, int32_t imm)
 
 static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, size_t index)
 {
+    const npu_operand_desc *od = &npu_operand_table[k];
+    const char letter = npu_regfile_letter((npu_regfile)od->file);
+    if (letter && k != OPK_MEM) { /* a plain register operand: file and field from the table */
+        put(o, "%c%u", letter, (unsigned)npu_insn_field(in, (npu_field)od->field));
+        return;
+    }
     switch (k) {
-    case OPK_SD: put(o, "s%u", in->rd); return;
-    case OPK_SA: put(o, "s%u", in->rs1); return;
-    case OPK_SB: put(o, "s%u", in->rs2); return;
-    case OPK_SC: put(o, "s%u", in->rs3); return;
-    case OPK_VD: put(o, "v%u", in->rd); return;
-    case OPK_VA: put(o, "v%u", in->rs1); return;
-    case OPK_VB: put(o, "v%u", in->rs2); return;
-    case OPK_VC: put(o, "v%u", in->rs3); return;
-    case OPK_PD: put(o, "p%u", in->rd); return;
-    case OPK_PA: put(o, "p%u", in->rs1); return;
-    case OPK_PB: put(o, "p%u", in->rs2); return;
-    case OPK_PS: put(o, "p%u", in->pg); return;
     case OPK_IMM:
     case OPK_U6:
     case OPK_ULANE:
@@ -155,8 +149,8 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
             put(o, "%d", in->imm);
         return;
     case OPK_DIM:
-    case OPK_TAG: put(o, "%u", in->rd); return;
-    case OPK_NONE: return;
+    case OPK_TAG: put(o, "%u", (unsigned)npu_insn_field(in, (npu_field)od->field)); return;
+    default: return;
     }
 }
 

@@ -6,10 +6,10 @@
 #include <string.h>
 
 const npu_insn_desc npu_insn_table[NPU_NUM_OPS] = {
-    [NPU_OP_INVALID] = { "<invalid>", "not an instruction", 0, FMT_NONE, DT_NONE, 0, CLASS_SCALAR,
+    [NPU_OP_INVALID] = { "<invalid>", "not an instruction", 0, FMT_NONE, DT_NONE, 0, CF_NONE, CLASS_SCALAR,
                          UNIT_SCALAR, CAT_CTRL },
-#define INSN(id, mn, opc, fmt, dts, flg, klass, un, cat, desc) \
-    [NPU_OP_##id] = { mn, desc, opc, fmt, dts, flg, klass, un, cat },
+#define INSN(id, mn, opc, fmt, dts, flg, cflow, klass, un, cat, desc) \
+    [NPU_OP_##id] = { mn, desc, opc, fmt, dts, flg, cflow, klass, un, cat },
 #include "insns.def"
 #undef INSN
 };
@@ -18,6 +18,14 @@ const npu_format_desc npu_format_table[NPU_NUM_FORMATS] = {
 #define FMT(id, n, ...) [id] = { #id, n, __VA_ARGS__ },
 #include "formats.def"
 #undef FMT
+};
+
+const npu_operand_desc npu_operand_table[NPU_NUM_OPERAND_KINDS] = {
+    [OPK_NONE] = { "", "no operand", NPU_RF_NONE, NPU_FLD_IMM, NPU_ACC_NONE, 0 },
+#define OPK(id, syn, file, field, access, imm, desc) \
+    [OPK_##id] = { syn, desc, NPU_RF_##file, NPU_FLD_##field, NPU_ACC_##access, imm },
+#include "operands.def"
+#undef OPK
 };
 
 const npu_spr_desc npu_spr_table[NPU_NUM_SPRS] = {
@@ -62,13 +70,7 @@ const char *npu_dtype_name(npu_dtype dt)
 
 const char *npu_operand_syntax(npu_operand_kind k)
 {
-    static const char *const syntax[NPU_NUM_OPERAND_KINDS] = {
-        "",
-#define OPK(id, syn, desc) syn,
-#include "operands.def"
-#undef OPK
-    };
-    return (unsigned)k < NPU_NUM_OPERAND_KINDS ? syntax[k] : "?";
+    return (unsigned)k < NPU_NUM_OPERAND_KINDS ? npu_operand_table[k].syntax : "?";
 }
 
 const char *npu_category_name(npu_category c)
@@ -95,25 +97,35 @@ int npu_spr_from_name(const char *name, size_t len)
 
 #define FIELD(shift, bits) (((uint64_t)((1u << (bits)) - 1)) << (shift))
 
+/* The word bits of an operand: its field (3 bits for a predicate register,
+ * 5 for any other register or number in a register field), and imm32. */
 static uint64_t operand_field_mask(npu_operand_kind k)
 {
-    switch (k) {
-    case OPK_SD: case OPK_VD: case OPK_DIM: case OPK_TAG: return FIELD(NPU_SH_RD, 5);
-    case OPK_PD: return FIELD(NPU_SH_RD, 3);
-    case OPK_SA: case OPK_VA: return FIELD(NPU_SH_RS1, 5);
-    case OPK_PA: return FIELD(NPU_SH_RS1, 3);
-    case OPK_SB: case OPK_VB: return FIELD(NPU_SH_RS2, 5);
-    case OPK_PB: return FIELD(NPU_SH_RS2, 3);
-    case OPK_SC: case OPK_VC: return FIELD(NPU_SH_RS3, 5);
-    case OPK_PS: return FIELD(NPU_SH_PG, 3);
-    case OPK_MEM: return FIELD(NPU_SH_RS1, 5) | 0xffffffff00000000ull;
-    case OPK_IMM: case OPK_U6: case OPK_ULANE: case OPK_LIT: case OPK_F32: case OPK_REL:
-    case OPK_SPR: case OPK_TAGI:
-        return 0xffffffff00000000ull;
-    case OPK_NONE:
-        break;
+    if (k == OPK_NONE || (unsigned)k >= NPU_NUM_OPERAND_KINDS)
+        return 0;
+    const npu_operand_desc *o = &npu_operand_table[k];
+    const unsigned bits = o->file == NPU_RF_P ? 3 : 5;
+    uint64_t m = o->uses_imm ? 0xffffffff00000000ull : 0;
+    switch ((npu_field)o->field) {
+    case NPU_FLD_RD: m |= FIELD(NPU_SH_RD, bits); break;
+    case NPU_FLD_RS1: m |= FIELD(NPU_SH_RS1, bits); break;
+    case NPU_FLD_RS2: m |= FIELD(NPU_SH_RS2, bits); break;
+    case NPU_FLD_RS3: m |= FIELD(NPU_SH_RS3, bits); break;
+    case NPU_FLD_PG: m |= FIELD(NPU_SH_PG, bits); break;
+    case NPU_FLD_IMM: break;
     }
-    return 0;
+    return m;
+}
+
+int npu_format_has_vector_mem(npu_format fmt)
+{
+    const npu_format_desc *f = &npu_format_table[fmt];
+    int mem = 0, vector = 0;
+    for (unsigned i = 0; i < f->num_operands; i++) {
+        mem |= f->operands[i] == OPK_MEM;
+        vector |= npu_operand_table[f->operands[i]].file == NPU_RF_V;
+    }
+    return mem && vector;
 }
 
 uint64_t npu_format_field_mask(npu_format fmt, int maskable)
@@ -124,7 +136,7 @@ uint64_t npu_format_field_mask(npu_format fmt, int maskable)
         m |= operand_field_mask((npu_operand_kind)f->operands[i]);
     if (maskable)
         m |= FIELD(NPU_SH_PG, 3) | FIELD(NPU_SH_PM, 1);
-    if (fmt == FMT_VMEM || fmt == FMT_VMEMS)
+    if (npu_format_has_vector_mem(fmt))
         m |= FIELD(NPU_SH_VL, 1);
     return m;
 }

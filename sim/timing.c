@@ -18,7 +18,8 @@ typedef struct pc_deps {
     uint8_t src[MAX_SRCS];
     uint8_t dst[MAX_DSTS];
     uint8_t unit, cls;
-    uint8_t branch; /* F_BRANCH: may redirect the PC */
+    uint8_t cf;       /* npu_control_flow of the row */
+    uint8_t wait_tag; /* 1 + the DMA tag it waits for (a TAG-file source), or 0 */
 } pc_deps;
 
 struct npu_timed_core {
@@ -170,6 +171,24 @@ static void add_dst(pc_deps *d, unsigned rid)
         d->dst[d->ndst++] = (uint8_t)rid;
 }
 
+/* The scoreboard id of a register operand, or -1 for a DMA tag (waited on
+ * separately) or a non-register. */
+static int operand_rid(const npu_operand_desc *od, const npu_insn *in)
+{
+    const uint32_t reg = npu_insn_field(in, (npu_field)od->field);
+    switch ((npu_regfile)od->file) {
+    case NPU_RF_S: return RID_S + (int)(reg & 31);
+    case NPU_RF_V: return RID_V + (int)(reg & 31);
+    case NPU_RF_P: return RID_P + (int)(reg & 7);
+    case NPU_RF_TAG:
+    case NPU_RF_NONE: break;
+    }
+    return -1;
+}
+
+/* What an instruction reads and writes, from its row alone: every operand's
+ * register file, field and access (isa/operands.def), the mask rule of its
+ * flags and its control-flow kind. No opcode is named here. */
 static void compute_deps(const npu_insn *in, pc_deps *d)
 {
     memset(d, 0, sizeof *d);
@@ -179,32 +198,27 @@ static void compute_deps(const npu_insn *in, pc_deps *d)
     const npu_format_desc *f = &npu_format_table[desc->format];
     d->unit = desc->unit;
     d->cls = desc->cls;
-    d->branch = (desc->flags & F_BRANCH) != 0;
-    /* Stores read the register the format names as a destination; loop reads and writes it. */
-    const int vd_is_src = in->op == NPU_OP_VST || in->op == NPU_OP_VSTS;
-    const int sd_is_src = in->op == NPU_OP_LOOP || in->op == NPU_OP_LIH;
+    d->cf = desc->cf;
     for (unsigned i = 0; i < f->num_operands; i++) {
-        switch (f->operands[i]) {
-        case OPK_SD: add_dst(d, RID_S + in->rd); if (sd_is_src) add_src(d, RID_S + in->rd); break;
-        case OPK_SA: case OPK_MEM: add_src(d, RID_S + in->rs1); break;
-        case OPK_SB: add_src(d, RID_S + in->rs2); break;
-        case OPK_SC: add_src(d, RID_S + in->rs3); break;
-        case OPK_VD: if (vd_is_src) add_src(d, RID_V + in->rd); else add_dst(d, RID_V + in->rd); break;
-        case OPK_VA: add_src(d, RID_V + in->rs1); break;
-        case OPK_VB: add_src(d, RID_V + in->rs2); break;
-        case OPK_VC: add_src(d, RID_V + in->rs3); break;
-        case OPK_PD: add_dst(d, RID_P + (in->rd & 7)); break;
-        case OPK_PA: add_src(d, RID_P + (in->rs1 & 7)); break;
-        case OPK_PB: add_src(d, RID_P + (in->rs2 & 7)); break;
-        case OPK_PS: add_src(d, RID_P + (in->pg & 7)); break;
-        default: break;
+        const npu_operand_desc *od = &npu_operand_table[f->operands[i]];
+        if (od->file == NPU_RF_TAG) {
+            if (od->access & NPU_ACC_R) /* waits until the tag's transfers complete */
+                d->wait_tag = (uint8_t)(1 + (npu_insn_field(in, (npu_field)od->field) & (NPU_NUM_DMA_TAGS - 1)));
+            continue;
         }
+        const int rid = operand_rid(od, in);
+        if (rid < 0)
+            continue;
+        if (od->access & NPU_ACC_W)
+            add_dst(d, (unsigned)rid);
+        if (od->access & NPU_ACC_R)
+            add_src(d, (unsigned)rid);
     }
     if (in->pm) {
         /* Masked writes merge: the mask and the old destination are read too
-         * (masked loads zero their inactive lanes instead, so they read only the mask). */
+         * (F_MASK_ZERO rows, masked loads, zero their inactive lanes instead). */
         add_src(d, RID_P + (in->pg & 7));
-        if (in->op != NPU_OP_VLD && in->op != NPU_OP_VLDS)
+        if (!(desc->flags & F_MASK_ZERO))
             for (unsigned i = 0; i < d->ndst; i++)
                 add_src(d, d->dst[i]);
     }
@@ -439,8 +453,8 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     do { if ((when) > t) { t = (when); why = (reason); } } while (0)
 
     CONSTRAIN(tc->sync_ready, NPU_STALL_SYNC);
-    if (in->op == NPU_OP_DMAWAIT)
-        CONSTRAIN(tc->tag_done[(unsigned)in->imm & (NPU_NUM_DMA_TAGS - 1)], NPU_STALL_DMA_WAIT);
+    if (d->wait_tag)
+        CONSTRAIN(tc->tag_done[d->wait_tag - 1], NPU_STALL_DMA_WAIT);
     if (info.has_dma && tc->dma_count >= cfg->dma_queue_depth)
         CONSTRAIN(tc->dma_fifo[tc->dma_head], NPU_STALL_DMA_WAIT);
     uint64_t df = 0; /* dataflow limit (below), from the same sources */
@@ -510,19 +524,13 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->ready[d->dst[i]] = complete;
         tc->producer[d->dst[i]] = d->unit;
     }
-    if (d->branch) {
+    if (d->cf == CF_BRANCH || d->cf == CF_JUMP || d->cf == CF_INDIRECT) {
         /* Static prediction: direct jumps and backward conditional branches
          * (loop back-edges) are predicted taken, forward ones not taken, and
-         * jr never. A taken branch ends the issue group; a mispredicted one
-         * also costs the refetch penalty. */
+         * indirect jumps never. A taken branch ends the issue group; a
+         * mispredicted one also costs the refetch penalty. */
         const int taken = info.branch_taken; /* jumped (a jump to the next instruction too) */
-        int predicted;
-        if (in->op == NPU_OP_J || in->op == NPU_OP_JAL)
-            predicted = 1;
-        else if (in->op == NPU_OP_JR)
-            predicted = 0;
-        else
-            predicted = in->imm <= 0; /* backward, or a branch to itself */
+        const int predicted = d->cf == CF_JUMP || (d->cf == CF_BRANCH && in->imm <= 0);
         if (taken != predicted)
             tc->redirect = t + 1 + cfg->branch_penalty;
         else if (taken)

@@ -209,7 +209,7 @@ public:
     void Fill(npu_insn &in, npu_operand_kind k)
     {
         switch (k) {
-        case OPK_SD: case OPK_VD: in.rd = (uint8_t)Bits(5); break;
+        case OPK_SD: case OPK_SDRW: case OPK_VD: case OPK_VS: in.rd = (uint8_t)Bits(5); break;
         case OPK_SA: case OPK_VA: in.rs1 = (uint8_t)Bits(5); break;
         case OPK_SB: case OPK_VB: in.rs2 = (uint8_t)Bits(5); break;
         case OPK_SC: case OPK_VC: in.rs3 = (uint8_t)Bits(5); break;
@@ -227,8 +227,7 @@ public:
             in.rs1 = (uint8_t)Bits(5);
             in.imm = Chance(20) ? 0 : Chance(10) ? INT32_MIN : Int32();
             {
-                unsigned fmt = npu_insn_table[in.op].format;
-                in.vl = (fmt == FMT_VMEM || fmt == FMT_VMEMS) && Chance(30);
+                in.vl = npu_format_has_vector_mem((npu_format)npu_insn_table[in.op].format) && Chance(30);
             }
             break;
         case OPK_SPR: in.imm = (int32_t)(rng_() % NPU_NUM_SPRS); break;

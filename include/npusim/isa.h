@@ -38,7 +38,19 @@ enum {
     DT_ALL = DT_FLOAT | DT_INT
 };
 
-enum { F_MASK = 1, F_BRANCH = 2, F_END = 4 };
+/* Row flags. F_MASK: takes an optional trailing predicate as a lane mask;
+ * F_MASK_ZERO: its masked-off lanes become 0 (masked loads) instead of
+ * keeping the destination's old value, so a masked form does not read it. */
+enum { F_MASK = 1, F_MASK_ZERO = 2 };
+
+/* How an instruction may change the flow of control (the row's `cf`). */
+typedef enum npu_control_flow {
+    CF_NONE,      /* falls through */
+    CF_BRANCH,    /* conditional, PC-relative target (branches, loop) */
+    CF_JUMP,      /* always taken, PC-relative target (j, jal) */
+    CF_INDIRECT,  /* always taken, target in a register (jr) */
+    CF_END        /* ends the core's program (halt) */
+} npu_control_flow;
 
 /* Issue-slot classes: config says which slots take which classes. */
 typedef enum npu_class {
@@ -58,21 +70,37 @@ typedef enum npu_category {
     CAT_MEM, CAT_CTRL, NPU_NUM_CATEGORIES
 } npu_category;
 
-/* Operand kinds; each names the instruction field it is encoded in
- * (operands.def). */
+/* Operand kinds (operands.def): each names its register file, the
+ * instruction field it lives in, and whether it is read or written. */
 typedef enum npu_operand_kind {
     OPK_NONE = 0,
-#define OPK(id, syntax, desc) OPK_##id,
+#define OPK(id, syntax, file, field, access, imm, desc) OPK_##id,
 #include "operands.def"
 #undef OPK
 } npu_operand_kind;
 
 enum {
     NPU_NUM_OPERAND_KINDS = 1
-#define OPK(id, syntax, desc) +1
+#define OPK(id, syntax, file, field, access, imm, desc) +1
 #include "operands.def"
 #undef OPK
 };
+
+/* Register files an operand may name. */
+typedef enum npu_regfile { NPU_RF_NONE, NPU_RF_S, NPU_RF_V, NPU_RF_P, NPU_RF_TAG } npu_regfile;
+/* Instruction fields (see the word layout below). */
+typedef enum npu_field { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG, NPU_FLD_IMM } npu_field;
+/* What an instruction does with an operand. */
+typedef enum npu_access { NPU_ACC_NONE = 0, NPU_ACC_R = 1, NPU_ACC_W = 2, NPU_ACC_RW = 3 } npu_access;
+
+typedef struct npu_operand_desc {
+    const char *syntax;      /* "vd", "[sa + off]", ... */
+    const char *description;
+    uint8_t file;            /* npu_regfile */
+    uint8_t field;           /* npu_field: where the register number (or value) lives */
+    uint8_t access;          /* npu_access */
+    uint8_t uses_imm;        /* also uses the imm32 field (MEM: base register + offset) */
+} npu_operand_desc;
 
 typedef enum npu_format {
 #define FMT(id, n, ...) id,
@@ -83,7 +111,7 @@ typedef enum npu_format {
 
 typedef enum npu_opcode {
     NPU_OP_INVALID = 0,
-#define INSN(id, mn, opc, fmt, dts, flags, cls, unit, cat, desc) NPU_OP_##id,
+#define INSN(id, mn, opc, fmt, dts, flags, cf, cls, unit, cat, desc) NPU_OP_##id,
 #include "insns.def"
 #undef INSN
     NPU_NUM_OPS
@@ -111,6 +139,7 @@ typedef struct npu_insn_desc {
     uint8_t format; /* npu_format */
     uint8_t dtypes; /* DT_* set */
     uint8_t flags;  /* F_* */
+    uint8_t cf;     /* npu_control_flow */
     uint8_t cls;    /* npu_class */
     uint8_t unit;   /* npu_unit */
     uint8_t category;
@@ -144,6 +173,29 @@ enum {
 extern const npu_insn_desc npu_insn_table[NPU_NUM_OPS];
 extern const npu_format_desc npu_format_table[NPU_NUM_FORMATS];
 extern const npu_spr_desc npu_spr_table[NPU_NUM_SPRS];
+extern const npu_operand_desc npu_operand_table[NPU_NUM_OPERAND_KINDS];
+
+/* The value of field `f` of a decoded instruction: a register number (a
+ * DMA tag in imm: imm & 31), or the immediate. */
+static inline uint32_t npu_insn_field(const npu_insn *in, npu_field f)
+{
+    switch (f) {
+    case NPU_FLD_RD: return in->rd;
+    case NPU_FLD_RS1: return in->rs1;
+    case NPU_FLD_RS2: return in->rs2;
+    case NPU_FLD_RS3: return in->rs3;
+    case NPU_FLD_PG: return in->pg;
+    case NPU_FLD_IMM: return (uint32_t)in->imm;
+    }
+    return 0;
+}
+
+/* The letter a register file's registers are written with: 's', 'v', 'p';
+ * 0 for a file without register syntax (DMA tags are plain numbers). */
+static inline char npu_regfile_letter(npu_regfile f)
+{
+    return f == NPU_RF_S ? 's' : f == NPU_RF_V ? 'v' : f == NPU_RF_P ? 'p' : 0;
+}
 
 static inline const npu_insn_desc *npu_desc(unsigned op) { return &npu_insn_table[op]; }
 
@@ -157,6 +209,9 @@ const char *npu_category_name(npu_category c);      /* "arith", "sfu", ... */
 unsigned npu_dtype_bytes(npu_dtype dt);            /* 2 or 4 */
 int npu_spr_from_name(const char *name, size_t len); /* index or -1 */
 
+/* 1 when a format has a memory operand beside a vector register (a vector
+ * load or store), whose offset may count vector lengths (the vl bit). */
+int npu_format_has_vector_mem(npu_format fmt);
 /* Which word bits a format uses (everything else must be zero). */
 uint64_t npu_format_field_mask(npu_format fmt, int maskable);
 

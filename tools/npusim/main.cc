@@ -233,6 +233,26 @@ std::string operand_syntax(unsigned fmt)
     return s;
 }
 
+// The operands a row reads or writes (`access` bit NPU_ACC_R or NPU_ACC_W),
+// by their syntax, from operands.def; a masked merge adds the destination.
+nlohmann::json operands_with(const npu_insn_desc &d, unsigned access)
+{
+    const npu_format_desc &f = npu_format_table[d.format];
+    nlohmann::json out = nlohmann::json::array();
+    for (unsigned i = 0; i < f.num_operands; i++) {
+        const npu_operand_desc &o = npu_operand_table[f.operands[i]];
+        if (o.access & access)
+            out.push_back(o.file == NPU_RF_TAG ? std::string("dma tag") : std::string(o.syntax));
+    }
+    return out;
+}
+
+const char *control_flow_name(unsigned cf)
+{
+    static const char *const names[] = {"none", "branch", "jump", "indirect", "end"};
+    return cf < sizeof names / sizeof *names ? names[cf] : "?";
+}
+
 std::string dtypes_text(unsigned dts)
 {
     std::string s;
@@ -256,6 +276,10 @@ int cmd_isa(bool json)
                            {"operands", ops},
                            {"dtypes", dtypes_text(d.dtypes)},
                            {"maskable", bool(d.flags & F_MASK)},
+                           {"mask_zeroes", bool(d.flags & F_MASK_ZERO)},
+                           {"reads", operands_with(d, NPU_ACC_R)},
+                           {"writes", operands_with(d, NPU_ACC_W)},
+                           {"control_flow", control_flow_name(d.cf)},
                            {"class", npu_class_name(npu_class(d.cls))},
                            {"unit", npu_unit_name(npu_unit(d.unit))},
                            {"category", npu_category_name(npu_category(d.category))},
