@@ -46,9 +46,11 @@ static inline void set_sreg(npu_core *c, unsigned r, uint64_t value)
         c->s[r & 31] = value; /* writes to s0 are discarded */
 }
 
+enum { NPU_VREG_OPERAND = NPU_NUM_VREGS }; /* the broadcast operand of a vector-scalar form */
+
 static inline uint8_t *vreg(npu_core *c, unsigned r)
 {
-    return c->v[r & 31];
+    return c->v[r == NPU_VREG_OPERAND ? r : r & 31];
 }
 
 static inline uint64_t *preg(npu_core *c, unsigned r)

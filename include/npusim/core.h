@@ -112,7 +112,10 @@ typedef struct npu_core {
     uint64_t pc;
     uint64_t next_pc; /* during a step: where the PC goes after this instruction */
     uint64_t s[NPU_NUM_SREGS];
-    uint8_t v[NPU_NUM_VREGS][NPU_VLENB_MAX];
+    /* v[NPU_NUM_VREGS] is no architectural register: the vector-scalar forms
+     * (vadds, vfmai, ...) broadcast their scalar operand into it and run the
+     * vector form's body on it. */
+    uint8_t v[NPU_NUM_VREGS + 1][NPU_VLENB_MAX];
     uint64_t p[NPU_NUM_PREGS][NPU_MAX_LANES / 64]; /* one bit per lane */
     uint64_t spr[NPU_NUM_SPRS];
     npu_dma_desc dma_desc;
