@@ -73,6 +73,21 @@ TEST(Cli, BadConfigKeyNamesItsPath)
     EXPECT_EQ(r.err, "--set core.vlen: 384 is not a power of two (128 .. 2048)\n");
 }
 
+TEST(Cli, ConfigKeyThatIsNotANameIsOneLineNotACrash)
+{
+    // fuzz_config's finding: a mapping whose key is a list or a mapping
+    // threw YAML::TypedBadConversion ("internal error", exit 3).
+    std::string path = tmpdir() + "/listkey.yaml";
+    write(path, "{[1]: 2}\n");
+    Result r = run_cli("run relu --config " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, path + ":1:2: config: a key must be a plain name, not a list or a mapping\n");
+    write(path, "core: {[vlen]: 256}\n");
+    r = run_cli("run relu --config " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, path + ":1:8: core: a key must be a plain name, not a list or a mapping\n");
+}
+
 TEST(Cli, JsonReportHasTheStableKeys)
 {
     Result r = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");

@@ -224,7 +224,11 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, c
     if (!node.IsMap())
         throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : prefix) + ": expected a mapping");
     for (const auto &kv : node) {
-        std::string key = kv.first.as<std::string>();
+        // A key must be a plain scalar: `{[1]: 2}` has a sequence as its key.
+        if (!kv.first.IsScalar())
+            throw Error(mark_prefix(file, kv.first.Mark()) + (prefix.empty() ? "config" : prefix) +
+                        ": a key must be a plain name, not a list or a mapping");
+        std::string key = kv.first.Scalar();
         std::string path = prefix.empty() ? key : prefix + "." + key;
         const ConfigKey *k = find_key(path);
         if (!k && kv.second.IsMap()) {
