@@ -36,51 +36,52 @@ static void broadcast_literal(npu_core *c, unsigned dt, uint32_t bits)
     }
 }
 
-/* NAMEs: scalar in rs2, the vector form's second source. */
-#define FORM_S(ID, VV)                               \
-    EXEC(ID)                                         \
-    {                                                \
-        npu_insn vv = *in;                           \
-        broadcast_scalar(c, in->dt, sreg(c, in->rs2)); \
-        vv.rs2 = NPU_VREG_OPERAND;                   \
-        exec_##VV(c, &vv, info);                     \
+/* NAMEs: the scalar register in field SRC (rs2, or rs3 for the fma family)
+ * becomes the vector form's source in that same field. */
+#define FORM_S(ID, VV, SRC)                           \
+    EXEC(ID)                                          \
+    {                                                 \
+        npu_insn vv = *in;                            \
+        broadcast_scalar(c, in->dt, sreg(c, in->SRC)); \
+        vv.SRC = NPU_VREG_OPERAND;                    \
+        exec_##VV(c, &vv, info);                      \
     }
 
-/* NAMEi: literal in imm, the vector form's second source. */
-#define FORM_I(ID, VV)                                 \
-    EXEC(ID)                                           \
-    {                                                  \
-        npu_insn vv = *in;                             \
+/* NAMEi: the literal in imm becomes the vector form's source in field SRC. */
+#define FORM_I(ID, VV, SRC)                             \
+    EXEC(ID)                                            \
+    {                                                   \
+        npu_insn vv = *in;                              \
         broadcast_literal(c, in->dt, (uint32_t)in->imm); \
-        vv.rs2 = NPU_VREG_OPERAND;                     \
-        vv.imm = 0;                                    \
-        exec_##VV(c, &vv, info);                       \
+        vv.SRC = NPU_VREG_OPERAND;                      \
+        vv.imm = 0;                                     \
+        exec_##VV(c, &vv, info);                        \
     }
 
-FORM_S(VADDS, VADD)
-FORM_I(VADDI, VADD)
-FORM_S(VSUBS, VSUB)
-FORM_I(VSUBI, VSUB)
-FORM_S(VMULS, VMUL)
-FORM_I(VMULI, VMUL)
-FORM_S(VMAXS, VMAX)
-FORM_I(VMAXI, VMAX)
-FORM_S(VMINS, VMIN)
-FORM_I(VMINI, VMIN)
-FORM_S(VCEQS, VCEQ)
-FORM_I(VCEQI, VCEQ)
-FORM_S(VCNES, VCNE)
-FORM_I(VCNEI, VCNE)
-FORM_S(VCLTS, VCLT)
-FORM_I(VCLTI, VCLT)
-FORM_S(VCLES, VCLE)
-FORM_I(VCLEI, VCLE)
-FORM_S(VCGTS, VCGT)
-FORM_I(VCGTI, VCGT)
-FORM_S(VCGES, VCGE)
-FORM_I(VCGEI, VCGE)
-FORM_S(VSELS, VSEL)
-FORM_I(VSELI, VSEL)
+FORM_S(VADDS, VADD, rs2)
+FORM_I(VADDI, VADD, rs2)
+FORM_S(VSUBS, VSUB, rs2)
+FORM_I(VSUBI, VSUB, rs2)
+FORM_S(VMULS, VMUL, rs2)
+FORM_I(VMULI, VMUL, rs2)
+FORM_S(VMAXS, VMAX, rs2)
+FORM_I(VMAXI, VMAX, rs2)
+FORM_S(VMINS, VMIN, rs2)
+FORM_I(VMINI, VMIN, rs2)
+FORM_S(VCEQS, VCEQ, rs2)
+FORM_I(VCEQI, VCEQ, rs2)
+FORM_S(VCNES, VCNE, rs2)
+FORM_I(VCNEI, VCNE, rs2)
+FORM_S(VCLTS, VCLT, rs2)
+FORM_I(VCLTI, VCLT, rs2)
+FORM_S(VCLES, VCLE, rs2)
+FORM_I(VCLEI, VCLE, rs2)
+FORM_S(VCGTS, VCGT, rs2)
+FORM_I(VCGTI, VCGT, rs2)
+FORM_S(VCGES, VCGE, rs2)
+FORM_I(VCGEI, VCGE, rs2)
+FORM_S(VSELS, VSEL, rs2)
+FORM_I(VSELI, VSEL, rs2)
 
 /* vrsub: the broadcast value is the first source of vsub (sb - va). */
 EXEC(VRSUBS)
@@ -102,29 +103,10 @@ EXEC(VRSUBI)
     exec_VSUB(c, &vv, info);
 }
 
-/* The fma family: the broadcast value is the addend vc (scalar in rs3). */
-#define FORM_FMA_S(ID, VV)                           \
-    EXEC(ID)                                         \
-    {                                                \
-        npu_insn vv = *in;                           \
-        broadcast_scalar(c, in->dt, sreg(c, in->rs3)); \
-        vv.rs3 = NPU_VREG_OPERAND;                   \
-        exec_##VV(c, &vv, info);                     \
-    }
-
-#define FORM_FMA_I(ID, VV)                             \
-    EXEC(ID)                                           \
-    {                                                  \
-        npu_insn vv = *in;                             \
-        broadcast_literal(c, in->dt, (uint32_t)in->imm); \
-        vv.rs3 = NPU_VREG_OPERAND;                     \
-        vv.imm = 0;                                    \
-        exec_##VV(c, &vv, info);                       \
-    }
-
-FORM_FMA_S(VFMAS, VFMA)
-FORM_FMA_I(VFMAI, VFMA)
-FORM_FMA_S(VFMSS, VFMS)
-FORM_FMA_I(VFMSI, VFMS)
-FORM_FMA_S(VFNMAS, VFNMA)
-FORM_FMA_I(VFNMAI, VFNMA)
+/* The fma family: the broadcast value is the addend vc (rs3). */
+FORM_S(VFMAS, VFMA, rs3)
+FORM_I(VFMAI, VFMA, rs3)
+FORM_S(VFMSS, VFMS, rs3)
+FORM_I(VFMSI, VFMS, rs3)
+FORM_S(VFNMAS, VFNMA, rs3)
+FORM_I(VFNMAI, VFNMA, rs3)
