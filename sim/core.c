@@ -87,6 +87,7 @@ const char *npu_trap_name(npu_trap_kind k)
         [NPU_TRAP_MAX_CYCLES] = "max_cycles",
         [NPU_TRAP_MAX_INSNS] = "max_instructions",
         [NPU_TRAP_DEADLOCK] = "deadlock",
+        [NPU_TRAP_DMA_SIZE] = "dma_too_large",
     };
     return (unsigned)k < NPU_NUM_TRAP_KINDS ? names[k] : "unknown";
 }

@@ -269,6 +269,17 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
     }
     if (!dma_side_in_bounds(c, what, src, row) || !dma_side_in_bounds(c, what, dst, row))
         return;
+    /* Rows may overlap (a stride of 0 repeats one), so in-bounds rows can
+     * still add up to any amount: one transfer never moves more than all of
+     * global memory, which also bounds the host work of this one step. */
+    const unsigned __int128 moved = (unsigned __int128)row * desc->count[0] * desc->count[1];
+    if (moved > (unsigned __int128)gm.size) {
+        npu_core_raise(c, NPU_TRAP_DMA_SIZE, gm.base,
+                       "%s: %llu x %llu rows of %llu bytes move more than the %llu-byte GM holds", what,
+                       (unsigned long long)desc->count[1], (unsigned long long)desc->count[0],
+                       (unsigned long long)row, (unsigned long long)gm.size);
+        return;
+    }
 
     uint8_t *gm_data = c->gm ? c->gm->data : NULL;
     for (uint64_t k2 = 0; k2 < desc->count[1]; k2++) {

@@ -161,6 +161,38 @@ TEST(Faults, RunawayLoopStopsAtMaxCycles)
     EXPECT_LE(f.report["cycles"].get<uint64_t>(), 1010u);
 }
 
+TEST(Faults, RunawayLoopEndsAtTheDefaultLimitWithoutFlags)
+{
+    // Every run ends: 1 x 8 x 2 x 2 fp32 is 4 vectors per tensor, 8 in all,
+    // so the default limit is 1000 x (8 + 64) = 72000 instructions.
+    Fault f = run_fault("fault", "loop:\n    addi s5, s5, 1\n    j loop\n");
+    ASSERT_TRUE(f.report.is_object()) << f.r.err;
+    EXPECT_EQ(f.r.status, 1);
+    ASSERT_EQ(f.report["traps"].size(), 1u);
+    EXPECT_EQ(f.report["traps"][0]["kind"], "max_instructions");
+    EXPECT_EQ(f.report["instructions"], 72000u);
+    EXPECT_NE((f.r.out + f.r.err)
+                  .find("stopped after 72000 instructions, the default limit 1000 x (8 vectors + 64); "
+                        "--max-instructions N raises it, 0 lifts it"),
+              std::string::npos)
+        << f.r.out << f.r.err;
+}
+
+TEST(Faults, DmaMovingMoreThanGlobalMemoryTrapsAtIssue)
+{
+    // 2^31 rows of 32 bytes with strides of 0 stay in bounds row by row, yet
+    // would move 64 GiB in one instruction: it traps instead of running on.
+    Fault f = run_fault("fault",
+                        "    li s6, 0x80000000\n    dmadim 1, s6, s0, s0\n    li s7, 32\n"
+                        "    dmald s0, s1, s7, 0\n    dmawait 0\n    halt\n");
+    ASSERT_TRUE(f.report.is_object()) << f.r.err;
+    ASSERT_EQ(f.report["traps"].size(), 1u);
+    EXPECT_EQ(f.report["traps"][0]["kind"], "dma_too_large");
+    EXPECT_EQ(f.report["traps"][0]["instruction"], "dmald s0, s1, s7, 0");
+    EXPECT_NE((f.r.out + f.r.err).find("dmald: 1 x 2147483648 rows of 32 bytes move more than the"), std::string::npos)
+        << f.r.out << f.r.err;
+}
+
 TEST(Faults, RunawayLoopStopsAtMaxInstructions)
 {
     Fault f = run_fault("fault", "loop:\n    addi s5, s5, 1\n    j loop\n", "--max-instructions 500");

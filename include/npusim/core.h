@@ -56,6 +56,7 @@ typedef enum npu_trap_kind {
     NPU_TRAP_MAX_CYCLES,    /* --max-cycles reached */
     NPU_TRAP_MAX_INSNS,     /* --max-instructions reached */
     NPU_TRAP_DEADLOCK,      /* no core can make progress */
+    NPU_TRAP_DMA_SIZE,      /* one DMA would move more bytes than global memory holds */
     NPU_NUM_TRAP_KINDS
 } npu_trap_kind;
 

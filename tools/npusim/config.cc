@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fstream>
+#include <map>
 #include <sstream>
 
 #include "error.h"
@@ -13,7 +15,7 @@ namespace {
 #define INT_KEY(path, def, lo, hi, unit, desc, field)                                          \
     ConfigKey{path, KeyType::Int, (def) ? (def) : "", lo, hi, "", unit, desc,                   \
               [](Config &c, int64_t v) { c.field = decltype(c.field)(v); },                    \
-              [](const Config &c) { return int64_t(c.field); }}
+              [](const Config &c) { return int64_t(c.field); }, false, ""}
 
 #define UNIT_KEYS(name, u, what)                                                               \
     INT_KEY("units." name ".count", nullptr, 1, NPU_MAX_UNIT_COUNT, "", "instances of the " what, \
@@ -23,18 +25,40 @@ namespace {
     INT_KEY("units." name ".interval", nullptr, 1, 10000, "cycles",                            \
             "initiation interval of the " what " (1 = fully pipelined)", timing.unit[u].interval)
 
+// Alignment rules, wrapped round a key's row.
+ConfigKey power_of_two(ConfigKey k)
+{
+    k.power_of_two = true;
+    return k;
+}
+
+ConfigKey multiple_of(const char *keys, ConfigKey k)
+{
+    k.multiple_of = keys;
+    return k;
+}
+
 std::vector<ConfigKey> build_schema()
 {
     std::vector<ConfigKey> k = {
-        INT_KEY("core.vlen", nullptr, NPU_VLEN_MIN, NPU_VLEN_MAX, "bits",
-                "vector register width, a power of two (256 = one C0 block: 16 fp16 or 8 fp32 lanes)", core.vlen_bits),
-        INT_KEY("core.ub_bytes", nullptr, 32768, int64_t(1) << 30, "bytes", "unified buffer (UB) capacity per core",
-                core.ub_bytes),
-        INT_KEY("issue.width", nullptr, 1, NPU_MAX_ISSUE_WIDTH, "slots", "issue slots W: instructions issued per cycle at most",
+        power_of_two(INT_KEY("core.vlen", nullptr, NPU_VLEN_MIN, NPU_VLEN_MAX, "bits",
+                             "vector register width (256 = one C0 block: 16 fp16 or 8 fp32 lanes)", core.vlen_bits)),
+        // Each UB bank is one SRAM of ub.bank_bytes-wide words, all of one
+        // depth, so the UB is a whole number of bank rows (a partial last row
+        // would leave the banks unequal).
+        multiple_of("ub.banks x ub.bank_bytes",
+                    INT_KEY("core.ub_bytes", nullptr, 32768, int64_t(1) << 30, "bytes",
+                            "unified buffer (UB) capacity per core: whole rows of the UB banks (each bank one SRAM "
+                            "of equal depth)",
+                            core.ub_bytes)),
+        INT_KEY("issue.width", nullptr, 1, NPU_MAX_ISSUE_WIDTH, "slots",
+                "issue slots W: instructions issued per cycle at most; must equal the number of issue.slots "
+                "(a config file that gives one must leave the two equal; --set overrides are checked after "
+                "the last one, so change both: --set issue.width=2 --set issue.slots=any,any)",
                 timing.issue_width),
         ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
-                  "classes each slot accepts, slot 0 first: a list of class sets like scalar+branch+sync "
-                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr},
+                  "classes each slot accepts, slot 0 first: a list of issue.width class sets like scalar+branch+sync "
+                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr, false, ""},
         INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
                 timing.branch_penalty),
         UNIT_KEYS("scalar", UNIT_SCALAR, "scalar ALU"),
@@ -46,11 +70,12 @@ std::vector<ConfigKey> build_schema()
         UNIT_KEYS("sync", UNIT_SYNC, "sync unit (dmawait, barrier, halt)"),
         INT_KEY("ub.banks", nullptr, 1, 64, "banks", "UB banks shared by every LSU; an access takes as many cycles as bank words it needs in one bank",
                 timing.ub_banks),
-        INT_KEY("ub.bank_bytes", nullptr, 2, 4096, "bytes", "width of one UB bank", timing.ub_bank_bytes),
+        power_of_two(INT_KEY("ub.bank_bytes", nullptr, 2, 4096, "bytes",
+                             "width of one UB bank (a bank word's bytes are the low address bits)", timing.ub_bank_bytes)),
         ConfigKey{"sfu.mode", KeyType::Enum, "exact", 0, 0, "exact|approx", "",
                   "exact: exp/ln/rcp/rsqrt/sqrt correctly rounded; approx: results carry sfu.bits significant bits",
                   [](Config &c, int64_t v) { c.core.sfu_mode = v == 0 ? NPU_SFU_EXACT : NPU_SFU_APPROX; },
-                  [](const Config &c) { return int64_t(c.core.sfu_mode == NPU_SFU_EXACT ? 0 : 1); }},
+                  [](const Config &c) { return int64_t(c.core.sfu_mode == NPU_SFU_EXACT ? 0 : 1); }, false, ""},
         INT_KEY("sfu.bits", "12", 8, 24, "bits", "significant bits of an approximate SFU result (sfu.mode: approx)",
                 core.sfu_bits),
         INT_KEY("dma.bytes_per_cycle", nullptr, 1, 4096, "bytes/cycle", "bandwidth of each core's DMA engine",
@@ -64,38 +89,40 @@ std::vector<ConfigKey> build_schema()
                   "l2: DMA through the shared L2 and the DRAM; ideal: an L2 that always hits with no bank, MSHR or DRAM limit "
                   "(a transfer completes l2.hit_latency cycles after its last byte left the DMA engine: an upper bound on l2)",
                   [](Config &c, int64_t v) { c.memory_l2 = v == 1; },
-                  [](const Config &c) { return int64_t(c.memory_l2 ? 1 : 0); }},
+                  [](const Config &c) { return int64_t(c.memory_l2 ? 1 : 0); }, false, ""},
         ConfigKey{"memory.warm_inputs", KeyType::Enum, "no", 0, 0, "no|yes", "",
                   "yes: every input tensor starts resident in the L2, as when the previous layer just wrote it "
                   "(the config form of run --warm-l2; memory.model: l2)",
                   [](Config &c, int64_t v) { c.warm_inputs = v == 1; },
-                  [](const Config &c) { return int64_t(c.warm_inputs ? 1 : 0); }},
-        INT_KEY("l2.size_bytes", nullptr, 1024, int64_t(1) << 34, "bytes", "L2 capacity (power of two)", l2.size_bytes),
-        INT_KEY("l2.ways", nullptr, 1, NPU_L2_MAX_WAYS, "ways", "L2 associativity (power of two)", l2.ways),
-        INT_KEY("l2.line_bytes", nullptr, 32, 4096, "bytes", "L2 line size (power of two, at least 32: one C0 block)",
-                l2.line_bytes),
+                  [](const Config &c) { return int64_t(c.warm_inputs ? 1 : 0); }, false, ""},
+        // Sets, ways and lines are indexed by address bits, hence the powers of two.
+        power_of_two(INT_KEY("l2.size_bytes", nullptr, 1024, int64_t(1) << 34, "bytes",
+                             "L2 capacity, at least l2.ways x l2.line_bytes", l2.size_bytes)),
+        power_of_two(INT_KEY("l2.ways", nullptr, 1, NPU_L2_MAX_WAYS, "ways", "L2 associativity", l2.ways)),
+        power_of_two(INT_KEY("l2.line_bytes", nullptr, 32, 4096, "bytes", "L2 line size (at least 32: one C0 block)",
+                             l2.line_bytes)),
         ConfigKey{"l2.replacement", KeyType::Enum, "lru", 0, 0, "lru|plru|random", "",
                   "victim choice: true LRU, tree pseudo-LRU, or random (seeded by l2.seed)",
                   [](Config &c, int64_t v) { c.l2.replacement = npu_l2_replacement(v); },
-                  [](const Config &c) { return int64_t(c.l2.replacement); }},
+                  [](const Config &c) { return int64_t(c.l2.replacement); }, false, ""},
         INT_KEY("l2.seed", nullptr, 0, INT64_MAX, "", "seed of random replacement", l2.seed),
         ConfigKey{"l2.write_policy", KeyType::Enum, "write_back", 0, 0, "write_back|write_through", "",
                   "write_back: stores dirty lines, victims are written back; write_through: every store goes to DRAM",
                   [](Config &c, int64_t v) { c.l2.write_policy = npu_l2_write_policy(v); },
-                  [](const Config &c) { return int64_t(c.l2.write_policy); }},
+                  [](const Config &c) { return int64_t(c.l2.write_policy); }, false, ""},
         ConfigKey{"l2.write_allocate", KeyType::Enum, "yes", 0, 0, "yes|no", "",
                   "yes: a store miss fills the line; no: it goes around the cache",
                   [](Config &c, int64_t v) { c.l2.write_allocate = v == 0; },
-                  [](const Config &c) { return int64_t(c.l2.write_allocate ? 0 : 1); }},
+                  [](const Config &c) { return int64_t(c.l2.write_allocate ? 0 : 1); }, false, ""},
         ConfigKey{"l2.full_line_write", KeyType::Enum, "allocate", 0, 0, "allocate|fetch", "",
                   "a store miss covering a whole line (a DMA writing full lines): allocate it without a read, or fetch it first",
                   [](Config &c, int64_t v) { c.l2.skip_fetch_on_full_write = v == 0; },
-                  [](const Config &c) { return int64_t(c.l2.skip_fetch_on_full_write ? 0 : 1); }},
+                  [](const Config &c) { return int64_t(c.l2.skip_fetch_on_full_write ? 0 : 1); }, false, ""},
         // The ideal memory answers like an L2 hit, so it stays an upper bound on l2.
         ConfigKey{"l2.hit_latency", KeyType::Int, "", 1, 10000, "", "cycles",
                   "L2 hit latency (also the ideal memory's latency)",
                   [](Config &c, int64_t v) { c.l2.hit_latency = c.timing.dma_latency = unsigned(v); },
-                  [](const Config &c) { return int64_t(c.l2.hit_latency); }},
+                  [](const Config &c) { return int64_t(c.l2.hit_latency); }, false, ""},
         INT_KEY("l2.mshrs", nullptr, 1, NPU_L2_MAX_MSHRS, "", "L2 misses in flight at once (misses to one line merge)",
                 l2.mshrs),
         INT_KEY("l2.banks", nullptr, 1, NPU_L2_MAX_BANKS, "banks", "L2 banks, interleaved by line", l2.banks),
@@ -105,8 +132,9 @@ std::vector<ConfigKey> build_schema()
         INT_KEY("dram.bytes_per_cycle", nullptr, 1, 4096, "bytes/cycle", "peak bandwidth of one DRAM channel",
                 dram.bytes_per_cycle),
         INT_KEY("dram.channels", nullptr, 1, NPU_DRAM_MAX_CHANNELS, "channels", "DRAM channels", dram.channels),
-        INT_KEY("dram.interleave_bytes", nullptr, 32, 1 << 20, "bytes",
-                "consecutive bytes on one DRAM channel before the next (power of two)", dram.interleave_bytes),
+        power_of_two(INT_KEY("dram.interleave_bytes", nullptr, 32, 1 << 20, "bytes",
+                             "consecutive bytes on one DRAM channel before the next (their offset is the low address bits)",
+                             dram.interleave_bytes)),
         INT_KEY("system.cores", "1", 1, 64, "cores", "vector cores running the kernel", cores),
         INT_KEY("sim.quantum", nullptr, 1, int64_t(1) << 40, "cycles",
                 "temporal decoupling, a speed knob only: per turn a core runs until its clock passes the earliest "
@@ -115,7 +143,7 @@ std::vector<ConfigKey> build_schema()
         ConfigKey{"sim.mode", KeyType::Enum, "timed", 0, 0, "timed|functional", "",
                   "timed: cycle-exact timing; functional: results and instruction counts only (faster)",
                   [](Config &c, int64_t v) { c.timed = v == 0; },
-                  [](const Config &c) { return int64_t(c.timed ? 0 : 1); }},
+                  [](const Config &c) { return int64_t(c.timed ? 0 : 1); }, false, ""},
     };
     // Defaults come from the C models' own defaults, so there is one source.
     Config d;
@@ -155,16 +183,67 @@ const ConfigKey *find_key(const std::string &path)
     return nullptr;
 }
 
+// An echoed value, cut and kept on one line: a 100,000-digit number or a
+// multi-line string still gives a one-line message.
+std::string shown(const std::string &value)
+{
+    const size_t limit = 40;
+    std::string out;
+    for (size_t i = 0; i < value.size() && i < limit; i++)
+        out += value[i] == '\n' ? std::string("\\n") : std::string(1, value[i] < ' ' ? '?' : value[i]);
+    return value.size() > limit ? out + "..." : out;
+}
+
+std::string range_text(const ConfigKey &k)
+{
+    return std::to_string(k.min) + " .. " + std::to_string(k.max);
+}
+
 std::string allowed(const ConfigKey &k)
 {
     if (k.type == KeyType::Enum)
         return "one of " + k.choices;
     if (k.type == KeyType::SlotList)
         return "1 .. " + std::to_string(NPU_MAX_ISSUE_WIDTH) + " class sets";
-    return std::to_string(k.min) + " .. " + std::to_string(k.max);
+    if (k.power_of_two)
+        return range_text(k) + ", power of two";
+    if (!k.multiple_of.empty())
+        return range_text(k) + ", multiple of " + k.multiple_of;
+    return range_text(k);
 }
 
+unsigned slot_count(const Config &cfg)
+{
+    unsigned n = 0;
+    while (n < NPU_MAX_ISSUE_WIDTH && cfg.timing.slot_classes[n])
+        n++;
+    return n;
+}
 
+std::string slots_text(const Config &cfg)
+{
+    std::string s;
+    for (unsigned i = 0; i < slot_count(cfg); i++)
+        s += (i ? "," : "") + class_set_text(cfg.timing.slot_classes[i]);
+    return s;
+}
+
+// The one message for issue.width != the number of slots, whichever key was
+// given last and wherever (a file or --set).
+std::string width_mismatch(const Config &cfg)
+{
+    const unsigned n = slot_count(cfg);
+    std::string slots;  // at most 8 sets, so not cut; `any` as written
+    for (unsigned i = 0; i < n; i++) {
+        const uint32_t set = cfg.timing.slot_classes[i];
+        slots += (i ? "," : "") + (set == (1u << NPU_NUM_CLASSES) - 1 ? std::string("any") : class_set_text(set));
+    }
+    return "issue.width: " + std::to_string(cfg.timing.issue_width) + " does not match issue.slots: " +
+           std::to_string(n) + (n == 1 ? " slot [" : " slots [") + slots + "] (issue.width must equal the number of slots)";
+}
+
+// Sets the slot classes only: issue.width is its own key, and a mismatch
+// is an error (width_mismatch), never a silent resize.
 void set_slots(Config &cfg, const std::vector<std::string> &sets, const std::string &where)
 {
     if (sets.empty() || sets.size() > NPU_MAX_ISSUE_WIDTH)
@@ -172,10 +251,33 @@ void set_slots(Config &cfg, const std::vector<std::string> &sets, const std::str
                     std::to_string(sets.size()));
     for (size_t i = 0; i < NPU_MAX_ISSUE_WIDTH; i++)
         cfg.timing.slot_classes[i] = i < sets.size() ? parse_class_set(sets[i], where + "issue.slots[" + std::to_string(i) + "]") : 0;
-    cfg.timing.issue_width = unsigned(sets.size());
 }
 
-// Parses and range-checks a value, then stores it. `where` prefixes errors.
+// A decimal or 0x integer. A leading 0 is refused: C would read 010 as
+// octal 8, YAML 1.2 as 10.
+bool parse_int(const std::string &text, long long &v, bool &overflow)
+{
+    overflow = false;
+    size_t digits = text.find_first_not_of("+-");
+    if (text.empty() || digits > 1 || digits == std::string::npos)
+        return false;
+    bool hex = text.compare(digits, 2, "0x") == 0 || text.compare(digits, 2, "0X") == 0;
+    if (!hex && text[digits] == '0' && text.size() > digits + 1)
+        return false;
+    const std::string body = text.substr(hex ? digits + 2 : digits);
+    if (body.empty() || body.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
+        return false;
+    try {
+        v = std::stoll(text, nullptr, hex ? 16 : 10);
+    } catch (const std::out_of_range &) {
+        overflow = true;
+    }
+    return true;
+}
+
+// Parses and checks a value against its schema row (range, power of two),
+// then stores it. `where` prefixes errors. multiple_of waits for every key:
+// see multiple_error.
 void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const std::string &where)
 {
     if (k.type == KeyType::SlotList) {
@@ -195,23 +297,48 @@ void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const st
                 k.set(cfg, i);
                 return;
             }
-        throw Error(where + k.path + ": '" + value + "' is not " + allowed(k));
+        throw Error(where + k.path + ": '" + shown(value) + "' is not " + allowed(k));
     }
-    size_t used = 0;
     long long v = 0;
-    try {
-        v = std::stoll(value, &used, 0);
-    } catch (const std::exception &) {
-        used = 0;
-    }
-    if (used == 0 || used != value.size())
-        throw Error(where + k.path + ": expected an integer, got '" + value + "'");
-    if (v < k.min || v > k.max)
-        throw Error(where + k.path + ": " + value + " is out of range (" + allowed(k) +
+    bool overflow = false;
+    if (!parse_int(value, v, overflow))
+        throw Error(where + k.path + ": expected an integer (decimal without a leading 0, or 0x hex), got '" + shown(value) + "'");
+    if (overflow || v < k.min || v > k.max)
+        throw Error(where + k.path + ": " + shown(value) + " is out of range (" + range_text(k) +
                     (k.unit.empty() ? "" : " " + k.unit) + ")");
-    if (k.path == "core.vlen" && (v & (v - 1)))
-        throw Error(where + k.path + ": " + value + " is not a power of two (" + allowed(k) + ")");
+    if (k.power_of_two && (v & (v - 1)))
+        throw Error(where + k.path + ": " + shown(value) + " is not a power of two (" + range_text(k) + ")");
     k.set(cfg, v);
+}
+
+// The keys named in a multiple_of, "ub.banks x ub.bank_bytes".
+std::vector<std::string> factor_keys(const ConfigKey &k)
+{
+    std::vector<std::string> keys;
+    for (size_t at = 0; at < k.multiple_of.size();) {
+        size_t x = k.multiple_of.find(" x ", at);
+        keys.push_back(k.multiple_of.substr(at, x == std::string::npos ? std::string::npos : x - at));
+        at = x == std::string::npos ? x : x + 3;
+    }
+    return keys;
+}
+
+// "" when key k's value is a multiple of the product of its multiple_of
+// keys, else the message naming every value.
+std::string multiple_error(const Config &cfg, const ConfigKey &k)
+{
+    int64_t product = 1;
+    std::string factors;
+    for (const std::string &name : factor_keys(k)) {
+        const int64_t v = find_key(name)->get(cfg);
+        product *= v;
+        factors += (factors.empty() ? "" : " x ") + std::to_string(v);
+    }
+    const int64_t v = k.get(cfg);
+    if (v % product == 0)
+        return "";
+    return k.path + ": " + std::to_string(v) + " is not a multiple of " + k.multiple_of + " (" + factors + " = " +
+           std::to_string(product) + (k.unit.empty() ? "" : " " + k.unit) + ")";
 }
 
 std::string mark_prefix(const std::string &file, const YAML::Mark &m)
@@ -219,15 +346,41 @@ std::string mark_prefix(const std::string &file, const YAML::Mark &m)
     return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
 }
 
-void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, const std::string &file)
+// What one file gave, for the rules that look at more than one key.
+struct FileKeys {
+    std::string file;
+    std::map<std::string, YAML::Mark> key_at;  // key path -> where its name is
+    std::map<std::string, YAML::Mark> map_at;  // key path -> where its mapping starts
+};
+
+std::string duplicate(const std::string &file, const YAML::Mark &again, const std::string &path, const YAML::Mark &first)
 {
-    if (!node.IsMap())
-        throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : prefix) + ": expected a mapping");
-    for (const auto &kv : node) {
-        // A key must be a plain scalar: `{[1]: 2}` has a sequence as its key.
+    return mark_prefix(file, again) + shown(path) + ": duplicate key (first at line " + std::to_string(first.line + 1) +
+           ", column " + std::to_string(first.column + 1) + ")";
+}
+
+// yaml-cpp keeps both entries of a repeated key; the second would silently win.
+void check_unique_keys(const YAML::Node &map, const std::string &prefix, const std::string &file)
+{
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto &kv : map) {
         if (!kv.first.IsScalar())
             throw Error(mark_prefix(file, kv.first.Mark()) + (prefix.empty() ? "config" : prefix) +
                         ": a key must be a plain name, not a list or a mapping");
+        const std::string &key = kv.first.Scalar();
+        auto ins = seen.emplace(key, kv.first.Mark());
+        if (!ins.second)
+            throw Error(duplicate(file, kv.first.Mark(), prefix.empty() ? key : prefix + "." + key, ins.first->second));
+    }
+}
+
+void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, FileKeys &given)
+{
+    const std::string &file = given.file;
+    if (!node.IsMap())
+        throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : shown(prefix)) + ": expected a mapping");
+    check_unique_keys(node, prefix, file);
+    for (const auto &kv : node) {
         std::string key = kv.first.Scalar();
         std::string path = prefix.empty() ? key : prefix + "." + key;
         const ConfigKey *k = find_key(path);
@@ -236,12 +389,17 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, c
             for (const ConfigKey &s : schema())
                 is_section |= s.path.rfind(path + ".", 0) == 0;
             if (!is_section)
-                throw Error(mark_prefix(file, kv.first.Mark()) + path + ": unknown key");
-            load_node(cfg, kv.second, path, file);
+                throw Error(mark_prefix(file, kv.first.Mark()) + shown(path) + ": unknown key");
+            load_node(cfg, kv.second, path, given);
             continue;
         }
         if (!k)
-            throw Error(mark_prefix(file, kv.first.Mark()) + path + ": unknown key");
+            throw Error(mark_prefix(file, kv.first.Mark()) + shown(path) + ": unknown key");
+        // `core.vlen: 1` beside `core: {vlen: 2}` is the same key twice.
+        auto ins = given.key_at.emplace(path, kv.first.Mark());
+        if (!ins.second)
+            throw Error(duplicate(file, kv.first.Mark(), path, ins.first->second));
+        given.map_at.emplace(path, node.Mark());
         const std::string where = mark_prefix(file, kv.second.Mark());
         if (k->type == KeyType::SlotList) {
             if (!kv.second.IsSequence())
@@ -261,6 +419,73 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, c
     }
 }
 
+// A file that gives issue.width or issue.slots must leave them equal. The
+// error points at their common mapping when it gives both, so either key
+// order gives the same line.
+void check_issue_width(const Config &cfg, const FileKeys &given)
+{
+    auto width = given.key_at.find("issue.width"), slots = given.key_at.find("issue.slots");
+    if ((width == given.key_at.end() && slots == given.key_at.end()) || slot_count(cfg) == cfg.timing.issue_width)
+        return;
+    YAML::Mark at;
+    if (width == given.key_at.end())
+        at = slots->second;
+    else if (slots == given.key_at.end())
+        at = width->second;
+    else
+        at = given.map_at.at("issue.width").pos == given.map_at.at("issue.slots").pos
+                 ? given.map_at.at("issue.width")
+                 : (width->second.pos < slots->second.pos ? width->second : slots->second);
+    throw Error(mark_prefix(given.file, at) + width_mismatch(cfg));
+}
+
+// A file that gives a key with a multiple_of, or one of its factors, must
+// leave them fitting; the error points at the key itself when given.
+void check_multiples(const Config &cfg, const FileKeys &given)
+{
+    for (const ConfigKey &k : schema()) {
+        if (k.multiple_of.empty())
+            continue;
+        std::vector<std::string> involved = factor_keys(k);
+        involved.insert(involved.begin(), k.path);
+        for (const std::string &name : involved) {
+            auto at = given.key_at.find(name);
+            if (at == given.key_at.end())
+                continue;
+            std::string msg = multiple_error(cfg, k);
+            if (!msg.empty())
+                throw Error(mark_prefix(given.file, at->second) + msg);
+            break;
+        }
+    }
+}
+
+// Parses `text` as exactly one YAML document: a second one (after `---`)
+// would be dropped unread.
+YAML::Node parse_one_document(const std::string &text, const std::string &file)
+{
+    std::vector<YAML::Node> docs;
+    try {
+        docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception &e) {
+        throw Error(mark_prefix(file, e.mark) + e.msg);
+    }
+    if (docs.size() > 1)
+        throw Error(mark_prefix(file, docs[1].Mark()) +
+                    "a second YAML document (after '---'): a config file is one document");
+    return docs.empty() ? YAML::Node() : docs[0];
+}
+
+// Applies one file's keys over `cfg` and checks the rules between them.
+void load_document(Config &cfg, const YAML::Node &root, const std::string &file)
+{
+    FileKeys given{file, {}, {}};
+    if (!root.IsNull())
+        load_node(cfg, root, "", given);
+    check_issue_width(cfg, given);
+    check_multiples(cfg, given);
+}
+
 }  // namespace
 
 uint32_t parse_class_set(const std::string &text, const std::string &where)
@@ -278,7 +503,7 @@ uint32_t parse_class_set(const std::string &text, const std::string &where)
                 found = true;
             }
         if (!found)
-            throw Error(where + ": unknown instruction class '" + name +
+            throw Error(where + ": unknown instruction class '" + shown(name) +
                         "' (scalar, branch, vector, mem, dma, sync)");
     }
     if (!mask)
@@ -307,12 +532,11 @@ Config default_config()
 
 void validate_config(const Config &cfg)
 {
-    unsigned listed = 0;
-    while (listed < NPU_MAX_ISSUE_WIDTH && cfg.timing.slot_classes[listed])
-        listed++;
-    if (listed != cfg.timing.issue_width)
-        throw Error("issue.width: " + std::to_string(cfg.timing.issue_width) + " does not match the " +
-                    std::to_string(listed) + " slots of issue.slots (set both, e.g. issue.slots=any,any for width 2)");
+    if (slot_count(cfg) != cfg.timing.issue_width)
+        throw Error(width_mismatch(cfg));
+    for (const ConfigKey &k : schema())
+        if (!k.multiple_of.empty() && !multiple_error(cfg, k).empty())
+            throw Error(multiple_error(cfg, k));
     char msg[160];
     if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
         throw Error(cfg.source + ": " + msg);
@@ -335,15 +559,14 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
     if (chain.size() >= 16)
         throw Error(path + ": base chain deeper than 16 files");
     chain.push_back(path);
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile &) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (!in || !(text << in.rdbuf()))
         throw Error(path + ": cannot open config file");
-    } catch (const YAML::Exception &e) {
-        throw Error(mark_prefix(path, e.mark) + e.msg);
-    }
+    YAML::Node root = parse_one_document(text.str(), path);
     Config cfg = default_config();
+    if (root.IsMap())
+        check_unique_keys(root, "", path);  // before root["base"] picks one of two
     if (root.IsMap() && root["base"]) {
         const YAML::Node b = root["base"];
         if (!b.IsScalar())
@@ -356,8 +579,7 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
         cfg = load_with_bases(base, chain);
         root.remove("base");
     }
-    if (!root.IsNull())
-        load_node(cfg, root, "", path);
+    load_document(cfg, root, path);
     cfg.source = path;
     return cfg;
 }
@@ -373,14 +595,7 @@ Config load_config(const std::string &path)
 Config load_config_text(const std::string &text, const std::string &name)
 {
     Config cfg = default_config();
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception &e) {
-        throw Error(mark_prefix(name, e.mark) + e.msg);
-    }
-    if (!root.IsNull())
-        load_node(cfg, root, "", name);
+    load_document(cfg, parse_one_document(text, name), name);
     cfg.source = name;
     return cfg;
 }
@@ -389,11 +604,11 @@ void apply_override(Config &cfg, const std::string &assignment)
 {
     size_t eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw Error("--set " + assignment + ": expected KEY=VALUE");
+        throw Error("--set " + shown(assignment) + ": expected KEY=VALUE");
     std::string key = assignment.substr(0, eq);
     const ConfigKey *k = find_key(key);
     if (!k)
-        throw Error("--set " + key + ": unknown key (see `npusim config docs`)");
+        throw Error("--set " + shown(key) + ": unknown key (see `npusim config docs`)");
     set_key(cfg, *k, assignment.substr(eq + 1), "--set ");
 }
 
@@ -403,8 +618,7 @@ std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg
     for (const ConfigKey &k : schema()) {
         std::string v;
         if (k.type == KeyType::SlotList) {
-            for (unsigned i = 0; i < NPU_MAX_ISSUE_WIDTH && cfg.timing.slot_classes[i]; i++)
-                v += (i ? "," : "") + class_set_text(cfg.timing.slot_classes[i]);
+            v = slots_text(cfg);
         } else if (k.type == KeyType::Enum) {
             std::stringstream ss(k.choices);
             std::string c;

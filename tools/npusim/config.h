@@ -39,19 +39,28 @@ struct ConfigKey {
     std::string description;
     void (*set)(Config &, int64_t);        // Int and Enum (enum: index into choices)
     int64_t (*get)(const Config &);
+    // Alignment an Int needs beyond its range (the loader checks it, `config
+    // docs` prints it in the allowed column).
+    bool power_of_two = false;
+    // "" or other Int keys whose product the value must be a multiple of,
+    // e.g. "ub.banks x ub.bank_bytes" (checked once every key is set).
+    std::string multiple_of;
 };
 
 const std::vector<ConfigKey> &config_schema();
 
 Config default_config();
-// Loads a YAML file over the defaults. Throws npusim::Error with
+// Loads a YAML file (one document, no key given twice, issue.width and
+// issue.slots agreeing) over the defaults. Throws npusim::Error with
 // `file:line:col: key.path: message`.
 Config load_config(const std::string &path);
 // The same from YAML text in memory, `name` standing for the file in messages.
 Config load_config_text(const std::string &text, const std::string &name);
-// Applies one `key=value` override.
+// Applies one `key=value` override. Rules between keys wait for
+// validate_config, so `issue.width=2` then `issue.slots=any,any` is fine.
 void apply_override(Config &cfg, const std::string &assignment);
-// Checks cross-key rules (every class has a slot, ...). Throws npusim::Error.
+// Checks cross-key rules (issue.width = the number of issue.slots, every class
+// has a slot, ...) once every override is applied. Throws npusim::Error.
 void validate_config(const Config &cfg);
 // Resolved config as YAML text (for reports and `config show`).
 std::string config_to_yaml(const Config &cfg);

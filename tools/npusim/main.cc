@@ -370,7 +370,8 @@ int sc_main(int argc, char **argv)
     run->add_option("--param", params, "Set a kernel parameter, NAME=VALUE (repeatable)");
     run->add_option("--json", json_path, "Write the JSON report to FILE, or - for stdout");
     run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)");
-    run->add_option("--max-instructions", ropts.max_instructions, "Stop a run after N instructions per core (0: no limit)");
+    run->add_option("--max-instructions", ropts.max_instructions,
+                    "Stop a run after N instructions per core (0: no limit; default: 1000 x (vectors of all tensors + 64))");
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,

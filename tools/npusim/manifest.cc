@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -52,7 +53,25 @@ double parse_number(const LineCtx &ctx, const std::string &w, size_t col)
     return v;
 }
 
-void parse_tensor(Manifest &m, const LineCtx &ctx, bool input,
+void check_dtype(const LineCtx &ctx, const std::string &s, size_t col)
+{
+    if (s != "fp16" && s != "fp32")
+        ctx.fail(col, "unknown dtype '" + s + "' (fp16, fp32)");
+}
+
+// Tensor and parameter names share one namespace: each names one register.
+// Maps a name to the line that declared it first.
+using Names = std::map<std::string, int>;
+
+void declare_name(Names &names, const LineCtx &ctx, const std::string &name, size_t col)
+{
+    auto [it, fresh] = names.emplace(name, ctx.line);
+    if (!fresh)
+        ctx.fail(col, "duplicate name '" + name + "', first declared at line " + std::to_string(it->second) +
+                          " (@input, @output and @param names are unique)");
+}
+
+void parse_tensor(Manifest &m, Names &names, const LineCtx &ctx, bool input,
                   const std::vector<std::pair<std::string, size_t>> &w)
 {
     if (w.size() < 2)
@@ -69,8 +88,10 @@ void parse_tensor(Manifest &m, const LineCtx &ctx, bool input,
                 ctx.fail(w[k].second, "range needs LO,HI, found '" + r + "'");
             t.range_lo = parse_number(ctx, r.substr(0, comma), w[k].second + 6);
             t.range_hi = parse_number(ctx, r.substr(comma + 1), w[k].second + 7 + comma);
+            if (!std::isfinite(t.range_lo) || !std::isfinite(t.range_hi))
+                ctx.fail(w[k].second, opt + " is not finite (LO and HI must be finite numbers)");
             if (!(t.range_lo < t.range_hi))
-                ctx.fail(w[k].second, "range LO must be below HI");
+                ctx.fail(w[k].second, opt + " is empty (LO must be below HI)");
         } else if (opt == "per_channel") {
             if (!input)
                 ctx.fail(w[k].second, "per_channel applies to inputs only (a parameter tensor)");
@@ -81,9 +102,7 @@ void parse_tensor(Manifest &m, const LineCtx &ctx, bool input,
     }
     if (input && !t.per_channel && !m.tensors.empty() && m.tensors.back().per_channel)
         ctx.fail(w[0].second, "per_channel inputs must follow the tensor inputs");
-    for (const TensorDecl &o : m.tensors)
-        if (o.name == t.name)
-            ctx.fail(w[1].second, "duplicate tensor '" + t.name + "'");
+    declare_name(names, ctx, t.name, w[1].second);
     if (input && !m.tensors.empty() && !m.tensors.back().is_input)
         ctx.fail(w[0].second, "inputs must be declared before outputs");
     m.tensors.push_back(t);
@@ -93,15 +112,18 @@ void parse_bound(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
 {
     if (w.size() < 3)
         ctx.fail(w[0].second, "@bound needs a dtype and ulp=N and/or abs=X");
+    check_dtype(ctx, w[1].first, w[1].second);
     npu_bound b{0.0, 0.0};
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
-        if (opt.rfind("ulp=", 0) == 0)
-            b.max_ulp = parse_number(ctx, opt.substr(4), w[k].second + 4);
-        else if (opt.rfind("abs=", 0) == 0)
-            b.max_abs = parse_number(ctx, opt.substr(4), w[k].second + 4);
-        else
+        double *field = opt.rfind("ulp=", 0) == 0   ? &b.max_ulp
+                        : opt.rfind("abs=", 0) == 0 ? &b.max_abs
+                                                    : nullptr;
+        if (!field)
             ctx.fail(w[k].second, "unknown bound option '" + opt + "' (ulp=N, abs=X)");
+        *field = parse_number(ctx, opt.substr(4), w[k].second + 4);
+        if (!std::isfinite(*field) || *field < 0)
+            ctx.fail(w[k].second, opt + " must be finite and non-negative");
     }
     m.bounds[w[1].first] = b;
 }
@@ -154,6 +176,8 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     std::istringstream in(text);
     std::string line;
     int lineno = 0;
+    int kernel_line = 0;  // the @kernel line, once seen
+    Names names;
     while (std::getline(in, line)) {
         lineno++;
         size_t at = line.find("; @");
@@ -171,20 +195,24 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
         if (key == "kernel") {
             if (w.size() != 2)
                 ctx.fail(w[0].second, "@kernel takes one name");
+            if (kernel_line)
+                ctx.fail(w[0].second, "second @kernel '" + w[1].first + "'; line " + std::to_string(kernel_line) +
+                                          " already names the kernel '" + m.name + "' (a manifest has one)");
+            kernel_line = lineno;
             m.name = w[1].first;
         } else if (key == "summary") {
             m.summary = rest(1);
         } else if (key == "input" || key == "output") {
-            parse_tensor(m, ctx, key == "input", w);
+            parse_tensor(m, names, ctx, key == "input", w);
         } else if (key == "param") {
             if (w.size() < 3)
                 ctx.fail(w[0].second, "@param needs a name and a default value");
+            declare_name(names, ctx, w[1].first, w[1].second);
             ParamDecl p{w[1].first, parse_number(ctx, w[2].first, w[2].second), rest(3)};
             m.params.push_back(p);
         } else if (key == "dtypes") {
             for (size_t k = 1; k < w.size(); k++) {
-                if (w[k].first != "fp16" && w[k].first != "fp32")
-                    ctx.fail(w[k].second, "unknown dtype '" + w[k].first + "' (fp16, fp32)");
+                check_dtype(ctx, w[k].first, w[k].second);
                 m.dtypes.push_back(w[k].first);
             }
         } else if (key == "reference") {

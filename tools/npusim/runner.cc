@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -433,6 +434,11 @@ Bound analyse_bound(const RunResult &r)
     return b;
 }
 
+uint64_t default_max_instructions(uint64_t vectors)
+{
+    return vectors > (UINT64_MAX / 1000) - 64 ? UINT64_MAX : 1000 * (vectors + 64);
+}
+
 npu_dtype parse_dtype(const std::string &name)
 {
     if (name == "fp16")
@@ -617,7 +623,13 @@ RunResult run_kernel(const RunOptions &opts)
         cores.push_back(std::move(core));
     }
 
-    npu_run_limits lim{opts.max_instructions, opts.max_cycles};
+    // Every run ends: without --max-instructions, a limit derived from the
+    // work (the vectors of all tensors) stops a runaway kernel.
+    const uint64_t vlenb_limit = r.config.core.vlen_bits / 8;
+    const uint64_t all_vectors = (npu_layout_bytes(&r.layout) + vlenb_limit - 1) / vlenb_limit * m.tensors.size();
+    const bool default_limit = opts.max_instructions == RunOptions::kDefaultLimit;
+    const uint64_t max_insns = default_limit ? default_max_instructions(all_vectors) : opts.max_instructions;
+    npu_run_limits lim{max_insns, opts.max_cycles};
     std::vector<npu_timed_core *> timed;
     r.timed = r.config.timed;
     const bool use_l2 = r.timed && r.config.memory_l2;
@@ -661,6 +673,11 @@ RunResult run_kernel(const RunOptions &opts)
             TrapReport tr;
             tr.core = k;
             tr.trap = c->trap;
+            if (default_limit && c->trap.kind == NPU_TRAP_MAX_INSNS)
+                std::snprintf(tr.trap.message, sizeof tr.trap.message,
+                              "stopped after %llu instructions, the default limit 1000 x (%llu vectors + 64); "
+                              "--max-instructions N raises it, 0 lifts it",
+                              (unsigned long long)c->retired, (unsigned long long)all_vectors);
             tr.disasm = disasm_at(prog.p, c->trap.pc, &tr.srcloc);
             tr.retired = c->retired;
             if (r.timed && k < timed.size()) {

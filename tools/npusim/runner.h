@@ -36,8 +36,11 @@ struct RunOptions {
     std::map<std::string, std::string> inputs;   // tensor name -> .npy path
     std::map<std::string, std::string> outputs;  // tensor name -> .npy path
     std::map<std::string, double> params;        // overrides of manifest defaults
-    uint64_t max_cycles = 0;
-    uint64_t max_instructions = 0;
+    uint64_t max_cycles = 0;  // per core; 0: no limit
+    // Per core; 0: no limit; kDefaultLimit: derived from the work
+    // (default_max_instructions), so that every run ends.
+    static constexpr uint64_t kDefaultLimit = UINT64_MAX;
+    uint64_t max_instructions = kDefaultLimit;
     Engine engine;  // empty: npu_run_timed
     // Called once per core after its timing model exists (traces attach hooks here).
     std::function<void(unsigned core, npu_timed_core *)> attach;
@@ -188,5 +191,10 @@ Bound analyse_bound(const RunResult &r);
 
 npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
 std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
+// The instruction limit per core when none is given: 1000 x (the vectors of
+// every tensor + 64). Every kernel retires under 100 instructions per vector,
+// so a legal run stays 10x below it, and a runaway loop stops within about a
+// second of host time per million vectors.
+uint64_t default_max_instructions(uint64_t vectors);
 
 }  // namespace npusim

@@ -1,0 +1,203 @@
+// Strict configs (issue 14): input that would silently change meaning is one
+// error line naming file:line:col (or the --set key) and exit status 2, and
+// every alignment rule lives in the schema that also writes the docs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_helpers.h"
+#include "config.h"
+
+#ifndef NPUSIM_EXE
+#error "NPUSIM_EXE must name the npusim binary"
+#endif
+
+using namespace cli_test;
+
+namespace {
+
+// `npusim config show` of `yaml` written to the file `path`.
+Result show_file(const std::string &path, const std::string &yaml)
+{
+    write(path, yaml);
+    return run_cli("config show " + path);
+}
+
+void expect_error(const Result &r, const std::string &line)
+{
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err, line + "\n");
+    EXPECT_EQ(r.out, "");
+}
+
+const std::string kDefaultSlots = "scalar+branch+sync,vector,vector,mem+dma";
+const std::string kAny = "scalar+branch+vector+mem+dma+sync";
+
+}  // namespace
+
+// ---- 1: issue.width and issue.slots -------------------------------------------------------
+
+TEST(ConfigStrict, WidthAndSlotsThatDisagreeAreAnErrorInEitherKeyOrder)
+{
+    // Width first used to run with width 1 (slots overwrote it); slots first was an error.
+    const std::string want = ": issue.width: 2 does not match issue.slots: 1 slot [any] "
+                             "(issue.width must equal the number of slots)";
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "issue: {width: 2, slots: [any]}\n"), p + ":1:8" + want);
+    expect_error(show_file(p, "issue: {slots: [any], width: 2}\n"), p + ":1:8" + want);
+    expect_error(show_file(p, "issue:\n  width: 2\n  slots: [any]\n"), p + ":2:3" + want);
+    expect_error(show_file(p, "issue:\n  slots: [any]\n  width: 2\n"), p + ":2:3" + want);
+}
+
+TEST(ConfigStrict, OneOfWidthAndSlotsAloneMustMatchTheOther)
+{
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "issue: {width: 2}\n"),
+                 p + ":1:9: issue.width: 2 does not match issue.slots: 4 slots [" + kDefaultSlots +
+                     "] (issue.width must equal the number of slots)");
+    expect_error(show_file(p, "issue:\n  slots: [any, any]\n"),
+                 p + ":2:3: issue.width: 4 does not match issue.slots: 2 slots [any,any] "
+                     "(issue.width must equal the number of slots)");
+    expect_error(run_cli("config show --set issue.width=2"),
+                 "issue.width: 2 does not match issue.slots: 4 slots [" + kDefaultSlots +
+                     "] (issue.width must equal the number of slots)");
+}
+
+TEST(ConfigStrict, SetOverridesOfWidthAndSlotsAreCheckedAfterTheLastInEitherOrder)
+{
+    for (const char *args : {"--set issue.width=2 --set issue.slots=any,any", "--set issue.slots=any,any --set issue.width=2"}) {
+        Result r = run_cli(std::string("config show ") + args);
+        ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+        EXPECT_NE(r.out.find("  width: 2\n  slots: [" + kAny + ", " + kAny + "]\n"), std::string::npos) << r.out;
+    }
+    const std::string want = "issue.width: 3 does not match issue.slots: 2 slots [any,any] "
+                             "(issue.width must equal the number of slots)";
+    expect_error(run_cli("config show --set issue.width=3 --set issue.slots=any,any"), want);
+    expect_error(run_cli("config show --set issue.slots=any,any --set issue.width=3"), want);
+}
+
+// ---- 2: duplicate keys -------------------------------------------------------------------
+
+TEST(ConfigStrict, DuplicateKeyNamesItsSecondOccurrence)
+{
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "core:\n  vlen: 256\n  vlen: 512\n"),
+                 p + ":3:3: core.vlen: duplicate key (first at line 2, column 3)");
+    expect_error(show_file(p, "core: {vlen: 256}\nissue: {branch_penalty: 2}\ncore: {ub_bytes: 65536}\n"),
+                 p + ":3:1: core: duplicate key (first at line 1, column 1)");
+    expect_error(show_file(p, "units:\n  valu: {count: 1, count: 2}\n"),
+                 p + ":2:20: units.valu.count: duplicate key (first at line 2, column 10)");
+    // The dotted spelling is the same key.
+    expect_error(show_file(p, "core.vlen: 128\ncore: {vlen: 256}\n"),
+                 p + ":2:8: core.vlen: duplicate key (first at line 1, column 1)");
+    // Two bases: root["base"] would have picked one.
+    expect_error(show_file(p, "base: default.yaml\nbase: tiny.yaml\n"),
+                 p + ":2:1: base: duplicate key (first at line 1, column 1)");
+}
+
+// ---- 3: a second document ----------------------------------------------------------------
+
+TEST(ConfigStrict, SecondYamlDocumentIsAnError)
+{
+    const std::string want = ": a second YAML document (after '---'): a config file is one document";
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "core: {vlen: 256}\n---\ncore: {vlen: 512}\n"), p + ":3:1" + want);
+    expect_error(show_file(p, "core: {vlen: 256}\n---\n"), p + ":3:1" + want);
+    // One document with an explicit start is fine.
+    Result r = show_file(p, "---\ncore: {vlen: 512}\n");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// ---- 4: ranges and alignment from the schema ---------------------------------------------
+
+TEST(ConfigStrict, AlignmentRulesComeFromTheSchema)
+{
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "ub:\n  bank_bytes: 3\n"),
+                 p + ":2:15: ub.bank_bytes: 3 is not a power of two (2 .. 4096)");
+    // core.ub_bytes is whole rows of UB banks, whichever side changes.
+    expect_error(show_file(p, "core:\n  ub_bytes: 100000\n"),
+                 p + ":2:3: core.ub_bytes: 100000 is not a multiple of ub.banks x ub.bank_bytes (16 x 32 = 512 bytes)");
+    expect_error(show_file(p, "ub: {banks: 12}\n"),
+                 p + ":1:6: core.ub_bytes: 262144 is not a multiple of ub.banks x ub.bank_bytes (12 x 32 = 384 bytes)");
+    expect_error(run_cli("config show --set ub.banks=12"),
+                 "core.ub_bytes: 262144 is not a multiple of ub.banks x ub.bank_bytes (12 x 32 = 384 bytes)");
+    expect_error(run_cli("config show --set l2.size_bytes=3000000"),
+                 "--set l2.size_bytes: 3000000 is not a power of two (1024 .. 17179869184)");
+    expect_error(run_cli("config show --set l2.ways=12"), "--set l2.ways: 12 is not a power of two (1 .. 64)");
+    expect_error(run_cli("config show --set dram.interleave_bytes=384"),
+                 "--set dram.interleave_bytes: 384 is not a power of two (32 .. 1048576)");
+    // C would read 0400 as octal 256, YAML 1.2 as 400.
+    expect_error(run_cli("config show --set core.vlen=0400"),
+                 "--set core.vlen: expected an integer (decimal without a leading 0, or 0x hex), got '0400'");
+    Result r = run_cli("config show --set core.vlen=0x200 --set core.ub_bytes=100352");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(ConfigStrict, DocsPrintEveryAlignmentRule)
+{
+    Result r = run_cli("config docs");
+    ASSERT_EQ(r.status, 0);
+    for (const char *row : {"| `core.vlen` | int | 256 | 128 .. 2048, power of two | bits |",
+                            "| `core.ub_bytes` | int | 262144 | 32768 .. 1073741824, multiple of ub.banks x ub.bank_bytes | bytes |",
+                            "| `ub.bank_bytes` | int | 32 | 2 .. 4096, power of two | bytes |",
+                            "| `l2.size_bytes` | int | 2097152 | 1024 .. 17179869184, power of two | bytes |",
+                            "| `l2.ways` | int | 16 | 1 .. 64, power of two | ways |",
+                            "| `l2.line_bytes` | int | 128 | 32 .. 4096, power of two | bytes |",
+                            "| `dram.interleave_bytes` | int | 256 | 32 .. 1048576, power of two | bytes |"})
+        EXPECT_NE(r.out.find(row), std::string::npos) << row;
+}
+
+TEST(ConfigStrict, EveryAlignedKeysBoundsAndDefaultObeyItsRule)
+{
+    auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+    for (const npusim::ConfigKey &k : npusim::config_schema()) {
+        if (k.type != npusim::KeyType::Int)
+            continue;
+        EXPECT_LE(k.min, k.max) << k.path;
+        for (int64_t v : {k.min, k.max, int64_t(std::stoll(k.default_text))})
+            EXPECT_TRUE(!k.power_of_two || pow2(v)) << k.path << " " << v;
+        // A multiple_of names Int keys of the schema: "a x b".
+        std::string rest = k.multiple_of;
+        while (!rest.empty()) {
+            const size_t x = rest.find(" x ");
+            const std::string name = rest.substr(0, x);
+            rest = x == std::string::npos ? "" : rest.substr(x + 3);
+            bool found = false;
+            for (const npusim::ConfigKey &f : npusim::config_schema())
+                found |= f.path == name && f.type == npusim::KeyType::Int;
+            EXPECT_TRUE(found) << k.path << ": multiple_of names '" << name << "'";
+        }
+    }
+    EXPECT_NO_THROW(npusim::validate_config(npusim::default_config()));
+}
+
+// ---- 5: long values ----------------------------------------------------------------------
+
+TEST(ConfigStrict, EchoedValuesAreCutTo40Characters)
+{
+    const std::string forty(40, '1');
+    const std::string p = tmpdir() + "/config.yaml";
+    // A 100,000-digit integer used to give a 100 KB error line.
+    expect_error(show_file(p, "core:\n  vlen: " + std::string(100000, '1') + "\n"),
+                 p + ":2:9: core.vlen: " + forty + "... is out of range (128 .. 2048 bits)");
+    // (YAML allows 1024 characters in a plain key.)
+    expect_error(show_file(p, std::string(1000, 'k') + ": 1\n"), p + ":1:1: " + std::string(40, 'k') + "...: unknown key");
+    expect_error(run_cli("config show --set sfu.mode=" + std::string(1000, 'x')),
+                 "--set sfu.mode: '" + std::string(40, 'x') + "...' is not one of exact|approx");
+    expect_error(run_cli("config show --set issue.slots=any," + std::string(1000, 'v')),
+                 "--set issue.slots[1]: unknown instruction class '" + std::string(40, 'v') +
+                     "...' (scalar, branch, vector, mem, dma, sync)");
+    expect_error(run_cli("config show --set core.ub_bytes=" + std::string(1000, '9')),
+                 "--set core.ub_bytes: " + std::string(40, '9') + "... is out of range (32768 .. 1073741824 bytes)");
+}
+
+// ---- the shipped configs still load ------------------------------------------------------
+
+TEST(ConfigStrict, ShippedConfigsLoad)
+{
+    for (const char *name : {"default", "tiny", "edge", "datacenter"}) {
+        Result r = run_cli(std::string("config show ") + NPUSIM_SOURCE_ROOT + "/configs/" + name + ".yaml");
+        EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+    }
+}

@@ -1,0 +1,140 @@
+// Strict manifests through the npusim CLI: each bad manifest is one error
+// line `file:line:col: what is wrong` and exit status 2, before anything runs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_helpers.h"
+
+#ifndef NPUSIM_EXE
+#error "NPUSIM_EXE must name the npusim binary"
+#endif
+
+using namespace cli_test;
+
+namespace {
+
+// A valid manifest (relu on x -> y) whose line `at` (1-based) is replaced by
+// `bad`, or, with `insert`, preceded by it.
+//   1 @kernel  2 @input  3 @output  4 @param  5 @dtypes  6 @reference
+//   7 @bound fp16  8 @bound fp32
+std::string manifest_with(int at, const std::string &bad, bool insert = false)
+{
+    const char *lines[] = {
+        "; @kernel     strict",          "; @input      x range=-8,8", "; @output     y",
+        "; @param      alpha 0.5 slope", "; @dtypes     fp16 fp32",    "; @reference  relu",
+        "; @bound      fp16 ulp=0",      "; @bound      fp32 ulp=0",
+    };
+    std::string s;
+    int n = 1;
+    for (const char *l : lines) {
+        if (n == at)
+            s += bad + "\n";
+        if (n != at || insert)
+            s += std::string(l) + "\n";
+        n++;
+    }
+    if (at == n)
+        s += bad + "\n";
+    return s + "    halt\n";
+}
+
+// Writes `text` as NAME.s in the scratch folder, runs it, and expects exactly
+// `path:LOCATION: MESSAGE` on stderr, nothing on stdout, and exit status 2.
+void expect_error(const std::string &name, const std::string &text, const std::string &location,
+                  const std::string &message)
+{
+    std::string path = tmpdir() + "/" + name + ".s";
+    write(path, text);
+    Result r = run_cli("run " + path);
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, path + ":" + location + ": " + message + "\n");
+    EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+
+TEST(Manifest, TheBaseManifestIsAccepted)
+{
+    // The kernel only halts, so its output fails the check (exit 1, not 2):
+    // the manifest itself was accepted and the run reached the report.
+    std::string path = tmpdir() + "/good.s";
+    write(path, manifest_with(0, ""));
+    Result r = run_cli("run " + path + " --shape 1,1,1,16");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("Kernel:      strict (", 0), 0u) << r.out;
+}
+
+TEST(Manifest, InfiniteRangeIsAnError)
+{
+    expect_error("range_inf", manifest_with(2, "; @input      x range=-inf,inf"), "2:17",
+                 "range=-inf,inf is not finite (LO and HI must be finite numbers)");
+    expect_error("range_nan", manifest_with(2, "; @input      x range=nan,1"), "2:17",
+                 "range=nan,1 is not finite (LO and HI must be finite numbers)");
+    expect_error("range_hi_inf", manifest_with(2, "; @input      x range=0,1e400"), "2:17",
+                 "range=0,1e400 is not finite (LO and HI must be finite numbers)");
+}
+
+TEST(Manifest, UnorderedRangeIsAnError)
+{
+    expect_error("range_desc", manifest_with(2, "; @input      x range=8,-8"), "2:17",
+                 "range=8,-8 is empty (LO must be below HI)");
+    expect_error("range_empty", manifest_with(2, "; @input      x range=1,1"), "2:17",
+                 "range=1,1 is empty (LO must be below HI)");
+}
+
+TEST(Manifest, BoundMustBeFiniteAndNonNegative)
+{
+    expect_error("bound_nan", manifest_with(7, "; @bound      fp16 ulp=nan"), "7:20",
+                 "ulp=nan must be finite and non-negative");
+    expect_error("bound_neg", manifest_with(7, "; @bound      fp16 ulp=-1"), "7:20",
+                 "ulp=-1 must be finite and non-negative");
+    expect_error("bound_inf", manifest_with(8, "; @bound      fp32 ulp=0 abs=inf"), "8:26",
+                 "abs=inf must be finite and non-negative");
+}
+
+TEST(Manifest, SecondKernelLineIsAnError)
+{
+    expect_error("two_kernels", manifest_with(6, "; @kernel     renamed", true), "6:3",
+                 "second @kernel 'renamed'; line 1 already names the kernel 'strict' (a manifest has one)");
+}
+
+TEST(Manifest, DuplicateParamIsAnError)
+{
+    expect_error("two_params", manifest_with(5, "; @param      alpha 2 again", true), "5:15",
+                 "duplicate name 'alpha', first declared at line 4 (@input, @output and @param names are unique)");
+}
+
+TEST(Manifest, ParamNamedAsATensorIsAnError)
+{
+    expect_error("param_is_tensor", manifest_with(4, "; @param      x 0.5 slope"), "4:15",
+                 "duplicate name 'x', first declared at line 2 (@input, @output and @param names are unique)");
+    // A tensor after a parameter of its name: the first line is the parameter's.
+    expect_error("tensor_is_param", manifest_with(3, "; @param      y 1", true), "4:15",
+                 "duplicate name 'y', first declared at line 3 (@input, @output and @param names are unique)");
+}
+
+TEST(Manifest, DuplicateTensorNamesTheFirstLine)
+{
+    expect_error("two_tensors", manifest_with(3, "; @output     x"), "3:15",
+                 "duplicate name 'x', first declared at line 2 (@input, @output and @param names are unique)");
+}
+
+TEST(Manifest, UnknownBoundDtypeIsNamed)
+{
+    expect_error("bound_fp8", manifest_with(7, "; @bound      fp8 ulp=0"), "7:15", "unknown dtype 'fp8' (fp16, fp32)");
+    // Even beside the bounds the dtypes need: it is a typo, not a spare.
+    expect_error("bound_fp8_extra", manifest_with(9, "; @bound      fp8 ulp=0"), "9:15",
+                 "unknown dtype 'fp8' (fp16, fp32)");
+}
+
+TEST(Manifest, EveryShippedKernelLoads)
+{
+    Result r = run_cli("kernels");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    int listed = 0;
+    for (size_t p = 0; (p = r.out.find(" blocks", p)) != std::string::npos; p++)
+        listed++;
+    EXPECT_GE(listed, 24) << r.out;
+}
