@@ -88,6 +88,23 @@ TEST(Cli, ConfigKeyThatIsNotANameIsOneLineNotACrash)
     EXPECT_EQ(r.err, path + ":1:8: core: a key must be a plain name, not a list or a mapping\n");
 }
 
+TEST(Cli, InputAloneSetsDtypeAndShapeAsTheReadmeSays)
+{
+    // README: `npusim run relu --input x=x.npy --output y=y.npy  # shape and
+    // dtype from the .npy`, for an fp16 file too (it used to say "does not
+    // match --dtype fp32" with no --dtype given).
+    const std::string x = tmpdir() + "/x16.npy", y = tmpdir() + "/y16.npy";
+    Result made = run_cli("run relu --dtype fp16 --shape 1,4,3,2 --seed 7 --output y=" + x);
+    ASSERT_EQ(made.status, 0) << made.err;
+    nlohmann::json j = run_json("relu --input x=" + x + " --output y=" + y);
+    EXPECT_EQ(j["dtype"], "fp16");
+    EXPECT_EQ(j["shape"], nlohmann::json::array({1, 4, 3, 2}));
+    EXPECT_EQ(j["seed"], 1);  // the seed of generated inputs is always reported
+    Result bad = run_cli("run relu --dtype fp32 --input x=" + x);
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, x + ": dtype f16 does not match --dtype fp32\n");
+}
+
 TEST(Cli, JsonReportHasTheStableKeys)
 {
     Result r = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -647,4 +648,22 @@ TEST(IdealMemory, IsNeverSlowerThanTheL2)
         }
         EXPECT_LE(cycles[0], cycles[1]) << c.kernel << ": ideal " << cycles[0] << ", l2 " << cycles[1];
     }
+}
+
+// An infinite error (an element that should be finite came out inf or NaN)
+// is null in the JSON report, never a number that sorts as small (it was -1).
+TEST(Report, InfiniteErrorIsNullNotASmallNumber)
+{
+    RunOptions o;
+    o.kernel = "relu";
+    o.dtype = "fp16";
+    o.shape = {1, 16, 2, 2};
+    RunResult r = run_kernel(o);
+    r.accuracy.max_ulp = INFINITY;
+    r.accuracy.max_ulp_beyond_abs = INFINITY;
+    nlohmann::json j = report_json(r);
+    EXPECT_TRUE(j.at("accuracy").at("max_ulp").is_null()) << j.at("accuracy").dump();
+    EXPECT_TRUE(j.at("accuracy").at("max_ulp_beyond_abs").is_null());
+    r.accuracy.max_ulp = 0.5;
+    EXPECT_EQ(report_json(r).at("accuracy").at("max_ulp").get<double>(), 0.5);
 }

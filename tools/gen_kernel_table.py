@@ -34,8 +34,8 @@ def run(npusim, kernel, dtype):
 
 
 def fmt_ulp(v):
-    if v is None:
-        return "-"
+    if v is None:  # null: an infinite error
+        return "inf"
     if v >= 1e4:
         return f"{v:.3g}"
     return f"{v:.2f}"

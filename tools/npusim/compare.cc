@@ -1,6 +1,7 @@
 // Side-by-side comparison of kernels.
 #include "compare.h"
 
+#include <cmath>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +99,8 @@ double num(const nlohmann::json &j, const std::string &dotted)
             return 0.0;
         }
     }
+    if (cur->is_null())
+        return INFINITY;  // an infinite error is null in the report
     return cur->is_number() ? cur->get<double>() : 0.0;
 }
 

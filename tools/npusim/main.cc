@@ -359,7 +359,7 @@ int sc_main(int argc, char **argv)
     bool quiet = false;
     auto *run = app.add_subcommand("run", "Run a kernel on a tensor and check it against its reference");
     run->add_option("kernel", ropts.kernel, "Kernel name from kernels/ or a path to a .s file")->required();
-    run->add_option("--dtype", ropts.dtype, "Element type: fp16 or fp32")->check(CLI::IsMember({"fp16", "fp32"}));
+    run->add_option("--dtype", ropts.dtype, "Element type: fp16 or fp32 (default: the first --input .npy file's, else fp32)")->check(CLI::IsMember({"fp16", "fp32"}));
     run->add_option("--shape", shape, "Logical NCHW shape, e.g. 1,64,56,56");
     run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");

@@ -24,9 +24,11 @@ std::string fmt(const char *f, ...)
     return buf;
 }
 
-double json_number(double v)
+// JSON has no infinity: an infinite error (an element that should be finite
+// came out inf or NaN) is null, never a number that would sort as small.
+nlohmann::json json_number(double v)
 {
-    return std::isfinite(v) ? v : -1.0;  // JSON has no inf: -1 marks "unbounded"
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
@@ -323,6 +325,7 @@ nlohmann::json report_json(const RunResult &r)
     json j;
     const uint64_t elements = npu_layout_logical_elems(&r.layout);
     j["kernel"] = r.manifest.name;
+    j["seed"] = r.seed;
     j["dtype"] = dtype_text(r);
     j["shape"] = {r.layout.n, r.layout.c, r.layout.h, r.layout.w};
     j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};

@@ -50,12 +50,13 @@ struct Placed {
 NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, const std::vector<uint64_t> &nchw,
                     unsigned index)
 {
+    const char *dtype_name = dt == NPU_F16 ? "fp16" : "fp32";
     const std::vector<uint64_t> shape = t.per_channel ? std::vector<uint64_t>{nchw[1]} : nchw;
     auto it = opts.inputs.find(t.name);
     if (it != opts.inputs.end()) {
         NpyArray a = read_npy(it->second);
         if (a.dtype != dt)
-            throw Error(it->second + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + opts.dtype);
+            throw Error(it->second + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + dtype_name);
         if (a.shape != shape) {
             std::string s;
             for (uint64_t d : a.shape)
@@ -434,6 +435,24 @@ Bound analyse_bound(const RunResult &r)
     return b;
 }
 
+// The run's dtype: --dtype when given; else the first tensor input's .npy
+// (as the shape is, so `run relu --input x=x.npy` works for fp16 files);
+// else fp32.
+static std::string run_dtype(const Manifest &m, const RunOptions &opts)
+{
+    if (!opts.dtype.empty())
+        return opts.dtype;
+    for (const TensorDecl &t : m.tensors)
+        if (t.is_input && !t.per_channel && opts.inputs.count(t.name)) {
+            const std::string &path = opts.inputs.at(t.name);
+            const npu_dtype dt = read_npy(path).dtype;
+            if (dt != NPU_F16 && dt != NPU_F32)
+                throw Error(path + ": dtype " + npu_dtype_name(dt) + " is not one a kernel runs on (f16, f32)");
+            return dt == NPU_F16 ? "fp16" : "fp32";
+        }
+    return "fp32";
+}
+
 uint64_t default_max_instructions(uint64_t vectors)
 {
     return vectors > (UINT64_MAX / 1000) - 64 ? UINT64_MAX : 1000 * (vectors + 64);
@@ -478,10 +497,12 @@ RunResult run_kernel(const RunOptions &opts)
     RunResult r;
     r.manifest = load_manifest(resolve_kernel(opts.kernel));
     const Manifest &m = r.manifest;
-    if (!m.supports(opts.dtype))
-        throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + opts.dtype);
-    r.dtype = parse_dtype(opts.dtype);
-    r.bound = m.bounds.at(opts.dtype);
+    const std::string dtype = run_dtype(m, opts);
+    if (!m.supports(dtype))
+        throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
+    r.dtype = parse_dtype(dtype);
+    r.bound = m.bounds.at(dtype);
+    r.seed = opts.seed;
     r.config = opts.config;
     const unsigned esize = npu_dtype_bytes(r.dtype);
 

@@ -29,7 +29,7 @@ using Engine = std::function<void(npu_timed_core *const *cores, unsigned n, cons
 
 struct RunOptions {
     std::string kernel;  // name or path
-    std::string dtype = "fp32";
+    std::string dtype;  // fp16 or fp32; empty: the first tensor input's .npy, else fp32
     std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W
     Config config = default_config();
     uint64_t seed = 1;
@@ -141,6 +141,7 @@ struct DramTraffic {
 struct RunResult {
     Manifest manifest;
     npu_dtype dtype = NPU_F32;
+    uint64_t seed = 0;  // of the generated inputs (RunOptions::seed)
     npu_layout layout{};
     Config config;
     std::vector<double> params;  // resolved, manifest order

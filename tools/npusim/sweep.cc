@@ -204,6 +204,8 @@ void flatten(const nlohmann::json &j, const std::string &prefix, std::map<std::s
             flatten(j[i], prefix + "." + std::to_string(i), out);
     } else if (j.is_string()) {
         out[prefix] = j.get<std::string>();
+    } else if (j.is_null()) {
+        out[prefix] = "";  // an infinite error: an empty CSV cell, NaN to a reader, never a small number
     } else {
         out[prefix] = j.dump();
     }
