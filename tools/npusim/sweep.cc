@@ -2,6 +2,7 @@
 // merging the results.
 #include "sweep.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,6 +49,12 @@ std::string scalar_text(const YAML::Node &n, const std::string &file, const std:
     throw Error(where(file, n.Mark()) + key + ": expected a scalar value");
 }
 
+// True if the last value also appears earlier in the list.
+bool repeats_last(const std::vector<std::string> &v)
+{
+    return std::find(v.begin(), v.end() - 1, v.back()) != v.end() - 1;
+}
+
 std::vector<std::string> string_list(const YAML::Node &n, const std::string &file, const std::string &key)
 {
     std::vector<std::string> out;
@@ -57,9 +64,23 @@ std::vector<std::string> string_list(const YAML::Node &n, const std::string &fil
     }
     if (!n.IsSequence() || n.size() == 0)
         throw Error(where(file, n.Mark()) + key + ": expected a non-empty list");
-    for (const auto &item : n)
+    for (const auto &item : n) {
         out.push_back(scalar_text(item, file, key));
+        if (repeats_last(out))
+            throw Error(where(file, item.Mark()) + key + ": '" + out.back() +
+                        "' is listed twice (its points would share one id)");
+    }
     return out;
+}
+
+// yaml-cpp keeps both entries of a repeated mapping key; a spec may not.
+void check_unique_key(std::map<std::string, int> &seen, const YAML::Node &k, const std::string &file,
+                      const std::string &name)
+{
+    auto [it, fresh] = seen.emplace(k.Scalar(), k.Mark().line + 1);
+    if (!fresh)
+        throw Error(where(file, k.Mark()) + name + ": repeated key (first at line " + std::to_string(it->second) +
+                    ")");
 }
 
 void check_key(const std::string &key, const std::string &w)
@@ -85,20 +106,34 @@ void check_value(const std::string &key, const std::string &value, const std::st
     }
 }
 
-std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const std::string &section)
+// `other` is the other section (grid for zip, zip for grid) as far as read:
+// a key is either crossed or zipped, never both.
+std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const std::string &section,
+                            const std::vector<SweepAxis> &other, const std::string &other_section)
 {
     std::vector<SweepAxis> out;
     if (!n.IsMap())
         throw Error(where(file, n.Mark()) + section + ": expected a mapping of config keys to value lists");
+    std::map<std::string, int> seen;
     for (const auto &kv : n) {
         std::string key = kv.first.Scalar();
-        check_key(key, where(file, kv.first.Mark()) + section + ".");
+        const std::string w = where(file, kv.first.Mark());
+        check_key(key, w + section + ".");
+        check_unique_key(seen, kv.first, file, section + "." + key);
+        for (const SweepAxis &o : other)
+            if (o.key == key)
+                throw Error(w + section + "." + key + ": also in " + other_section +
+                            " (a key is either crossed or zipped, not both)");
         if (!kv.second.IsSequence() || kv.second.size() == 0)
             throw Error(where(file, kv.second.Mark()) + section + "." + key + ": expected a non-empty list of values");
         SweepAxis a{key, {}};
         for (const auto &v : kv.second) {
             a.values.push_back(scalar_text(v, file, section + "." + key));
             check_value(key, a.values.back(), where(file, v.Mark()) + section + ".");
+            // A zip value may repeat (other keys move with it); a grid value may not.
+            if (section == "grid" && repeats_last(a.values))
+                throw Error(where(file, v.Mark()) + section + "." + key + ": '" + a.values.back() +
+                            "' is listed twice (its points would share one id)");
         }
         out.push_back(a);
     }
@@ -221,6 +256,64 @@ std::string csv_field(const std::string &s)
     return q + "\"";
 }
 
+// The ids listed in DIR/points.json, in order; empty if there is none.
+std::vector<std::string> manifest_ids(const std::string &dir)
+{
+    std::vector<std::string> ids;
+    const std::string text = read_text(dir + "/points.json");
+    if (text.empty())
+        return ids;
+    nlohmann::json m = nlohmann::json::parse(text, nullptr, false);
+    if (m.is_discarded() || !m.is_array())
+        throw Error(dir + "/points.json: not valid JSON");
+    for (const auto &p : m) {
+        if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
+            throw Error(dir + "/points.json: a point without an id");
+        ids.push_back(p["id"].get<std::string>());
+    }
+    return ids;
+}
+
+// A folder belongs to one spec: its points.json must list exactly these
+// points (the same spec again resumes; shards of one spec agree).
+void check_folder_is_ours(const std::string &dir, const std::vector<SweepPoint> &points)
+{
+    const std::vector<std::string> ids = manifest_ids(dir);
+    if (ids.empty())
+        return;
+    size_t i = 0;
+    while (i < ids.size() && i < points.size() && ids[i] == points[i].id)
+        i++;
+    if (i == ids.size() && i == points.size())
+        return;
+    throw Error(dir + ": holds another sweep's points (" + std::to_string(ids.size()) + " points, this spec has " +
+                std::to_string(points.size()) + ", first difference at point " + std::to_string(i) +
+                "); use another output folder");
+}
+
+// Results (a status or stats.json) in DIR/points/ for ids that points.json
+// does not list came from another sweep: merging without them would drop
+// them silently.
+void check_no_foreign_results(const std::string &dir)
+{
+    const std::vector<std::string> listed = manifest_ids(dir);
+    const std::set<std::string> ids(listed.begin(), listed.end());
+    std::set<std::string> foreign;
+    if (DIR *d = opendir((dir + "/points").c_str())) {
+        while (const struct dirent *e = readdir(d)) {
+            const std::string id = e->d_name;
+            const std::string pdir = dir + "/points/" + id;
+            if (id != "." && id != ".." && !ids.count(id) &&
+                (file_exists(pdir + "/status") || file_exists(pdir + "/stats.json")))
+                foreign.insert(id);
+        }
+        closedir(d);
+    }
+    if (!foreign.empty())
+        throw Error(dir + "/points: " + std::to_string(foreign.size()) + " result(s) of points that points.json " +
+                    "does not list (e.g. " + *foreign.begin() + "), from another sweep; move them to their own folder");
+}
+
 }  // namespace
 
 std::pair<unsigned, unsigned> parse_shard(const std::string &text)
@@ -264,9 +357,13 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     s.path = path;
     if (!root.IsMap())
         throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip)");
+    std::map<std::string, int> seen;
     for (const auto &kv : root) {
         const std::string key = kv.first.Scalar();
         const YAML::Node &v = kv.second;
+        if (key == "base" || key == "kernels" || key == "dtypes" || key == "shapes" || key == "set" ||
+            key == "grid" || key == "zip")
+            check_unique_key(seen, kv.first, path, key);
         if (key == "base") {
             std::string b = scalar_text(v, path, key);
             if (!b.empty() && b[0] != '/') {
@@ -288,15 +385,17 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
         } else if (key == "set") {
             if (!v.IsMap())
                 throw Error(where(path, v.Mark()) + "set: expected a mapping of config keys to values");
+            std::map<std::string, int> set_seen;
             for (const auto &e : v) {
                 check_key(e.first.Scalar(), where(path, e.first.Mark()) + "set.");
+                check_unique_key(set_seen, e.first, path, "set." + e.first.Scalar());
                 s.set.emplace_back(e.first.Scalar(), scalar_text(e.second, path, "set." + e.first.Scalar()));
                 check_value(s.set.back().first, s.set.back().second, where(path, e.second.Mark()) + "set.");
             }
         } else if (key == "grid") {
-            s.grid = axes(v, path, "grid");
+            s.grid = axes(v, path, "grid", s.zip, "zip");
         } else if (key == "zip") {
-            s.zip = axes(v, path, "zip");
+            s.zip = axes(v, path, "zip", s.grid, "grid");
             for (const SweepAxis &a : s.zip)
                 if (a.values.size() != s.zip[0].values.size())
                     throw Error(where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +
@@ -325,8 +424,27 @@ std::string point_id(const Config &cfg, const std::string &kernel, const std::st
     return buf;
 }
 
+uint64_t sweep_point_count(const SweepSpec &spec)
+{
+    std::vector<uint64_t> factors = {spec.kernels.size(), spec.dtypes.size(), spec.shapes.size()};
+    for (const SweepAxis &a : spec.grid)
+        factors.push_back(a.values.size());
+    if (!spec.zip.empty())
+        factors.push_back(spec.zip[0].values.size());
+    uint64_t n = 1;
+    for (uint64_t f : factors)
+        if (__builtin_mul_overflow(n, f, &n))
+            return UINT64_MAX;
+    return n;
+}
+
 std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
 {
+    const uint64_t count = sweep_point_count(spec);
+    if (count > kMaxSweepPoints)
+        throw Error(spec.path + ": " + (count == UINT64_MAX ? "more than " : "") + std::to_string(count) +
+                    " points; a sweep may have at most " + std::to_string(kMaxSweepPoints) +
+                    " (split it into several specs)");
     // Config combinations: grid crossed (last key fastest), times zip rows.
     std::vector<std::vector<std::pair<std::string, std::string>>> combos = {{}};
     for (const SweepAxis &a : spec.grid) {
@@ -352,6 +470,8 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
     }
     const Config base = spec.base.empty() ? default_config() : load_config(spec.base);
     std::vector<SweepPoint> points;
+    points.reserve(count);
+    std::map<std::string, size_t> first_with_id;
     for (const std::string &kernel : spec.kernels)
         for (const std::string &dtype : spec.dtypes)
             for (const std::string &shape : spec.shapes)
@@ -373,6 +493,11 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
                     }
                     p.config.source = "sweep point";
                     p.id = point_id(p.config, kernel, dtype, shape);
+                    auto [it, fresh] = first_with_id.emplace(p.id, p.index);
+                    if (!fresh)
+                        throw Error(spec.path + ": points " + std::to_string(it->second) + " and " +
+                                    std::to_string(p.index) + " are the same point (id " + p.id +
+                                    ": their overrides resolve to one config)");
                     points.push_back(p);
                 }
     return points;
@@ -381,6 +506,7 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
 unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts)
 {
     (void)spec;
+    check_folder_is_ours(opts.out_dir, points);
     make_dirs(opts.out_dir + "/points");
     check_sweep_fits(opts.out_dir, points.size(), 64 << 10);  // ~64 KiB per point (no traces)
     nlohmann::json manifest = nlohmann::json::array();
@@ -475,6 +601,7 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
     nlohmann::json manifest = nlohmann::json::parse(manifest_text, nullptr, false);
     if (manifest.is_discarded() || !manifest.is_array())
         throw Error(dir + "/points.json: not valid JSON");
+    check_no_foreign_results(dir);
     MergeSummary sum;
     std::vector<std::map<std::string, std::string>> rows;
     std::set<std::string> stat_cols, param_cols;

@@ -40,7 +40,14 @@ SweepSpec load_sweep(const std::string &path);
 // The same from YAML text in memory; `path` names it in messages and is where
 // a relative `base` is looked up (fuzzers and tests).
 SweepSpec load_sweep_text(const std::string &text, const std::string &path);
-// Every point, in a stable order. Throws on a bad override value.
+// The most points one spec may expand to; past it expand_sweep refuses
+// (split the sweep into several specs).
+constexpr uint64_t kMaxSweepPoints = 100000;
+// kernels x dtypes x shapes x grid sizes x zip length, without expanding;
+// UINT64_MAX if the product overflows.
+uint64_t sweep_point_count(const SweepSpec &spec);
+// Every point, in a stable order. Throws on a bad override value, on more
+// than kMaxSweepPoints points, and on two points with one id.
 std::vector<SweepPoint> expand_sweep(const SweepSpec &spec);
 // The point's id: FNV-1a 64 of its resolved config, kernel, dtype and shape.
 std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype,
@@ -56,13 +63,17 @@ struct SweepRunOptions {
 
 // Runs the points of this shard that are not done yet. Returns the number of
 // failed points. Each point gets DIR/points/ID/{config.yaml,stats.json,log.txt,status}.
+// A folder belongs to one spec: if DIR/points.json lists other points (ids in
+// order) than `points`, throws without touching the folder.
 unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts);
 
 struct MergeSummary {
     size_t points = 0, done = 0, failed = 0, missing = 0;
 };
 // Writes one CSV row per finished point (flattened dotted keys, e.g.
-// l2.hit_rate), optionally JSONL. Expected points come from DIR/sweep.yaml.
+// l2.hit_rate), optionally JSONL. Expected points come from DIR/points.json;
+// result folders under DIR/points/ for ids not listed there (another sweep's
+// results) are an error, never silently left out.
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path);
 
 // "i/n" -> (i, n), 0 <= i < n.
