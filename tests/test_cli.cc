@@ -105,6 +105,29 @@ TEST(Cli, InputAloneSetsDtypeAndShapeAsTheReadmeSays)
     EXPECT_EQ(bad.err, x + ": dtype f16 does not match --dtype fp32\n");
 }
 
+TEST(Cli, OutOfRangeNumbersAndEmptyTensorsGetTheirOwnLine)
+{
+    Result r = run_cli("run relu --seed 99999999999999999999999");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--seed: '99999999999999999999999' is out of range (0 .. 18446744073709551615)"),
+              std::string::npos)
+        << r.err;
+    r = run_cli("run relu --max-cycles -1");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--max-cycles: '-1' is not a whole number (0 .. 18446744073709551615)"), std::string::npos)
+        << r.err;
+    // An .npy with a 0 dimension is empty, not "too large" (and no --shape was given).
+    const std::string empty = tmpdir() + "/empty.npy";
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 0, 3, 3), }";
+    header.append(128 - 10 - header.size() - 1, ' ');  // magic, version, length and header: 128 bytes
+    header += '\n';
+    std::string file = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+    write(empty, file);
+    r = run_cli("run relu --input x=" + empty);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, empty + ": shape (1,0,3,3) is an empty tensor: every dimension must be at least 1\n");
+}
+
 TEST(Cli, JsonReportHasTheStableKeys)
 {
     Result r = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");

@@ -346,6 +346,19 @@ int cmd_kernels(bool json)
 
 }  // namespace
 
+// A whole number in 0 .. 2^64 - 1, written in decimal: CLI11 would wrap
+// `-1` or saturate a 30-digit seed without a word.
+const CLI::Validator kUint64(
+    [](std::string &text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+            return "'" + text.substr(0, 40) + "' is not a whole number (0 .. 18446744073709551615)";
+        if (text.size() > 20 || (text.size() == 20 && text > "18446744073709551615"))
+            return "'" + text.substr(0, 40) + (text.size() > 40 ? "..." : "") +
+                   "' is out of range (0 .. 18446744073709551615)";
+        return "";
+    },
+    "UINT64");
+
 int sc_main(int argc, char **argv)
 {
     systemc_quiet();  // SystemC reports to stderr, never into a JSON report on stdout
@@ -363,23 +376,26 @@ int sc_main(int argc, char **argv)
     run->add_option("--shape", shape, "Logical NCHW shape, e.g. 1,64,56,56");
     run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
-    run->add_option("--seed", ropts.seed, "Seed of the random inputs");
+    run->add_option("--seed", ropts.seed, "Seed of the random inputs")->check(kUint64);
     run->add_option("--input", inputs,
                     "Read input NAME from a .npy file, NAME=FILE.npy (repeatable; a per_channel input is shape [C])");
     run->add_option("--output", outputs, "Write tensor NAME to a .npy file, NAME=FILE.npy (repeatable)");
     run->add_option("--param", params, "Set a kernel parameter, NAME=VALUE (repeatable)");
     run->add_option("--json", json_path, "Write the JSON report to FILE, or - for stdout");
-    run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)");
+    run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)")->check(kUint64);
     run->add_option("--max-instructions", ropts.max_instructions,
-                    "Stop a run after N instructions per core (0: no limit; default: 1000 x (vectors of all tensors + 64))");
+                    "Stop a run after N instructions per core (0: no limit; default: 1000 x (vectors of all tensors + 64))")
+        ->check(kUint64);
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,
                     "Write a Chrome/Perfetto trace (JSON; ui.perfetto.dev): a track per slot and unit, 1 cycle = 1 us");
     run->add_option("--konata", trace_flags.konata, "Write a Konata pipeline log (Kanata 0004) of core 0");
     run->add_option("--vcd", trace_flags.vcd, "Write a VCD (GTKWave) of issue count, stall reason and busy units per core");
-    run->add_option("--trace-start", trace_flags.window.start, "First cycle traced (--trace, --konata, --vcd)");
-    run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)");
+    run->add_option("--trace-start", trace_flags.window.start, "First cycle traced (--trace, --konata, --vcd)")
+        ->check(kUint64);
+    run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)")
+        ->check(kUint64);
     run->add_option("--trace-max-bytes", trace_flags.max_bytes,
                     "Stop a --trace or --konata file cleanly at this size (default 1 GiB)");
     run->add_option("--warm-l2", ropts.warm_l2,

@@ -535,8 +535,10 @@ RunResult run_kernel(const RunOptions &opts)
 
     // The shape comes from the first --input file when there is one.
     std::vector<uint64_t> shape = opts.shape;
+    std::string shape_from = "--shape";  // who said it, for messages
     for (const TensorDecl &t : m.tensors)
         if (t.is_input && !t.per_channel && opts.inputs.count(t.name)) {
+            shape_from = opts.inputs.at(t.name);
             NpyArray a = read_npy(opts.inputs.at(t.name));
             if (a.shape.empty() || a.shape.size() > 4)
                 throw Error(opts.inputs.at(t.name) + ": expected a 1-D to 4-D array, got " +
@@ -546,8 +548,15 @@ RunResult run_kernel(const RunOptions &opts)
                 shape.insert(shape.begin(), 1);
             break;
         }
+    for (uint64_t d : shape)
+        if (d == 0) {
+            std::string s;
+            for (uint64_t e : shape)
+                s += (s.empty() ? "" : ",") + std::to_string(e);
+            throw Error(shape_from + ": shape (" + s + ") is an empty tensor: every dimension must be at least 1");
+        }
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], esize) != NPU_OK)
-        throw Error("--shape: tensor too large");
+        throw Error(shape_from + ": tensor too large");
     // Refuse up front what would not fit in memory, with an estimate, rather
     // than meet the OOM killer half-way.
     check_run_fits(r.layout, unsigned(m.num_full_tensors()), r.config.cores, r.config.core.ub_bytes);
