@@ -273,6 +273,13 @@ static int directive(asm_ctx *c, asm_lexer *lx, asm_token t)
         return asm_include(c, lx, t);
     if (IS(".endm"))
         return asm_error(c, t.col, ".endm without .macro");
+    if (IS(".pipeline"))
+        return asm_pipe_begin(c, lx, t);
+    if (IS(".endpipeline"))
+        return asm_pipe_end(c, lx, t);
+    if (c->pipe && !IS(".equ"))
+        return asm_error(c, t.col, "%s is not allowed inside a .pipeline block",
+                         asm_tok_str(&t, q, sizeof q));
     if (IS(".error"))
         return directive_error(c, lx, t);
     if (IS(".word"))
@@ -304,6 +311,9 @@ static int statement(asm_ctx *c)
         asm_token next = asm_lex_peek(&lx);
         if (asm_tok_is(&next, ':')) {
             asm_lex_next(&lx);
+            if (c->pipe)
+                return asm_error(c, t.col, "labels are not allowed inside a .pipeline block "
+                                           "(the assembler lays the loop out itself)");
             if (define_label(c, &t) < 0)
                 return -1;
             continue;
@@ -383,6 +393,7 @@ static void cleanup(asm_ctx *c)
         free(c->fixups[i].label);
     free(c->fixups);
     free(c->linebuf);
+    asm_pipe_free(c->pipe);
 }
 
 static int is_on_disk(const npu_asm_options *opts) { return !(opts && opts->reader); }
@@ -427,6 +438,8 @@ static int assemble(const char *name, const char *text, size_t len, int owns_tex
             if (rc < 0)
                 break;
         }
+        if (!c.failed)
+            asm_pipe_check_closed(&c);
         if (!c.failed)
             resolve_fixups(&c);
         if (!c.failed)

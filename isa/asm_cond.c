@@ -92,13 +92,21 @@ static int apply_define(asm_ctx *c, const npu_asm_define *d)
 
 int asm_apply_defines(asm_ctx *c)
 {
-    if (!c->opts || !c->opts->defines)
-        return 0;
-    for (size_t i = 0; i < c->opts->num_defines; i++) {
+    for (size_t i = 0; c->opts && c->opts->defines && i < c->opts->num_defines; i++) {
         const npu_asm_define *d = &c->opts->defines[i];
         if (!d->name)
             continue;
         if (apply_define(c, d) < 0)
+            return -1;
+    }
+    /* VLENB: the machine's bytes per vector (for `.pipeline` trip estimates),
+     * unless the host defines it. */
+    if (!asm_map_get(&c->consts, "VLENB", 5) && !asm_map_get(&c->dtypes, "VLENB", 5)) {
+        char value[16];
+        const npu_asm_machine *m = c->opts ? c->opts->machine : NULL;
+        snprintf(value, sizeof value, "%u", m && m->vlen_bytes ? m->vlen_bytes : 32u);
+        npu_asm_define d = { "VLENB", value };
+        if (apply_define(c, &d) < 0)
             return -1;
     }
     return 0;

@@ -22,6 +22,17 @@ static int parse_reg(asm_lexer *lx, char cls, uint8_t *field)
     asm_token t = asm_lex_next(lx);
     char got;
     unsigned num;
+    /* `%name`: a virtual register of a .pipeline block. */
+    if (asm_tok_is(&t, '%')) {
+        if (cls == 's')
+            return asm_error(lx->ctx, t.col, "virtual registers are vector or predicate registers; "
+                                             "scalar operands name s0..s31");
+        if (asm_pipe_virtual(lx->ctx, lx, cls, field) < 0)
+            return -1;
+        if (lx->ctx->nvirt_fields < sizeof lx->ctx->virt_fields / sizeof lx->ctx->virt_fields[0])
+            lx->ctx->virt_fields[lx->ctx->nvirt_fields++] = field;
+        return 0;
+    }
     /* `v[expr]`: a computed register number, so macros can place unrolled
      * copies in register banks: `v[\r + 6]`). */
     asm_token open = asm_lex_peek(lx);
@@ -412,6 +423,18 @@ static int parse_mnemonic(asm_ctx *c, asm_token mn, npu_opcode *op, npu_dtype *d
 
 static int emit(asm_ctx *c, const npu_insn *in)
 {
+    if (c->pipe) {
+        unsigned virt = 0;
+        npu_insn *w = (npu_insn *)in;
+        uint8_t *fields[] = { &w->rd, &w->rs1, &w->rs2, &w->rs3, &w->pg };
+        const npu_field ids[] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
+        for (size_t i = 0; i < c->nvirt_fields; i++)
+            for (size_t f = 0; f < 5; f++)
+                if (c->virt_fields[i] == fields[f])
+                    virt |= 1u << ids[f];
+        c->nvirt_fields = 0;
+        return asm_pipe_add(c, in, virt);
+    }
     npu_srcloc loc = { c->cur.file, c->cur.line };
     if (npu_program_append(c->prog, in, loc) < 0) {
         c->status = NPU_ENOMEM;
@@ -473,9 +496,12 @@ int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
     if (parse_mnemonic(c, mn, &op, &dt) < 0)
         return -1;
     const npu_insn_desc *d = npu_desc(op);
-    if (op == NPU_OP_LI)
+    if (op == NPU_OP_LI) {
+        c->nvirt_fields = 0;
         return asm_li(c, lx, d);
+    }
     npu_insn in = { .op = (uint16_t)op, .dt = (uint8_t)dt };
+    c->nvirt_fields = 0;
     const npu_format_desc *f = &npu_format_table[d->format];
     for (unsigned i = 0; i < f->num_operands; i++) {
         if (i > 0 && expect_comma(lx, d, f->num_operands) < 0)

@@ -152,6 +152,8 @@ typedef struct asm_cond {
     char kind[8]; /* ".ifdef" */
 } asm_cond;
 
+struct asm_pipe; /* a .pipeline block being recorded (asm_pipe.c) */
+
 typedef struct asm_ctx {
     const npu_asm_options *opts;
     npu_diag *diag;
@@ -177,6 +179,9 @@ typedef struct asm_ctx {
     asm_macro *recording; /* the macro between .macro and .endm */
     unsigned long expansions;
     size_t expanded_lines, expanded_bytes;
+    struct asm_pipe *pipe;   /* open .pipeline block, or NULL */
+    uint8_t *virt_fields[6]; /* fields of the statement being parsed that name a %virtual */
+    size_t nvirt_fields;
 } asm_ctx;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -255,5 +260,19 @@ int asm_macro_substitute(asm_ctx *c, const asm_frame *f, const asm_body_line *bl
 char *asm_canonical_path(const char *path, int on_disk);
 /* Reads a whole source file through opts->reader, or from disk. */
 int asm_read_source(const npu_asm_options *opts, const char *path, char **text, size_t *len);
+
+/* ---- .pipeline blocks (asm_pipe.c) ------------------------------------------ */
+
+int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive);
+int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive);
+/* `%name` in a register operand of class `cls` ('v' or 'p'): its number
+ * within the block goes to *field. */
+int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field);
+/* Records one instruction of the open block; `virt` has bit f set when
+ * field f (npu_field) names a virtual register. */
+int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt);
+/* At the end of the input: a block still open is an error. */
+int asm_pipe_check_closed(asm_ctx *c);
+void asm_pipe_free(struct asm_pipe *p);
 
 #endif

@@ -117,7 +117,7 @@ static asm_token lex(asm_lexer *lx)
         lx->pos = start + 2;
         return make(lx, TOK_PUNCT, start, start + 2);
     }
-    if (strchr(",[]()+-*/:@<>=!", ch) && ch != '\0') {
+    if (strchr(",[]()+-*/:@<>=!%", ch) && ch != '\0') {
         lx->pos = start + 1;
         return make(lx, TOK_PUNCT, start, start + 1);
     }

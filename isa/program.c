@@ -54,6 +54,11 @@ void npu_program_free(npu_program *p)
     for (size_t i = 0; i < p->nfiles; i++)
         free(p->files[i]);
     free(p->files);
+    for (size_t i = 0; i < p->nloops; i++) {
+        free(p->loops[i].binding);
+        free(p->loops[i].table);
+    }
+    free(p->loops);
     npu_program_init(p);
 }
 

@@ -19,70 +19,22 @@
 .equ GELU_A, -2.0 * SQRT_2_OVER_PI
 .equ GELU_B, -2.0 * 0.044715 * SQRT_2_OVER_PI
 
-; Both paths are software-pipelined (lib/eltwise.s, _PIPE): MEM stores the
-; previous outputs before bank register 1 is written and loads the next
-; inputs once x is read for the last time.
-
-; fp32 lanes, x in bank register 0, the chain in 2, y into 1 copy by copy
-; (each copy's next input loads behind its last read of x); v27..v29 hold
-; 1, A, B.
-.macro gelu_tanh_plain N, MEM
-    \N\()_3 vmul.f32, 2, 0, 0            ; x^2
-    \MEM   0
-    \MEM   1
-    \N\()_4 vfma.f32, 2, 2, 29, 28        ; A + B x^2
-    \MEM   2
-    \MEM   3
-    \N\()_3 vmul.f32, 2, 2, 0            ; -2z
-    \N\()_2 vexp.f32, 2, 2               ; e^(-2z)
-    \N\()_3 vadd.f32, 2, 2, 27           ; 1 + e^(-2z)
-    \N\()_2 vrcp.f32, 2, 2               ; sigmoid(2z)
-    \N\()_3K vmul.f32, 1, 2, 0, 0        ; x * sigmoid(2z)
-    \MEM   4
-    \N\()_3K vmul.f32, 1, 2, 0, 1
-    \MEM   5
-    \N\()_3K vmul.f32, 1, 2, 0, 2
-    \MEM   6
-    \N\()_3K vmul.f32, 1, 2, 0, 3
-    \MEM   7
+; One fp32 vector: y = x * sigmoid(2z) = x / (1 + e^(-2z)); v29, v28 hold B, A.
+.macro gelu_tanh_f32 y, x
+    vmul.f32  %sq\@, \x, \x               ; x^2
+    vfma.f32  %p\@, %sq\@, v29, v28        ; A + B x^2
+    vmul.f32  %z\@, %p\@, \x               ; -2z
+    vexp.f32  %e\@, %z\@                    ; e^(-2z)
+    vaddi.f32 %d\@, %e\@, 1.0               ; 1 + e^(-2z)
+    vrcp.f32  %r\@, %d\@                    ; sigmoid(2z)
+    vmul.f32  \y, %r\@, \x                 ; x * sigmoid(2z)
 .endm
 
-; fp16 lanes: widen each half to fp32, compute both halves interleaved (eight
-; independent chains with X4), narrow once.
-.macro gelu_tanh_mixed N, MEM
-    \N\()_2 vcvtl.f32, 2, 0
-    \N\()_2 vcvth.f32, 3, 0
-    \MEM   4
-    \MEM   5
-    \N\()_3 vmul.f32, 4, 2, 2
-    \MEM   6
-    \MEM   7
-    \N\()_3 vmul.f32, 5, 3, 3
-    \MEM   0
-    \MEM   1
-    \N\()_4 vfma.f32, 4, 4, 29, 28
-    \MEM   2
-    \MEM   3
-    \N\()_4 vfma.f32, 5, 5, 29, 28
-    \N\()_3 vmul.f32, 4, 4, 2
-    \N\()_3 vmul.f32, 5, 5, 3
-    \N\()_2 vexp.f32, 4, 4
-    \N\()_2 vexp.f32, 5, 5
-    \N\()_3 vadd.f32, 4, 4, 27
-    \N\()_3 vadd.f32, 5, 5, 27
-    \N\()_2 vrcp.f32, 4, 4
-    \N\()_2 vrcp.f32, 5, 5
-    \N\()_3 vmul.f32, 4, 4, 2
-    \N\()_3 vmul.f32, 5, 5, 3
-    \N\()_3 vcvtn.f16, 1, 4, 5
+.macro gelu_tanh_math y, x
+    LIN_WIDE gelu_tanh_f32, \y, \x
 .endm
 
     vbcasti.f32 v29, GELU_B
     vbcasti.f32 v28, GELU_A
-    vbcasti.f32 v27, 1.0
-.if DT_BYTES == 2
-    ELTWISE_1IN_PIPE gelu_tanh_mixed
-.else
-    ELTWISE_1IN_PIPE gelu_tanh_plain
-.endif
+    ELTWISE_1IN_LINEAR gelu_tanh_math
     halt

@@ -9,25 +9,9 @@
 ; @bound      fp32 ulp=0
 .include "lib/eltwise.s"
 
-; Software-pipelined (lib/eltwise.s, _PIPE): copy k's max goes between the
-; store of its previous output and the load of its next input, each copy as
-; late as its load of the group before allows, so the memory slot (the
-; binding unit) issues every cycle.
-.macro relu_math N, MEM
-    \MEM   0
-    \MEM   1
-    \MEM   2
-    \N\()_3K vmax.DT, 1, 0, 31, 0   ; max(x, 0)
-    \MEM   3
-    \N\()_3K vmax.DT, 1, 0, 31, 1
-    \MEM   4
-    \N\()_3K vmax.DT, 1, 0, 31, 2
-    \MEM   5
-    \N\()_3K vmax.DT, 1, 0, 31, 3
-    \MEM   6
-    \MEM   7
+.macro relu_math y, x
+    vmaxi.DT \y, \x, 0.0
 .endm
 
-    vbcasti.DT v31, 0.0
-    ELTWISE_1IN_PIPE relu_math
+    ELTWISE_1IN_LINEAR relu_math
     halt

@@ -38,6 +38,14 @@
  *   mem     [sN], [sN + expr], [sN - expr]
  *   spr     special register name (lanes.f32, vlenb, ... isa/sprs.def)
  *   dim     1..2; tag: 0..31
+ *   .pipeline sC, sT[, trips] ... .endpipeline
+ *                               linear assembly: one loop iteration on
+ *                               virtual registers (%name), run sC times
+ *                               (sC consumed, sT scratch), modulo-scheduled
+ *                               for npu_asm_options.machine
+ *                               (docs/scheduling.md); VLENB is predefined
+ *                               as the machine's bytes per vector (32
+ *                               without one) unless the host defines it
  * Pseudo-instruction: `li sd, value` takes any 64-bit integer and emits li,
  * plus lih when the value does not fit in 32 signed bits.
  * Integer literals: 42, -7, 0x2a, 0b101 (up to 2^64 - 1, kept as bits);
@@ -56,7 +64,10 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "npusim/errors.h"
+#include "npusim/isa.h"
 #include "npusim/program.h"
 
 #ifdef __cplusplus
@@ -78,6 +89,20 @@ typedef struct npu_asm_define {
     const char *value;
 } npu_asm_define;
 
+/* The machine a `.pipeline` loop is scheduled for (docs/scheduling.md): the
+ * issue slots and the units' count, latency and interval, as the timing
+ * model sees them (npusim fills it from the run's config). */
+typedef struct npu_asm_unit {
+    unsigned count, latency, interval;
+} npu_asm_unit;
+
+typedef struct npu_asm_machine {
+    unsigned issue_width;          /* 1..8 */
+    uint32_t slot_classes[8];      /* bit c: slot accepts npu_class c */
+    npu_asm_unit unit[NPU_NUM_UNITS];
+    unsigned vlen_bytes;           /* bytes per vector register (VLENB in kernels) */
+} npu_asm_machine;
+
 typedef struct npu_asm_options {
     const char *const *include_dirs; /* searched after the including file's folder */
     size_t num_include_dirs;
@@ -85,6 +110,10 @@ typedef struct npu_asm_options {
     void *reader_ctx;
     const npu_asm_define *defines;   /* predefined names (may be NULL) */
     size_t num_defines;
+    /* `.pipeline` loops: NULL, or schedule = 0, assembles them in written
+     * order (a plain loop); otherwise they are modulo-scheduled for `machine`. */
+    const npu_asm_machine *machine;
+    int schedule;
 } npu_asm_options;
 
 /* Assembles `text` (`len` bytes, NUL bytes are an error; named `name` in

@@ -18,6 +18,24 @@ typedef struct npu_srcloc {
     uint32_t line; /* 1-based, 0 when unknown (a program loaded from binary) */
 } npu_srcloc;
 
+/* One `.pipeline` loop as the assembler emitted it (docs/scheduling.md).
+ * Cycle figures are per kernel pass, which runs `unroll` iterations. */
+typedef struct npu_sched_loop {
+    npu_srcloc loc;          /* the .pipeline line */
+    size_t begin, end;       /* instruction indices of all the loop's code */
+    size_t kernel_begin, kernel_end; /* the steady-state kernel (empty when not scheduled) */
+    unsigned scheduled;      /* 0: written order (schedule off, or no machine) */
+    unsigned ops;            /* instructions of one iteration as written */
+    unsigned unroll;         /* iterations per kernel pass */
+    unsigned ii;             /* cycles per kernel pass (achieved) */
+    unsigned mii, mii_res, mii_rec; /* its lower bounds: resources, recurrences */
+    unsigned stages;
+    unsigned vregs, pregs;   /* physical registers holding the loop's values */
+    unsigned max_live;       /* most values live in one cycle */
+    char *binding;           /* the resource that sets mii_res ("sfu", "slot mem", ...) */
+    char *table;             /* the schedule as cycles x slots, with live registers (text) */
+} npu_sched_loop;
+
 typedef struct npu_program {
     uint64_t *words;     /* count instruction words */
     npu_insn *insns;     /* the same, decoded */
@@ -26,6 +44,8 @@ typedef struct npu_program {
     char **files;        /* source file names, nfiles of them */
     size_t nfiles;
     size_t capacity;     /* entries allocated in words/insns/locs (0: exactly count) */
+    npu_sched_loop *loops; /* `.pipeline` loops, in program order (assembled programs) */
+    size_t nloops;
 } npu_program;
 
 /* A program owns every array it points to. init makes it empty; free

@@ -255,6 +255,52 @@ vec\@:
 done\@:
 .endm
 
+; ELT_COMPUTE for a linear math (`math y, x` or `math y, a, b`: one vector's
+; dataflow on virtual registers): a .pipeline loop the assembler schedules
+; for the machine, then the masked tail, one vector through the same math.
+.macro ELT_COMPUTE_LINEAR math, NIN
+    divu    s9, s13, s15            ; whole vectors
+    mul     s8, s9, s15
+    sub     s13, s13, s8            ; elements left for the masked tail
+.if \NIN == 2
+.pipeline s9, s8, TILE2 / VLENB
+    vld.DT  %a, [s10]
+    vld.DT  %b, [s28]
+    \math   %y, %a, %b
+    vst.DT  %y, [s11]
+    addvl   s10, s10, 1
+    addvl   s28, s28, 1
+    addvl   s11, s11, 1
+.endpipeline
+.else
+.pipeline s9, s8, TILE / VLENB
+    vld.DT  %x, [s10]
+    \math   %y, %x
+    vst.DT  %y, [s11]
+    addvl   s10, s10, 1
+    addvl   s11, s11, 1
+.endpipeline
+.endif
+    beqz    s13, done\@
+    pwhile.DT p7, s13
+    li      s9, 1
+.if \NIN == 2
+.pipeline s9, s8, 1
+    vld.DT  %a, [s10], p7
+    vld.DT  %b, [s28], p7
+    \math   %y, %a, %b
+    vst.DT  %y, [s11], p7
+.endpipeline
+.else
+.pipeline s9, s8, 1
+    vld.DT  %x, [s10], p7
+    \math   %y, %x
+    vst.DT  %y, [s11], p7
+.endpipeline
+.endif
+done\@:
+.endm
+
 ; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
 ; s30 = the tile's byte offset in the tensor, s24 = its bytes.
 .macro ELT_PADFIX OUTB
@@ -341,6 +387,9 @@ outfree\@:
 .endif
 .if \PIPE == 0
     ELT_COMPUTE \math, \NIN
+.endif
+.if \PIPE == 3
+    ELT_COMPUTE_LINEAR \math, \NIN
 .endif
 .if \PAD == 1
     sub     s30, s21, s1            ; the tile's offset in the tensor
@@ -429,4 +478,36 @@ finished\@:
 .endm
 .macro ELTWISE_2IN_PAD math
     ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 0, \math
+.endm
+
+; Linear kernels (docs/scheduling.md): `math y, x` (one input) or `math y,
+; a, b` (two inputs) is one vector's dataflow on virtual registers; the
+; assembler schedules it for the machine the kernel runs on.
+.macro ELTWISE_1IN_LINEAR math
+    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 3, \math
+.endm
+.macro ELTWISE_1IN_PAD_LINEAR math
+    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 3, \math
+.endm
+.macro ELTWISE_2IN_LINEAR math
+    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 3, \math
+.endm
+.macro ELTWISE_2IN_PAD_LINEAR math
+    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 3, \math
+.endm
+
+; LIN_WIDE f, y, x: y = f(x) for one vector of the kernel's dtype, where f is
+; an fp32 linear macro `f y, x`. fp16 widens each half to fp32, applies f to
+; both and narrows once (one rounding), as production kernels keep fp32
+; constants; fp32 applies f directly.
+.macro LIN_WIDE f, y, x
+.if DT_BYTES == 2
+    vcvtl.f32 %lo\@, \x
+    vcvth.f32 %hi\@, \x
+    \f      %flo\@, %lo\@
+    \f      %fhi\@, %hi\@
+    vcvtn.f16 \y, %flo\@, %fhi\@
+.else
+    \f      \y, \x
+.endif
 .endm

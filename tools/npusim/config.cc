@@ -673,4 +673,16 @@ std::string config_docs()
     return os.str();
 }
 
+npu_asm_machine asm_machine(const Config &cfg)
+{
+    npu_asm_machine m{};
+    m.issue_width = cfg.timing.issue_width;
+    for (unsigned s = 0; s < cfg.timing.issue_width && s < 8; s++)
+        m.slot_classes[s] = cfg.timing.slot_classes[s];
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        m.unit[u] = {cfg.timing.unit[u].count, cfg.timing.unit[u].latency, cfg.timing.unit[u].interval};
+    m.vlen_bytes = cfg.core.vlen_bits / 8;
+    return m;
+}
+
 }  // namespace npusim

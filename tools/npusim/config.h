@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "npusim/asm.h"
 #include "npusim/core.h"
 #include "npusim/dram.h"
 #include "npusim/l2.h"
@@ -48,6 +49,10 @@ struct ConfigKey {
 };
 
 const std::vector<ConfigKey> &config_schema();
+
+// The machine `.pipeline` loops are scheduled for: the config's slots, units
+// and vector length.
+npu_asm_machine asm_machine(const Config &cfg);
 
 Config default_config();
 // Loads a YAML file (one document, no key given twice, issue.width and

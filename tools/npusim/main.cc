@@ -164,32 +164,43 @@ int cmd_cache(const std::string &trace, const std::string &config_file, const st
     return 0;
 }
 
-int cmd_asm(const std::string &in, const std::string &out, const std::vector<std::string> &incdirs,
-            const std::vector<std::string> &defs)
+struct AsmFlags {
+    std::string in, out, config_file, schedule = "on";
+    std::vector<std::string> incdirs, defs, sets;
+    bool table = false;
+};
+
+int cmd_asm(const AsmFlags &f)
 {
     std::vector<const char *> dirs;
-    for (const std::string &d : incdirs)
+    for (const std::string &d : f.incdirs)
         dirs.push_back(d.c_str());
     std::vector<std::pair<std::string, std::string>> kv;
-    for (const std::string &d : defs)
+    for (const std::string &d : f.defs)
         kv.push_back(split_assignment("-D", d));
     std::vector<npu_asm_define> defines;
     for (const auto &p : kv)
         defines.push_back({p.first.c_str(), p.second.c_str()});
+    // `.pipeline` loops are scheduled for the config, as `npusim run` does.
+    const npu_asm_machine machine = asm_machine(build_config(f.config_file, f.sets));
     npu_asm_options o{};
     o.include_dirs = dirs.data();
     o.num_include_dirs = dirs.size();
     o.defines = defines.data();
     o.num_defines = defines.size();
+    o.machine = &machine;
+    o.schedule = f.schedule == "on";
     npu_program p;
     npu_program_init(&p);
     npu_diag d{};
-    if (npu_assemble_file(in.c_str(), &o, &p, &d) != NPU_OK) {
+    if (npu_assemble_file(f.in.c_str(), &o, &p, &d) != NPU_OK) {
         char line[600];
         npu_diag_format(&d, line, sizeof line);
         throw Error(line);
     }
-    int rc = npu_program_write_binary(&p, out.c_str(), &d);
+    if (f.table)
+        std::cout << format_schedules(p, true);
+    int rc = f.out.empty() ? NPU_OK : npu_program_write_binary(&p, f.out.c_str(), &d);
     size_t count = p.count;
     npu_program_free(&p);
     if (rc != NPU_OK) {
@@ -197,7 +208,8 @@ int cmd_asm(const std::string &in, const std::string &out, const std::vector<std
         npu_diag_format(&d, line, sizeof line);
         throw Error(line);
     }
-    std::cerr << out << ": " << count << " instructions\n";
+    if (!f.out.empty())
+        std::cerr << f.out << ": " << count << " instructions\n";
     return 0;
 }
 
@@ -386,6 +398,10 @@ int sc_main(int argc, char **argv)
     run->add_option("--max-instructions", ropts.max_instructions,
                     "Stop a run after N instructions per core (0: no limit; default: 1000 x (vectors of all tensors + 64))")
         ->check(kUint64);
+    std::string schedule = "on";
+    run->add_option("--schedule", schedule,
+                    "on: modulo-schedule the kernel's .pipeline loops for the config; off: run them in written order")
+        ->check(CLI::IsMember({"on", "off"}));
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,
@@ -416,13 +432,18 @@ int sc_main(int argc, char **argv)
     cache->add_option("--set", cache_sets, "Override a config key, KEY=VALUE (repeatable)");
     cache->add_option("--json", cache_json, "Write the counters as JSON to FILE, or - for stdout");
 
-    std::string asm_in, asm_out;
-    std::vector<std::string> asm_inc, asm_defs;
+    AsmFlags asm_flags;
     auto *as = app.add_subcommand("asm", "Assemble a .s file into a binary program");
-    as->add_option("file", asm_in, "Assembly source")->required();
-    as->add_option("-o,--output", asm_out, "Output binary")->required();
-    as->add_option("-I,--include", asm_inc, "Include folder (repeatable)");
-    as->add_option("-D,--define", asm_defs, "Define NAME=VALUE (a number, or a dtype for suffix aliases)");
+    as->add_option("file", asm_flags.in, "Assembly source")->required();
+    as->add_option("-o,--output", asm_flags.out, "Output binary (optional with --schedule-table)");
+    as->add_option("-I,--include", asm_flags.incdirs, "Include folder (repeatable)");
+    as->add_option("-D,--define", asm_flags.defs, "Define NAME=VALUE (a number, or a dtype for suffix aliases)");
+    as->add_option("--config", asm_flags.config_file, "Schedule .pipeline loops for this hardware config (default: the built-in one)");
+    as->add_option("--set", asm_flags.sets, "Override a config key, KEY=VALUE (repeatable)");
+    as->add_option("--schedule", asm_flags.schedule, "on: modulo-schedule .pipeline loops; off: written order")
+        ->check(CLI::IsMember({"on", "off"}));
+    as->add_flag("--schedule-table", asm_flags.table,
+                 "Print each .pipeline loop's MII, II, stages, registers and its schedule (cycles x slots)");
 
     std::string dis_in;
     auto *dis = app.add_subcommand("dis", "Disassemble a binary program");
@@ -453,12 +474,18 @@ int sc_main(int argc, char **argv)
         return app.exit(e) == 0 ? 0 : 2;
     }
     try {
-        if (*run)
+        if (*run) {
+            ropts.schedule = schedule == "on";
             return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet, trace_flags);
+        }
         if (*cache)
             return cmd_cache(cache_trace, cache_config, cache_sets, cache_json);
         if (*as)
-            return cmd_asm(asm_in, asm_out, asm_inc, asm_defs);
+        {
+            if (asm_flags.out.empty() && !asm_flags.table)
+                throw Error("asm: give -o FILE, --schedule-table, or both");
+            return cmd_asm(asm_flags);
+        }
         if (*dis)
             return cmd_dis(dis_in);
         if (*isa)

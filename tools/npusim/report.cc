@@ -534,4 +534,60 @@ std::string report_text(const RunResult &r)
     return os.str();
 }
 
+namespace {
+std::string loop_where(const npu_program &p, const npu_sched_loop &l)
+{
+    std::string file = l.loc.file < p.nfiles && p.files[l.loc.file] ? p.files[l.loc.file] : "?";
+    return file + ":" + std::to_string(l.loc.line);
+}
+}  // namespace
+
+std::string format_schedules(const npu_program &p, bool tables)
+{
+    std::string out;
+    char buf[512];
+    for (size_t i = 0; i < p.nloops; i++) {
+        const npu_sched_loop &l = p.loops[i];
+        if (!l.scheduled) {
+            snprintf(buf, sizeof buf, "%s: .pipeline loop of %u instructions, in written order (schedule off)\n",
+                     loop_where(p, l).c_str(), l.ops);
+            out += buf;
+            continue;
+        }
+        snprintf(buf, sizeof buf,
+                 "%s: .pipeline loop of %u instructions: %u iterations every %u cycles (%.2f per iteration); "
+                 "MII %u (resources %u: %s, recurrences %u); %u stages; %u vector and %u predicate registers "
+                 "(at most %u values live)\n",
+                 loop_where(p, l).c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
+                 l.binding ? l.binding : "-", l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
+        out += buf;
+        if (tables && l.table)
+            out += l.table;
+    }
+    return out;
+}
+
+nlohmann::json schedules_json(const npu_program &p)
+{
+    nlohmann::json a = nlohmann::json::array();
+    for (size_t i = 0; i < p.nloops; i++) {
+        const npu_sched_loop &l = p.loops[i];
+        a.push_back({{"where", loop_where(p, l)},
+                     {"scheduled", bool(l.scheduled)},
+                     {"instructions", l.ops},
+                     {"iterations_per_pass", l.unroll},
+                     {"ii", l.ii},
+                     {"cycles_per_iteration", double(l.ii) / l.unroll},
+                     {"mii", l.mii},
+                     {"mii_resources", l.mii_res},
+                     {"mii_recurrences", l.mii_rec},
+                     {"binding", l.binding ? l.binding : ""},
+                     {"stages", l.stages},
+                     {"vector_registers", l.vregs},
+                     {"predicate_registers", l.pregs},
+                     {"max_live", l.max_live}});
+    }
+    return a;
+}
+
 }  // namespace npusim

@@ -566,7 +566,10 @@ RunResult run_kernel(const RunOptions &opts)
     const char *dt_name = npu_dtype_name(r.dtype);
     const char *dt_bytes = esize == 2 ? "2" : "4";
     npu_asm_define defines[] = {{"DT", dt_name}, {"DT_BYTES", dt_bytes}};
+    const npu_asm_machine machine = asm_machine(r.config);
     npu_asm_options aopts{};
+    aopts.machine = &machine;
+    aopts.schedule = opts.schedule;
     std::string kdir = kernels_dir();
     const char *inc[] = {kdir.c_str()};
     aopts.include_dirs = inc;

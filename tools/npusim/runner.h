@@ -57,6 +57,9 @@ struct RunOptions {
     // measured against it, for information. Pass/fail stays with the kernel's
     // own reference and bound.
     std::string against;
+    // `.pipeline` loops: modulo-scheduled for the run's config (true), or in
+    // written order (--schedule off).
+    bool schedule = true;
 };
 
 struct TrapReport {

@@ -1,0 +1,1603 @@
+/* `.pipeline` blocks: linear assembly, modulo-scheduled for the machine it
+ * runs on (docs/scheduling.md).
+ *
+ *     .pipeline sC, sT[, trips]
+ *         vld.DT   %x, [s10]            ; one iteration, written as plain
+ *         vmax.DT  %y, %x, v31          ; dataflow on virtual registers
+ *         vst.DT   %y, [s11]
+ *         addvl    s10, s10, 1          ; pointer bumps: addvl or addi
+ *         addvl    s11, s11, 1
+ *     .endpipeline
+ *
+ * runs the body sC times (sC is consumed, sT is a scratch register). The
+ * assembler checks the block, then, given a machine, unrolls it K times
+ * (K a power of two), modulo-schedules the K iterations at the smallest
+ * initiation interval II it finds (Rau's iterative modulo scheduling),
+ * allocates physical registers to the values (circular arcs of the
+ * II-cycle kernel), and lays out a remainder loop, a prologue, the kernel
+ * and an epilogue. Without a machine, or with schedule off, the block is a
+ * plain loop in written order.
+ *
+ * Assumptions a block's author makes (as TI's linear assembly does): memory
+ * accesses of different iterations are independent, and a pointer register
+ * the block writes is written only by its one bump and read only as the base
+ * of memory operands. Everything else is checked. */
+#include "asm_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    PIPE_MAX_VIRTUALS = 200,
+    PIPE_MAX_OPS = 512,       /* instructions of one iteration */
+    PIPE_MAX_NODES = 2048,    /* instructions of one unrolled kernel pass */
+    PIPE_MAX_UNROLL = 32,
+    PIPE_MAX_STREAMS = 8
+};
+
+typedef struct pipe_op {
+    npu_insn in;
+    unsigned virt; /* bit f: field f (npu_field) holds a virtual number */
+    npu_srcloc loc;
+} pipe_op;
+
+typedef struct asm_pipe {
+    uint32_t file, line;
+    uint8_t count_reg, temp_reg;
+    double trips;
+    pipe_op *ops;
+    size_t nops, cap;
+    char *vname[PIPE_MAX_VIRTUALS];
+    char vfile[PIPE_MAX_VIRTUALS]; /* 'v' or 'p' */
+    size_t nv;
+} asm_pipe;
+
+void asm_pipe_free(asm_pipe *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nv; i++)
+        free(p->vname[i]);
+    free(p->ops);
+    free(p);
+}
+
+/* ---- recording --------------------------------------------------------------- */
+
+static int parse_sreg(asm_ctx *c, asm_lexer *lx, uint8_t *out)
+{
+    char q[96], cls;
+    unsigned num;
+    asm_token t = asm_lex_next(lx);
+    if (!asm_reg_parse(&t, &cls, &num) || cls != 's' || num >= NPU_NUM_SREGS || num == 0)
+        return t.kind == TOK_BAD ? -1
+                                 : asm_error(c, t.col, "expected a scalar register s1..s31, found %s",
+                                             asm_tok_str(&t, q, sizeof q));
+    *out = (uint8_t)num;
+    return 0;
+}
+
+int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
+{
+    char q[96];
+    if (c->pipe)
+        return asm_error(c, directive.col, ".pipeline blocks do not nest");
+    asm_pipe *p = calloc(1, sizeof *p);
+    if (!p) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    p->file = c->cur.file;
+    p->line = c->cur.line;
+    p->trips = 256;
+    c->pipe = p;
+    asm_token comma;
+    if (parse_sreg(c, lx, &p->count_reg) < 0)
+        return -1;
+    comma = asm_lex_next(lx);
+    if (!asm_tok_is(&comma, ','))
+        return asm_error(c, comma.col, ".pipeline takes the trip-count register and a scratch "
+                                       "register: .pipeline sC, sT[, trips]");
+    if (parse_sreg(c, lx, &p->temp_reg) < 0)
+        return -1;
+    if (p->temp_reg == p->count_reg)
+        return asm_error(c, directive.col, "the trip-count and scratch registers must differ");
+    comma = asm_lex_next(lx);
+    if (asm_tok_is(&comma, ',')) {
+        asm_value v;
+        int col = asm_lex_peek(lx).col;
+        if (asm_parse_expr(lx, &v) < 0)
+            return -1;
+        double d = v.is_float ? v.d : (double)v.i;
+        if (!(d >= 1 && d <= 1e9))
+            return asm_error(c, col, "expected trip count must be 1..1e9, not %.9g", d);
+        p->trips = d;
+        comma = asm_lex_next(lx);
+    }
+    if (comma.kind != TOK_EOL)
+        return comma.kind == TOK_BAD ? -1
+                                     : asm_error(c, comma.col, "unexpected trailing text %s",
+                                                 asm_tok_str(&comma, q, sizeof q));
+    return 0;
+}
+
+int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field)
+{
+    char q[96];
+    asm_token t = asm_lex_next(lx);
+    if (t.kind != TOK_IDENT)
+        return t.kind == TOK_BAD ? -1
+                                 : asm_error(c, t.col, "expected a name after '%%', found %s",
+                                             asm_tok_str(&t, q, sizeof q));
+    asm_pipe *p = c->pipe;
+    if (!p)
+        return asm_error(c, t.col - 1, "virtual registers (%%name) exist only inside a .pipeline block");
+    for (size_t i = 0; i < p->nv; i++) {
+        if (strlen(p->vname[i]) == t.len && memcmp(p->vname[i], t.text, t.len) == 0) {
+            if (p->vfile[i] != cls)
+                return asm_error(c, t.col, "%%%s is a %s register, used here as a %s register",
+                                 p->vname[i], p->vfile[i] == 'v' ? "vector" : "predicate",
+                                 cls == 'v' ? "vector" : "predicate");
+            *field = (uint8_t)i;
+            return 0;
+        }
+    }
+    if (p->nv == PIPE_MAX_VIRTUALS)
+        return asm_error(c, t.col, "more than %d virtual registers in one .pipeline block",
+                         PIPE_MAX_VIRTUALS);
+    char *name = asm_strndup(c, t.text, t.len);
+    if (!name)
+        return -1;
+    p->vname[p->nv] = name;
+    p->vfile[p->nv] = cls;
+    *field = (uint8_t)p->nv++;
+    return 0;
+}
+
+int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt)
+{
+    asm_pipe *p = c->pipe;
+    const npu_insn_desc *d = npu_desc((npu_opcode)in->op);
+    if (d->cf != CF_NONE || d->cls == CLASS_SYNC || d->cls == CLASS_DMA)
+        return asm_error(c, 0, "%s is not allowed inside a .pipeline block (straight-line "
+                               "vector, memory and scalar instructions only)",
+                         d->mnemonic);
+    if (p->nops == PIPE_MAX_OPS)
+        return asm_error(c, 0, "more than %d instructions in one .pipeline block", PIPE_MAX_OPS);
+    if (asm_grow(c, (void **)&p->ops, &p->cap, p->nops + 1, sizeof *p->ops) < 0)
+        return -1;
+    p->ops[p->nops++] = (pipe_op){ *in, virt, { c->cur.file, c->cur.line } };
+    return 0;
+}
+
+int asm_pipe_check_closed(asm_ctx *c)
+{
+    if (!c->pipe)
+        return 0;
+    return asm_error_at(c, c->pipe->file, c->pipe->line, 1, ".pipeline without .endpipeline");
+}
+
+/* ---- analysis: what each instruction reads and writes -------------------------- */
+
+/* A register as the block sees it: file 'v'/'p'/'s', physical or virtual. */
+typedef struct pipe_reg {
+    char file;
+    uint8_t virt;
+    uint8_t num;
+} pipe_reg;
+
+typedef struct op_info {
+    npu_unit unit;
+    npu_class cls;
+    int def_virt;          /* virtual written, or -1 */
+    int uses[6];           /* virtuals read */
+    int nuses;
+    int is_mem, is_store;
+    int base;              /* memory base register */
+    int stream;            /* index of the bumped base it uses, or -1 */
+    int bump;              /* this op is the bump of stream `bump`, or -1 */
+} op_info;
+
+typedef struct stream {
+    uint8_t reg;
+    int vl;        /* addvl (offsets in vector lengths) or addi (bytes) */
+    int32_t delta; /* per iteration */
+    size_t op;     /* the bump */
+} stream;
+
+typedef struct pipe_block {
+    asm_ctx *c;
+    asm_pipe *p;
+    const npu_asm_machine *m;
+    op_info *info;
+    stream streams[PIPE_MAX_STREAMS];
+    int nstreams;
+    int def_op[PIPE_MAX_VIRTUALS];  /* op writing each virtual */
+    uint32_t vpool, ppool;          /* physical registers free for values */
+    /* body: the ops that are not bumps, in written order */
+    size_t body[PIPE_MAX_OPS];
+    size_t nbody;
+} pipe_block;
+
+static int op_error(pipe_block *b, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int op_error(pipe_block *b, size_t i, const char *fmt, ...)
+{
+    const pipe_op *o = &b->p->ops[i];
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return asm_error_at(b->c, o->loc.file, o->loc.line, 1, "%s", msg);
+}
+
+static const char *unit_name(npu_unit u)
+{
+    static const char *const names[] = { "scalar", "branch", "valu", "sfu", "lsu", "dma", "sync" };
+    return (unsigned)u < NPU_NUM_UNITS ? names[u] : "?";
+}
+
+static const char *class_name(npu_class c)
+{
+    static const char *const names[] = { "scalar", "branch", "vector", "mem", "dma", "sync" };
+    return (unsigned)c < NPU_NUM_CLASSES ? names[c] : "?";
+}
+
+static const char *mnem(const pipe_op *o) { return npu_desc((npu_opcode)o->in.op)->mnemonic; }
+
+static int analyse(pipe_block *b)
+{
+    asm_pipe *p = b->p;
+    char name[16];
+    b->vpool = 0xffffffffu;
+    b->ppool = 0xffu;
+    for (size_t v = 0; v < p->nv; v++)
+        b->def_op[v] = -1;
+    for (size_t i = 0; i < p->nops; i++) {
+        const pipe_op *o = &p->ops[i];
+        const npu_insn *in = &o->in;
+        const npu_insn_desc *d = npu_desc((npu_opcode)in->op);
+        const npu_format_desc *f = &npu_format_table[d->format];
+        op_info *oi = &b->info[i];
+        *oi = (op_info){ .unit = (npu_unit)d->unit, .cls = (npu_class)d->cls, .def_virt = -1,
+                         .base = -1, .stream = -1, .bump = -1 };
+        int phys_sdef = -1;
+        for (unsigned k = 0; k < f->num_operands; k++) {
+            const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
+            if (od->file != NPU_RF_S && od->file != NPU_RF_V && od->file != NPU_RF_P)
+                continue;
+            unsigned num = npu_insn_field(in, (npu_field)od->field);
+            int virt = (o->virt >> od->field) & 1;
+            if (f->operands[k] == OPK_MEM) {
+                oi->is_mem = 1;
+                oi->base = (int)num;
+            }
+            if (virt) {
+                if (od->access & NPU_ACC_W)
+                    oi->def_virt = (int)num;
+                if (od->access & NPU_ACC_R)
+                    oi->uses[oi->nuses++] = (int)num;
+                continue;
+            }
+            if (od->file == NPU_RF_V)
+                b->vpool &= ~(1u << num);
+            if (od->file == NPU_RF_P)
+                b->ppool &= ~(1u << num);
+            if (od->access & NPU_ACC_W) {
+                if (od->file != NPU_RF_S) {
+                    snprintf(name, sizeof name, "%c%u", od->file == NPU_RF_V ? 'v' : 'p', num);
+                    return op_error(b, i, "%s writes the physical register %s inside a .pipeline "
+                                          "block: write a virtual register (%%name)", mnem(o), name);
+                }
+                phys_sdef = (int)num;
+            }
+            if (od->file == NPU_RF_S && num != 0 &&
+                (num == p->count_reg || num == p->temp_reg)) {
+                snprintf(name, sizeof name, "s%u", num);
+                return op_error(b, i, "%s uses %s, which the .pipeline loop itself uses", mnem(o),
+                                name);
+            }
+        }
+        if (oi->is_mem) { /* a memory instruction that writes no register stores */
+            oi->is_store = 1;
+            for (unsigned k = 0; k < f->num_operands; k++)
+                if (npu_operand_table[f->operands[k]].access & NPU_ACC_W)
+                    oi->is_store = 0;
+        }
+        if (in->pm) {
+            if (o->virt & (1u << NPU_FLD_PG))
+                oi->uses[oi->nuses++] = in->pg;
+            else
+                b->ppool &= ~(1u << in->pg);
+            if (oi->def_virt >= 0 && !(d->flags & F_MASK_ZERO))
+                return op_error(b, i, "%s is a masked write to a virtual register: its inactive "
+                                      "lanes would keep a value from another iteration",
+                                mnem(o));
+        }
+        if (oi->def_virt >= 0) {
+            if (b->def_op[oi->def_virt] >= 0)
+                return op_error(b, i, "%%%s is written twice in one .pipeline iteration",
+                                p->vname[oi->def_virt]);
+            b->def_op[oi->def_virt] = (int)i;
+        }
+        for (int u = 0; u < oi->nuses; u++)
+            if (b->def_op[oi->uses[u]] < 0)
+                return op_error(b, i, "%%%s is read before it is written in the .pipeline block "
+                                      "(values do not carry from one iteration to the next)",
+                                p->vname[oi->uses[u]]);
+        if (phys_sdef >= 0) {
+            int is_bump = (in->op == NPU_OP_ADDVL || in->op == NPU_OP_ADDI) && in->rd == in->rs1 &&
+                          in->rd != 0 && in->imm != 0;
+            snprintf(name, sizeof name, "s%d", phys_sdef);
+            if (!is_bump)
+                return op_error(b, i, "%s writes %s: inside a .pipeline block a scalar register "
+                                      "is written only by a pointer bump (addvl %s, %s, n or addi)",
+                                mnem(o), name, name, name);
+            for (int s = 0; s < b->nstreams; s++)
+                if (b->streams[s].reg == in->rd)
+                    return op_error(b, i, "%s bumps %s a second time in one iteration", mnem(o),
+                                    name);
+            if (b->nstreams == PIPE_MAX_STREAMS)
+                return op_error(b, i, "more than %d pointers bumped in one .pipeline block",
+                                PIPE_MAX_STREAMS);
+            b->streams[b->nstreams] = (stream){ in->rd, in->op == NPU_OP_ADDVL, in->imm, i };
+            oi->bump = b->nstreams++;
+        }
+    }
+    /* Pointers: read only as memory bases, in the bump's units. */
+    for (size_t i = 0; i < p->nops; i++) {
+        op_info *oi = &b->info[i];
+        pipe_op *o = &p->ops[i];
+        const npu_format_desc *f = &npu_format_table[npu_desc((npu_opcode)o->in.op)->format];
+        for (int s = 0; s < b->nstreams; s++) {
+            const stream *st = &b->streams[s];
+            if (oi->bump == s)
+                continue;
+            for (unsigned k = 0; k < f->num_operands; k++) {
+                const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
+                if (od->file != NPU_RF_S || (o->virt >> od->field) & 1 ||
+                    npu_insn_field(&o->in, (npu_field)od->field) != st->reg)
+                    continue;
+                snprintf(name, sizeof name, "s%u", st->reg);
+                if (f->operands[k] != OPK_MEM)
+                    return op_error(b, i, "%s reads the pointer %s, which the block bumps: a "
+                                          "bumped pointer may only be a memory base",
+                                    mnem(o), name);
+                if (o->in.imm != 0 && o->in.vl != st->vl)
+                    return op_error(b, i, "%s: the offset from %s must count %s, as its bump does",
+                                    mnem(o), name, st->vl ? "vector lengths (N vl)" : "bytes");
+                if (st->vl && !npu_format_has_vector_mem((npu_format)npu_desc((npu_opcode)o->in.op)->format))
+                    return op_error(b, i, "%s: scalar accesses cannot follow %s, bumped in vector lengths",
+                                    mnem(o), name);
+                o->in.vl = (uint8_t)st->vl;
+                oi->stream = s;
+            }
+        }
+    }
+    b->nbody = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        if (b->info[i].bump < 0)
+            b->body[b->nbody++] = i;
+    if (b->nbody == 0)
+        return asm_error_at(b->c, p->file, p->line, 1, "the .pipeline block has no instructions");
+    return 0;
+}
+
+/* ---- the machine -------------------------------------------------------------------- */
+
+/* ---- the schedule of one (unroll, II) attempt ----------------------------------------- */
+
+typedef struct node {
+    size_t op;       /* index into p->ops */
+    unsigned copy;   /* iteration within the kernel pass */
+    npu_unit unit;
+    npu_class cls;
+    unsigned lat, interval;
+    int height;
+    int placed;
+    long t;          /* schedule time, while placed */
+    long last_t;     /* time of the last placement, for IMS */
+    int tried;       /* placed at least once (last_t is valid) */
+    int late;        /* 1: no predecessor (a load): placed after its consumers, as late as they
+                        allow; 2: a pointer bump, last */
+} node;
+
+typedef struct edge {
+    unsigned from, to, lat;
+} edge;
+
+typedef struct sched {
+    pipe_block *b;
+    unsigned K, II;
+    node *n;
+    unsigned nn;         /* K * nbody + nstreams; the loop branch is not a node */
+    edge *e;
+    unsigned ne;
+    unsigned *pred_start, *pred_list; /* CSR of incoming edges */
+    unsigned *succ_start, *succ_list;
+    /* modulo reservation table */
+    unsigned *unit_occ;  /* [unit][row] */
+    unsigned **row_nodes; unsigned *row_count;
+    unsigned loop_row;
+    /* registers, after a successful schedule */
+    unsigned stages;
+    unsigned U;          /* kernel copies (modulo variable expansion) */
+    int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
+    unsigned vregs, pregs, max_live;
+    char fail[240];
+} sched;
+
+static void sched_free(sched *s)
+{
+    free(s->n);
+    free(s->e);
+    free(s->pred_start);
+    free(s->pred_list);
+    free(s->succ_start);
+    free(s->succ_list);
+    free(s->unit_occ);
+    if (s->row_nodes)
+        for (unsigned r = 0; r < s->II; r++)
+            free(s->row_nodes[r]);
+    free(s->row_nodes);
+    free(s->row_count);
+    free(s->reg);
+    memset(s, 0, sizeof *s);
+}
+
+static unsigned node_of(const sched *s, unsigned copy, size_t body_index)
+{
+    return copy * (unsigned)s->b->nbody + (unsigned)body_index;
+}
+
+static int add_edge(sched *s, unsigned from, unsigned to, unsigned lat, unsigned *cap)
+{
+    if (s->ne == *cap) {
+        unsigned nc = *cap ? *cap * 2 : 64;
+        edge *e = realloc(s->e, nc * sizeof *e);
+        if (!e)
+            return -1;
+        s->e = e;
+        *cap = nc;
+    }
+    s->e[s->ne++] = (edge){ from, to, lat };
+    return 0;
+}
+
+static int build_csr(sched *s)
+{
+    s->pred_start = calloc(s->nn + 1, sizeof(unsigned));
+    s->succ_start = calloc(s->nn + 1, sizeof(unsigned));
+    s->pred_list = malloc((s->ne + 1) * sizeof(unsigned));
+    s->succ_list = malloc((s->ne + 1) * sizeof(unsigned));
+    if (!s->pred_start || !s->succ_start || !s->pred_list || !s->succ_list)
+        return -1;
+    for (unsigned i = 0; i < s->ne; i++) {
+        s->pred_start[s->e[i].to + 1]++;
+        s->succ_start[s->e[i].from + 1]++;
+    }
+    for (unsigned i = 0; i < s->nn; i++) {
+        s->pred_start[i + 1] += s->pred_start[i];
+        s->succ_start[i + 1] += s->succ_start[i];
+    }
+    unsigned *pf = calloc(s->nn, sizeof(unsigned)), *sf = calloc(s->nn, sizeof(unsigned));
+    if (!pf || !sf) {
+        free(pf);
+        free(sf);
+        return -1;
+    }
+    for (unsigned i = 0; i < s->ne; i++) {
+        s->pred_list[s->pred_start[s->e[i].to] + pf[s->e[i].to]++] = i;
+        s->succ_list[s->succ_start[s->e[i].from] + sf[s->e[i].from]++] = i;
+    }
+    free(pf);
+    free(sf);
+    return 0;
+}
+
+/* Nodes and edges of K iterations: each copy's dataflow (RAW at the
+ * producer's latency) and its memory order (a store stays after the
+ * accesses before it and before the ones after it); one bump per pointer. */
+static int build_graph(sched *s)
+{
+    pipe_block *b = s->b;
+    const npu_asm_machine *m = b->m;
+    s->nn = s->K * (unsigned)b->nbody + (unsigned)b->nstreams;
+    s->n = calloc(s->nn, sizeof *s->n);
+    if (!s->n)
+        return -1;
+    unsigned cap = 0;
+    for (unsigned k = 0; k < s->K; k++)
+        for (size_t j = 0; j < b->nbody; j++) {
+            const op_info *oi = &b->info[b->body[j]];
+            node *n = &s->n[node_of(s, k, j)];
+            *n = (node){ b->body[j], k, oi->unit, oi->cls, m->unit[oi->unit].latency,
+                         m->unit[oi->unit].interval, 0, 0, 0, -1, 0, 0 };
+        }
+    for (int st = 0; st < b->nstreams; st++) {
+        node *n = &s->n[s->K * b->nbody + (unsigned)st];
+        *n = (node){ b->streams[st].op, s->K, UNIT_SCALAR, CLASS_SCALAR, m->unit[UNIT_SCALAR].latency,
+                     m->unit[UNIT_SCALAR].interval, 0, 0, 0, -1, 0, 0 };
+    }
+    /* body index of each op */
+    int idx[PIPE_MAX_OPS];
+    for (size_t j = 0; j < b->nbody; j++)
+        idx[b->body[j]] = (int)j;
+    for (unsigned k = 0; k < s->K; k++)
+        for (size_t j = 0; j < b->nbody; j++) {
+            const op_info *oi = &b->info[b->body[j]];
+            for (int u = 0; u < oi->nuses; u++) {
+                int dj = idx[b->def_op[oi->uses[u]]];
+                unsigned from = node_of(s, k, (size_t)dj);
+                if (add_edge(s, from, node_of(s, k, j), s->n[from].lat, &cap) < 0)
+                    return -1;
+            }
+            if (!oi->is_mem)
+                continue;
+            for (size_t i = 0; i < j; i++) {
+                const op_info *pi = &b->info[b->body[i]];
+                if (pi->is_mem && (pi->is_store || oi->is_store) &&
+                    add_edge(s, node_of(s, k, i), node_of(s, k, j), 1, &cap) < 0)
+                    return -1;
+            }
+        }
+    if (build_csr(s) < 0)
+        return -1;
+    for (unsigned i = 0; i < s->nn; i++)
+        s->n[i].late = i >= s->K * (unsigned)b->nbody ? 2
+                       : (s->pred_start[i] == s->pred_start[i + 1] &&
+                          s->succ_start[i] != s->succ_start[i + 1]);
+    /* heights: longest latency path to the end of the iteration */
+    for (unsigned i = s->nn; i-- > 0;) {
+        int h = 0;
+        for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+            const edge *e = &s->e[s->succ_list[q]];
+            int v = (int)e->lat + s->n[e->to].height;
+            h = v > h ? v : h;
+        }
+        s->n[i].height = h;
+    }
+    return 0;
+}
+
+/* Resource MII of K iterations: every unit's instance-cycles over its count,
+ * and, for every set of classes, its instructions over the slots that accept
+ * any of them (the loop branch included). Names the binding one. */
+static unsigned res_mii(const pipe_block *b, unsigned K, char *binding, size_t size)
+{
+    const npu_asm_machine *m = b->m;
+    unsigned long unit_cycles[NPU_NUM_UNITS] = { 0 }, cls_ops[NPU_NUM_CLASSES] = { 0 };
+    for (size_t j = 0; j < b->nbody; j++) {
+        const op_info *oi = &b->info[b->body[j]];
+        unit_cycles[oi->unit] += (unsigned long)K * m->unit[oi->unit].interval;
+        cls_ops[oi->cls] += K;
+    }
+    unit_cycles[UNIT_SCALAR] += (unsigned long)b->nstreams * m->unit[UNIT_SCALAR].interval;
+    cls_ops[CLASS_SCALAR] += (unsigned long)b->nstreams;
+    unit_cycles[UNIT_BRANCH] += m->unit[UNIT_BRANCH].interval;
+    cls_ops[CLASS_BRANCH] += 1;
+    unsigned best = 1;
+    snprintf(binding, size, "none");
+    for (int u = 0; u < NPU_NUM_UNITS; u++) {
+        unsigned cnt = m->unit[u].count ? m->unit[u].count : 1;
+        unsigned v = (unsigned)((unit_cycles[u] + cnt - 1) / cnt);
+        if (v > best) {
+            best = v;
+            snprintf(binding, size, "unit %s", unit_name((npu_unit)u));
+        }
+    }
+    for (unsigned set = 1; set < (1u << NPU_NUM_CLASSES); set++) {
+        unsigned long ops = 0;
+        unsigned slots = 0;
+        for (int cl = 0; cl < NPU_NUM_CLASSES; cl++)
+            if (set >> cl & 1)
+                ops += cls_ops[cl];
+        for (unsigned sl = 0; sl < m->issue_width; sl++)
+            if (m->slot_classes[sl] & set)
+                slots++;
+        if (!ops)
+            continue;
+        unsigned v = slots ? (unsigned)((ops + slots - 1) / slots) : 0xffffffu;
+        if (v > best) {
+            best = v;
+            size_t o = (size_t)snprintf(binding, size, "slots");
+            for (int cl = 0; cl < NPU_NUM_CLASSES && o < size; cl++)
+                if (set >> cl & 1)
+                    o += (size_t)snprintf(binding + o, size - o, "%s%s", o > 5 ? "+" : " ",
+                                          class_name((npu_class)cl));
+        }
+    }
+    return best;
+}
+
+static long mod(long a, long m) { long r = a % m; return r < 0 ? r + m : r; }
+
+/* Emission order within a cycle: the body's instructions (by the lowest slot
+ * their class may take), then the bumps (after every read of their pointer
+ * in that cycle), then the loop branch. Returns 0 when in-order issue gives
+ * every instruction of the row a slot in that order (rule T8). */
+static int row_order(const sched *s, const unsigned *ids, unsigned cnt, int with_loop, unsigned *order)
+{
+    const npu_asm_machine *m = s->b->m;
+    unsigned key[PIPE_MAX_NODES > 64 ? 64 : 64];
+    if (cnt > 64)
+        return -1;
+    for (unsigned i = 0; i < cnt; i++) {
+        const node *n = &s->n[ids[i]];
+        unsigned first = m->issue_width;
+        for (unsigned sl = 0; sl < m->issue_width; sl++)
+            if (m->slot_classes[sl] >> n->cls & 1) {
+                first = sl;
+                break;
+            }
+        int is_bump = ids[i] >= s->K * s->b->nbody;
+        key[i] = (unsigned)is_bump << 16 | first << 8;
+        order[i] = ids[i];
+    }
+    for (unsigned i = 1; i < cnt; i++) /* insertion sort: rows are short */
+        for (unsigned j = i; j > 0 && (key[j - 1] > key[j] || (key[j - 1] == key[j] && order[j - 1] > order[j])); j--) {
+            unsigned tk = key[j]; key[j] = key[j - 1]; key[j - 1] = tk;
+            unsigned to = order[j]; order[j] = order[j - 1]; order[j - 1] = to;
+        }
+    uint32_t taken = 0;
+    for (unsigned i = 0; i <= cnt; i++) {
+        npu_class cls;
+        if (i == cnt) {
+            if (!with_loop)
+                break;
+            cls = CLASS_BRANCH;
+        } else {
+            cls = s->n[order[i]].cls;
+        }
+        unsigned sl = 0;
+        while (sl < m->issue_width && ((taken >> sl & 1) || !(m->slot_classes[sl] >> cls & 1)))
+            sl++;
+        if (sl == m->issue_width)
+            return -1;
+        taken |= 1u << sl;
+    }
+    return 0;
+}
+
+static int bump_window_ok(const sched *s, unsigned id, long t)
+{
+    /* A read of a pointer in the cycles after its bump, before the bump's
+     * result is ready, would wait (T2): keep such reads out of those rows. */
+    const pipe_block *b = s->b;
+    const node *n = &s->n[id];
+    unsigned nb = s->K * (unsigned)b->nbody;
+    long lat = (long)b->m->unit[UNIT_SCALAR].latency;
+    if (lat <= 1)
+        return 1;
+    if (id >= nb) {
+        int st = (int)(id - nb);
+        for (unsigned i = 0; i < nb; i++)
+            if (s->n[i].placed && b->info[s->n[i].op].stream == st) {
+                long d = mod(s->n[i].t - t, s->II);
+                if (d > 0 && d < lat)
+                    return 0;
+            }
+        return 1;
+    }
+    int st = b->info[n->op].stream;
+    if (st < 0 || !s->n[nb + (unsigned)st].placed)
+        return 1;
+    long d = mod(t - s->n[nb + (unsigned)st].t, s->II);
+    return !(d > 0 && d < lat);
+}
+
+static int fits(sched *s, unsigned id, long t)
+{
+    const node *n = &s->n[id];
+    unsigned II = s->II;
+    /* bumps stay in the first stage (their offsets assume it) */
+    if (id >= s->K * s->b->nbody && t >= (long)II)
+        return 0;
+    for (unsigned d = 0; d < n->interval; d++) {
+        unsigned row = (unsigned)mod(t + d, II);
+        if (s->unit_occ[n->unit * II + row] + 1 > s->b->m->unit[n->unit].count)
+            return 0;
+    }
+    unsigned row = (unsigned)mod(t, II);
+    unsigned ids[65], order[65];
+    unsigned cnt = s->row_count[row];
+    if (cnt >= 64)
+        return 0;
+    memcpy(ids, s->row_nodes[row], cnt * sizeof *ids);
+    ids[cnt++] = id;
+    if (row_order(s, ids, cnt, row == s->loop_row, order) < 0)
+        return 0;
+    return bump_window_ok(s, id, t);
+}
+
+static int place(sched *s, unsigned id, long t)
+{
+    node *n = &s->n[id];
+    unsigned II = s->II, row = (unsigned)mod(t, II);
+    for (unsigned d = 0; d < n->interval; d++)
+        s->unit_occ[n->unit * II + (unsigned)mod(t + d, II)]++;
+    unsigned *r = realloc(s->row_nodes[row], (s->row_count[row] + 1) * sizeof *r);
+    if (!r)
+        return -1;
+    s->row_nodes[row] = r;
+    r[s->row_count[row]++] = id;
+    n->placed = 1;
+    n->tried = 1;
+    n->t = t;
+    n->last_t = t;
+    return 0;
+}
+
+static void unplace(sched *s, unsigned id)
+{
+    node *n = &s->n[id];
+    unsigned II = s->II, row = (unsigned)mod(n->t, II);
+    for (unsigned d = 0; d < n->interval; d++)
+        s->unit_occ[n->unit * II + (unsigned)mod(n->t + d, II)]--;
+    unsigned *r = s->row_nodes[row];
+    for (unsigned i = 0; i < s->row_count[row]; i++)
+        if (r[i] == id) {
+            r[i] = r[--s->row_count[row]];
+            break;
+        }
+    n->placed = 0;
+}
+
+/* Priority: iteration by iteration (so each one's chain is placed whole and
+ * its values live briefly), highest first within one. Bumps last. */
+static int before(const node *a, const node *b)
+{
+    if (a->late != b->late)
+        return a->late < b->late;
+    if (a->copy != b->copy)
+        return a->copy < b->copy;
+    return a->height > b->height;
+}
+
+/* Rau's iterative modulo scheduling: highest node first, at the earliest
+ * cycle its placed predecessors allow and a free row within II of it; when
+ * no row is free, it takes one and evicts what conflicts. */
+static int ims(sched *s)
+{
+    unsigned II = s->II;
+    s->unit_occ = calloc((size_t)NPU_NUM_UNITS * II, sizeof(unsigned));
+    s->row_nodes = calloc(II, sizeof(unsigned *));
+    s->row_count = calloc(II, sizeof(unsigned));
+    if (!s->unit_occ || !s->row_nodes || !s->row_count)
+        return -1;
+    s->loop_row = II - 1;
+    s->unit_occ[UNIT_BRANCH * II + s->loop_row] += 1; /* the loop branch */
+    for (unsigned d = 1; d < s->b->m->unit[UNIT_BRANCH].interval; d++)
+        s->unit_occ[UNIT_BRANCH * II + (unsigned)mod((long)s->loop_row + d, II)] += 1;
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        for (unsigned r = 0; r < II; r++)
+            if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
+                return 0;
+    long budget = (long)s->nn * 6 + 64;
+    unsigned left = s->nn;
+    while (left > 0) {
+        if (budget-- <= 0) { if (getenv("NPUSIM_SCHED_DEBUG")) fprintf(stderr, "budget out, left %u\n", left);
+            return 0; }
+        unsigned id = s->nn;
+        for (unsigned i = 0; i < s->nn; i++)
+            if (!s->n[i].placed && (id == s->nn || before(&s->n[i], &s->n[id])))
+                id = i;
+        node *n = &s->n[id];
+        /* iteration k of the pass starts no earlier than k II / K: the
+         * iterations spread evenly over the pass, as one iteration every
+         * II / K cycles would */
+        long estart = id < s->K * (unsigned)s->b->nbody ? (long)n->copy * (long)II / (long)s->K : 0;
+        for (unsigned q = s->pred_start[id]; q < s->pred_start[id + 1]; q++) {
+            const edge *e = &s->e[s->pred_list[q]];
+            if (s->n[e->from].placed) {
+                long v = s->n[e->from].t + (long)e->lat;
+                estart = v > estart ? v : estart;
+            }
+        }
+        long t = 0, latest = LONG_MAX;
+        int found = 0;
+        if (n->late == 1)
+            for (unsigned q = s->succ_start[id]; q < s->succ_start[id + 1]; q++) {
+                const edge *e = &s->e[s->succ_list[q]];
+                if (s->n[e->to].placed && s->n[e->to].t - (long)e->lat < latest)
+                    latest = s->n[e->to].t - (long)e->lat;
+            }
+        if (latest != LONG_MAX) {
+            for (long c = latest; c > latest - (long)II && !found; c--)
+                if (fits(s, id, c)) {
+                    t = c;
+                    found = 1;
+                }
+            if (!found)
+                estart = latest;
+        } else {
+            for (long c = estart; c < estart + (long)II && !found; c++)
+                if (fits(s, id, c)) {
+                    t = c;
+                    found = 1;
+                }
+        }
+        if (!found) {
+            t = (!n->tried || estart > n->last_t) ? estart : n->last_t + 1;
+            if (id >= s->K * s->b->nbody)
+                t = mod(t, II);
+            /* evict what shares the row's slots or the unit's rows */
+            unsigned row = (unsigned)mod(t, II);
+            for (unsigned i = 0; i < s->nn; i++) {
+                if (!s->n[i].placed || i == id)
+                    continue;
+                const node *o = &s->n[i];
+                int clash = 0;
+                if ((unsigned)mod(o->t, II) == row)
+                    clash = 1;
+                if (o->unit == n->unit)
+                    for (unsigned a = 0; a < o->interval && !clash; a++)
+                        for (unsigned d = 0; d < n->interval; d++)
+                            if (mod(o->t + a, II) == mod(t + d, II)) {
+                                clash = 1;
+                                break;
+                            }
+                if (clash) {
+                    unplace(s, i);
+                    left++;
+                }
+            }
+            if (!fits(s, id, t))
+                { if (getenv("NPUSIM_SCHED_DEBUG")) fprintf(stderr, "no fit alone node %u t %ld\n", id, t); return 0; }
+        }
+        if (place(s, id, t) < 0)
+            return -1;
+        left--;
+        /* successors now too early leave the schedule */
+        for (unsigned q = s->succ_start[id]; q < s->succ_start[id + 1]; q++) {
+            const edge *e = &s->e[s->succ_list[q]];
+            if (s->n[e->to].placed && s->n[e->to].t < t + (long)e->lat) {
+                unplace(s, e->to);
+                left++;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Lifetimes: IMS places every node as early as it can, so a value can wait
+ * long for a consumer that the unit's other work pushed late. Moving each
+ * node (successors first) to the latest cycle its successors and the rows
+ * allow, except stores, which end values, keeps each value close to its
+ * use (the stretch reduction of lifetime-sensitive modulo schedulers). */
+static int stretch(sched *s)
+{
+    unsigned nb = s->K * (unsigned)s->b->nbody;
+    for (unsigned i = nb; i-- > 0;) {
+        node *n = &s->n[i];
+        if (s->b->info[n->op].is_store || s->succ_start[i] == s->succ_start[i + 1])
+            continue;
+        long latest = LONG_MAX;
+        for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+            const edge *e = &s->e[s->succ_list[q]];
+            long v = s->n[e->to].t - (long)e->lat;
+            latest = v < latest ? v : latest;
+        }
+        if (latest <= n->t)
+            continue;
+        long old = n->t;
+        unplace(s, i);
+        long t = old;
+        for (long c = latest; c > old; c--)
+            if (fits(s, i, c)) {
+                t = c;
+                break;
+            }
+        if (place(s, i, t) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Times start at 0 (late nodes may have gone below): shift by whole IIs,
+ * which keeps every row; bumps go to their row in the first stage. */
+static void normalise(sched *s)
+{
+    unsigned nb = s->K * (unsigned)s->b->nbody;
+    long lo = 0;
+    for (unsigned i = 0; i < nb; i++)
+        lo = s->n[i].t < lo ? s->n[i].t : lo;
+    long shift = lo < 0 ? ((-lo + (long)s->II - 1) / (long)s->II) * (long)s->II : 0;
+    for (unsigned i = 0; i < nb; i++)
+        s->n[i].t += shift;
+    for (unsigned i = nb; i < s->nn; i++)
+        s->n[i].t = mod(s->n[i].t, s->II);
+}
+
+/* ---- registers ------------------------------------------------------------------------ */
+
+typedef struct value {
+    unsigned virt, copy;
+    long start, end;   /* cycles the register holds it: [def, max(last read, def + lat - 1)] */
+} value;
+
+static int overlaps(long a0, long a1, long b0, long b1, long II)
+{
+    /* arcs [a0, a1] and [b0, b1] on a circle of II cycles (each shorter than II) */
+    for (long k = -2; k <= 2; k++)
+        if (a0 <= b1 + k * II && b0 + k * II <= a1)
+            return 1;
+    return 0;
+}
+
+static int cmp_value(const void *x, const void *y)
+{
+    const value *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->end > b->end ? -1 : a->end < b->end;
+}
+
+/* Circular-arc first fit. Fails (0) when a value lives II cycles or more, or
+ * the registers run out; s->fail says which values forced it. */
+static int allocate(sched *s)
+{
+    pipe_block *b = s->b;
+    asm_pipe *p = b->p;
+    unsigned nb = s->K * (unsigned)b->nbody;
+    int idx[PIPE_MAX_OPS];
+    for (size_t j = 0; j < b->nbody; j++)
+        idx[b->body[j]] = (int)j;
+    /* the base schedule's values: [def, max(last read, def + lat - 1)] */
+    size_t nbase = 0;
+    value *base = calloc((size_t)s->K * p->nv + 1, sizeof *base);
+    if (!base)
+        return -1;
+    long longest = 1;
+    for (unsigned k = 0; k < s->K; k++)
+        for (unsigned v = 0; v < p->nv; v++) {
+            if (b->def_op[v] < 0)
+                continue;
+            const node *d = &s->n[node_of(s, k, (size_t)idx[b->def_op[v]])];
+            long end = d->t + (long)d->lat - 1;
+            for (unsigned i = 0; i < nb; i++) {
+                const op_info *oi = &b->info[s->n[i].op];
+                if (s->n[i].copy != k)
+                    continue;
+                for (int u = 0; u < oi->nuses; u++)
+                    if ((unsigned)oi->uses[u] == v && s->n[i].t > end)
+                        end = s->n[i].t;
+            }
+            base[nbase++] = (value){ v, k, d->t, end };
+            longest = end - d->t + 1 > longest ? end - d->t + 1 : longest;
+        }
+    /* Modulo variable expansion: U copies of the kernel, U a power of two,
+     * so that no value lives longer than the U II cycles before the same
+     * copy writes its register again. */
+    s->U = 1;
+    while ((long)s->U * (long)s->II < longest)
+        s->U *= 2;
+    if (s->U * s->K > 64) {
+        snprintf(s->fail, sizeof s->fail, "%%%s lives %ld cycles: %u kernel copies would be needed",
+                 p->vname[base[0].virt], longest, s->U);
+        free(base);
+        return 0;
+    }
+    size_t nvals = 0;
+    value *vals = calloc(nbase * s->U + 1, sizeof *vals);
+    size_t nreg = (size_t)s->U * s->K * p->nv + 1;
+    s->reg = malloc(nreg * sizeof *s->reg);
+    if (!vals || !s->reg) {
+        free(vals);
+        free(base);
+        return -1;
+    }
+    for (size_t i = 0; i < nreg; i++)
+        s->reg[i] = -1;
+    for (unsigned u = 0; u < s->U; u++)
+        for (size_t i = 0; i < nbase; i++) {
+            value v = base[i];
+            v.copy += u * s->K;
+            v.start += (long)u * (long)s->II;
+            v.end += (long)u * (long)s->II;
+            vals[nvals++] = v;
+        }
+    free(base);
+    long II = (long)s->II * (long)s->U; /* the circle the registers turn on */
+    qsort(vals, nvals, sizeof *vals, cmp_value);
+    /* most values live at once, per file */
+    unsigned live_v = 0, live_p = 0;
+    for (long r = 0; r < II; r++) {
+        unsigned lv = 0, lp = 0;
+        for (size_t i = 0; i < nvals; i++)
+            if (overlaps(vals[i].start, vals[i].end, r, r, II)) {
+                if (p->vfile[vals[i].virt] == 'v')
+                    lv++;
+                else
+                    lp++;
+            }
+        live_v = lv > live_v ? lv : live_v;
+        live_p = lp > live_p ? lp : live_p;
+    }
+    s->max_live = live_v + live_p;
+    /* registers: occupied arcs per physical register */
+    size_t *owner_count = calloc(64, sizeof *owner_count);
+    value **owned = calloc(64, sizeof *owned);
+    int ok = owner_count && owned;
+    for (size_t i = 0; ok && i < nvals; i++) {
+        char f = p->vfile[vals[i].virt];
+        uint32_t pool = f == 'v' ? b->vpool : b->ppool;
+        int base = f == 'v' ? 0 : 32;
+        int got = -1;
+        for (int r = 0; r < 32 && got < 0; r++) {
+            if (!(pool >> r & 1))
+                continue;
+            int free_here = 1;
+            for (size_t o = 0; o < owner_count[base + r] && free_here; o++)
+                if (overlaps(owned[base + r][o].start, owned[base + r][o].end, vals[i].start,
+                             vals[i].end, II))
+                    free_here = 0;
+            if (free_here)
+                got = r;
+        }
+        if (got < 0) {
+            /* name the longest-lived values of this file */
+            size_t o = (size_t)snprintf(s->fail, sizeof s->fail,
+                                        "%s registers run out (%u values live at once); longest lifetimes:",
+                                        f == 'v' ? "vector" : "predicate", f == 'v' ? live_v : live_p);
+            long shown[3] = { -1, -1, -1 };
+            for (int pick = 0; pick < 3; pick++) {
+                long best = -1;
+                size_t bi = 0;
+                for (size_t q = 0; q < nvals; q++) {
+                    long len = vals[q].end - vals[q].start + 1;
+                    int dup = 0;
+                    for (int z = 0; z < pick; z++)
+                        dup |= shown[z] == (long)vals[q].virt;
+                    if (p->vfile[vals[q].virt] == f && !dup && len > best) {
+                        best = len;
+                        bi = q;
+                    }
+                }
+                if (best < 0)
+                    break;
+                shown[pick] = (long)vals[bi].virt;
+                if (o < sizeof s->fail)
+                    o += (size_t)snprintf(s->fail + o, sizeof s->fail - o, " %%%s %ld", p->vname[vals[bi].virt], best);
+            }
+            ok = 0;
+            break;
+        }
+        value *arr = realloc(owned[base + got], (owner_count[base + got] + 1) * sizeof *arr);
+        if (!arr) {
+            ok = -1;
+            break;
+        }
+        owned[base + got] = arr;
+        arr[owner_count[base + got]++] = vals[i];
+        s->reg[vals[i].copy * p->nv + vals[i].virt] = got;
+    }
+    s->vregs = s->pregs = 0;
+    for (int r = 0; r < 64 && owner_count; r++) {
+        if (owner_count[r] && r < 32)
+            s->vregs++;
+        else if (owner_count[r])
+            s->pregs++;
+        if (owned)
+            free(owned[r]);
+    }
+    free(owned);
+    free(owner_count);
+    free(vals);
+    return ok;
+}
+
+/* ---- one attempt ------------------------------------------------------------------------- */
+
+static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
+{
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    s->K = K;
+    s->II = II;
+    if (build_graph(s) < 0)
+        return -1;
+    int r = ims(s);
+    if (r <= 0)
+        return r;
+    if (getenv("NPUSIM_SCHED_DEBUG2"))
+        for (unsigned i = 0; i < s->nn; i++)
+            fprintf(stderr, "  after ims K=%u II=%u node %u t=%ld\n", s->K, s->II, i, s->n[i].t);
+    if (stretch(s) < 0)
+        return -1;
+    normalise(s);
+    if (getenv("NPUSIM_SCHED_DEBUG"))
+        for (unsigned i = 0; i < s->ne; i++) {
+            const edge *e = &s->e[i];
+            if (s->n[e->to].t < s->n[e->from].t + (long)e->lat)
+                fprintf(stderr, "VIOLATION K=%u II=%u edge %u(t%ld) -> %u(t%ld) lat %u\n", s->K, s->II, e->from, s->n[e->from].t, e->to, s->n[e->to].t, e->lat);
+        }
+    long tmax = 0;
+    for (unsigned i = 0; i < s->nn; i++)
+        tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
+    s->stages = (unsigned)(tmax / (long)II) + 1;
+    return allocate(s);
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+typedef struct emitter {
+    asm_ctx *c;
+    npu_srcloc loc;
+} emitter;
+
+static int put(asm_ctx *c, const npu_insn *in, npu_srcloc loc)
+{
+    if (npu_program_append(c->prog, in, loc) < 0) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    return 0;
+}
+
+static int put_ctl(asm_ctx *c, npu_opcode op, uint8_t rd, uint8_t rs1, uint8_t rs2, int32_t imm,
+                   npu_srcloc loc)
+{
+    npu_insn in = { .op = (uint16_t)op, .rd = rd, .rs1 = rs1, .rs2 = rs2, .imm = imm };
+    return put(c, &in, loc);
+}
+
+static void patch(asm_ctx *c, size_t at, size_t target)
+{
+    npu_program *pr = c->prog;
+    pr->insns[at].imm = (int32_t)((long)target - (long)at);
+    pr->words[at] = npu_encode(&pr->insns[at]);
+}
+
+/* An instruction with its virtual registers replaced. */
+static npu_insn concrete(const pipe_op *o, const int *reg_of_virt)
+{
+    npu_insn in = o->in;
+    uint8_t *fields[] = { &in.rd, &in.rs1, &in.rs2, &in.rs3, &in.pg };
+    const npu_field ids[] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
+    for (int f = 0; f < 5; f++)
+        if (o->virt >> ids[f] & 1)
+            *fields[f] = (uint8_t)reg_of_virt[*fields[f]];
+    return in;
+}
+
+/* Written order, registers by a linear scan of one iteration: a value's
+ * register is free again after its last read. */
+static int plain_registers(pipe_block *b, int *reg)
+{
+    asm_pipe *p = b->p;
+    int last[PIPE_MAX_VIRTUALS], freed[PIPE_MAX_VIRTUALS];
+    for (size_t v = 0; v < p->nv; v++) {
+        last[v] = b->def_op[v];
+        reg[v] = -1;
+        freed[v] = 0;
+    }
+    for (size_t i = 0; i < p->nops; i++)
+        for (int u = 0; u < b->info[i].nuses; u++)
+            last[b->info[i].uses[u]] = (int)i;
+    uint32_t busy_v = ~b->vpool, busy_p = ~b->ppool & 0xffu;
+    for (size_t i = 0; i < p->nops; i++) {
+        for (size_t w = 0; w < p->nv; w++)
+            if (reg[w] >= 0 && !freed[w] && last[w] < (int)i) {
+                freed[w] = 1;
+                if (p->vfile[w] == 'v')
+                    busy_v &= ~(1u << reg[w]);
+                else
+                    busy_p &= ~(1u << reg[w]);
+            }
+        int v = b->info[i].def_virt;
+        if (v < 0)
+            continue;
+        uint32_t *busy = p->vfile[v] == 'v' ? &busy_v : &busy_p;
+        int n = p->vfile[v] == 'v' ? 32 : 8, got = -1;
+        for (int r = 0; r < n && got < 0; r++)
+            if (!(*busy >> r & 1))
+                got = r;
+        if (got < 0)
+            return op_error(b, i, "%s: the .pipeline block needs more %s registers than are free",
+                            mnem(&p->ops[i]), p->vfile[v] == 'v' ? "vector" : "predicate");
+        *busy |= 1u << got;
+        reg[v] = got;
+    }
+    return 0;
+}
+
+/* The plain loop: `beqz sC, done; top: body; loop sC, top; done:`. With
+ * `count` it runs sC times; used for schedule off and for the iterations a
+ * scheduled loop leaves over. */
+static int emit_plain(pipe_block *b, const int *reg)
+{
+    asm_ctx *c = b->c;
+    asm_pipe *p = b->p;
+    npu_srcloc at = { p->file, p->line };
+    size_t skip = c->prog->count;
+    if (put_ctl(c, NPU_OP_BEQZ, 0, p->count_reg, 0, 0, at) < 0)
+        return -1;
+    size_t top = c->prog->count;
+    for (size_t i = 0; i < p->nops; i++) {
+        npu_insn in = concrete(&p->ops[i], reg);
+        if (put(c, &in, p->ops[i].loc) < 0)
+            return -1;
+    }
+    if (put_ctl(c, NPU_OP_LOOP, p->count_reg, 0, 0, 0, at) < 0)
+        return -1;
+    patch(c, c->prog->count - 1, top);
+    patch(c, skip, c->prog->count);
+    return 0;
+}
+
+/* Iterations' pointer bumps done before the op of node n at time t reads
+ * its base: c(t) = #{j >= 0 : j II + t_bump < t}. */
+static long bumps_before(const sched *s, int stream, long t)
+{
+    long tb = s->n[s->K * s->b->nbody + (unsigned)stream].t;
+    return t > tb ? (t - tb + (long)s->II - 1) / (long)s->II : 0;
+}
+
+/* Emits the instructions of one row: epi < 0 for the kernel and prologue
+ * slot (stage <= max_stage), or the epilogue's m-based clamp. */
+static int emit_row(sched *s, unsigned row, int min_stage, int max_stage, long slot, int epi_e,
+                    int with_loop, size_t loop_target)
+{
+    pipe_block *b = s->b;
+    asm_ctx *c = b->c;
+    asm_pipe *p = b->p;
+    unsigned ids[64] = { 0 }, order[64], cnt = 0;
+    for (unsigned i = 0; i < s->row_count[row] && cnt < 64; i++) {
+        const node *n = &s->n[s->row_nodes[row][i]];
+        int stage = (int)(n->t / (long)s->II);
+        if (stage >= min_stage && stage <= max_stage)
+            ids[cnt++] = s->row_nodes[row][i];
+    }
+    if (row_order(s, ids, cnt, 0, order) < 0 && cnt) /* the kernel's order is valid; a subset stays valid */
+        memcpy(order, ids, cnt * sizeof *ids);
+    unsigned nb = s->K * (unsigned)b->nbody;
+    int regs[PIPE_MAX_VIRTUALS];
+    for (unsigned i = 0; i < cnt; i++) {
+        const node *n = &s->n[order[i]];
+        const pipe_op *o = &p->ops[n->op];
+        npu_insn in;
+        if (order[i] >= nb) {
+            const stream *st = &b->streams[order[i] - nb];
+            in = o->in;
+            in.imm = (int32_t)((long)st->delta * s->K);
+        } else {
+            /* the group this op belongs to decides its kernel copy's registers */
+            long stage = n->t / (long)s->II;
+            size_t phase = (size_t)mod(slot - stage, s->U);
+            for (size_t v = 0; v < p->nv; v++)
+                regs[v] = s->reg[(phase * s->K + n->copy) * p->nv + v];
+            in = concrete(o, regs);
+            int st = b->info[n->op].stream;
+            if (st >= 0) {
+                long cnt_b = bumps_before(s, st, n->t);
+                if (epi_e >= 0) {
+                    long m = (long)(n->t / (long)s->II) - epi_e;
+                    cnt_b = cnt_b < m ? cnt_b : m;
+                }
+                long off = (long)o->in.imm + ((long)n->copy - cnt_b * (long)s->K) * b->streams[st].delta;
+                if (off < INT32_MIN || off > INT32_MAX)
+                    return asm_error_at(c, o->loc.file, o->loc.line, 1, "offset out of range after scheduling");
+                in.imm = (int32_t)off;
+            }
+        }
+        if (put(c, &in, o->loc) < 0)
+            return -1;
+    }
+    if (with_loop) {
+        npu_srcloc at = { p->file, p->line };
+        if (put_ctl(c, NPU_OP_LOOP, p->temp_reg, 0, 0, 0, at) < 0)
+            return -1;
+        patch(c, c->prog->count - 1, loop_target);
+    }
+    return 0;
+}
+
+static unsigned log2u(unsigned v)
+{
+    unsigned r = 0;
+    while ((1u << r) < v)
+        r++;
+    return r;
+}
+
+/* The schedule as text: one line per kernel cycle, one column per slot, and
+ * the values live in that cycle. */
+static char *schedule_table(sched *s)
+{
+    pipe_block *b = s->b;
+    asm_pipe *p = b->p;
+    const npu_asm_machine *m = b->m;
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+#define APPEND(...)                                                                 \
+    do {                                                                            \
+        int need_ = snprintf(NULL, 0, __VA_ARGS__);                                 \
+        if (len + (size_t)need_ + 1 > cap) {                                        \
+            while (len + (size_t)need_ + 1 > cap)                                   \
+                cap *= 2;                                                           \
+            char *np_ = realloc(out, cap);                                          \
+            if (!np_) {                                                             \
+                free(out);                                                          \
+                return NULL;                                                        \
+            }                                                                       \
+            out = np_;                                                              \
+        }                                                                           \
+        len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__);                 \
+    } while (0)
+    APPEND("cycle");
+    for (unsigned sl = 0; sl < m->issue_width; sl++)
+        APPEND(" | slot %u", sl);
+    APPEND(" | live v/p\n");
+    unsigned nb = s->K * (unsigned)b->nbody;
+    int idx[PIPE_MAX_OPS];
+    for (size_t j = 0; j < b->nbody; j++)
+        idx[b->body[j]] = (int)j;
+    for (unsigned row = 0; row < s->II; row++) {
+        unsigned order[64];
+        char cell[8][64];
+        memset(cell, 0, sizeof cell);
+        unsigned cnt = s->row_count[row];
+        if (row_order(s, s->row_nodes[row], cnt, 0, order) < 0)
+            memcpy(order, s->row_nodes[row], cnt * sizeof *order);
+        uint32_t taken = 0;
+        for (unsigned i = 0; i <= cnt; i++) {
+            npu_class cls = i < cnt ? s->n[order[i]].cls : CLASS_BRANCH;
+            if (i == cnt && row != s->loop_row)
+                break;
+            unsigned sl = 0;
+            while (sl < m->issue_width && ((taken >> sl & 1) || !(m->slot_classes[sl] >> cls & 1)))
+                sl++;
+            if (sl >= m->issue_width)
+                break;
+            taken |= 1u << sl;
+            if (i == cnt) {
+                snprintf(cell[sl], sizeof cell[sl], "loop");
+                continue;
+            }
+            const node *n = &s->n[order[i]];
+            const pipe_op *o = &p->ops[n->op];
+            const op_info *oi = &b->info[n->op];
+            if (order[i] >= nb) {
+                snprintf(cell[sl], sizeof cell[sl], "%s s%u", mnem(o), o->in.rd);
+            } else if (oi->def_virt >= 0) {
+                snprintf(cell[sl], sizeof cell[sl], "%s %%%s.%u @%ld", mnem(o), p->vname[oi->def_virt],
+                         n->copy, n->t / (long)s->II);
+            } else {
+                snprintf(cell[sl], sizeof cell[sl], "%s #%u @%ld", mnem(o), n->copy, n->t / (long)s->II);
+            }
+        }
+        APPEND("%5u", row);
+        for (unsigned sl = 0; sl < m->issue_width; sl++)
+            APPEND(" | %-22s", cell[sl]);
+        /* live values in this row */
+        unsigned lv = 0, lp = 0;
+        for (unsigned k = 0; k < s->K; k++)
+            for (size_t v = 0; v < p->nv; v++) {
+                if (b->def_op[v] < 0)
+                    continue;
+                const node *d = &s->n[node_of(s, k, (size_t)idx[b->def_op[v]])];
+                long end = d->t + (long)d->lat - 1;
+                for (unsigned i = 0; i < nb; i++) {
+                    const op_info *oi = &b->info[s->n[i].op];
+                    if (s->n[i].copy != k)
+                        continue;
+                    for (int u = 0; u < oi->nuses; u++)
+                        if ((size_t)oi->uses[u] == v && s->n[i].t > end)
+                            end = s->n[i].t;
+                }
+                /* instances of this value (one per group, every II cycles) live in the row */
+                long II = (long)s->II, r = (long)row;
+                long first = d->t - r <= 0 ? (d->t - r) / II : (d->t - r + II - 1) / II;
+                long last = end - r >= 0 ? (end - r) / II : -((r - end + II - 1) / II);
+                long n_live = last >= first ? last - first + 1 : 0;
+                if (p->vfile[v] == 'v')
+                    lv += (unsigned)n_live;
+                else
+                    lp += (unsigned)n_live;
+            }
+        APPEND(" | %u/%u\n", lv, lp);
+    }
+#undef APPEND
+    return out;
+}
+
+static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const sched *s,
+                       unsigned mii_res, unsigned mii_rec, const char *binding, char *table)
+{
+    asm_ctx *c = b->c;
+    npu_program *pr = c->prog;
+    npu_sched_loop *l = realloc(pr->loops, (pr->nloops + 1) * sizeof *l);
+    if (!l) {
+        free(table);
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    pr->loops = l;
+    l = &pr->loops[pr->nloops++];
+    memset(l, 0, sizeof *l);
+    l->loc = (npu_srcloc){ b->p->file, b->p->line };
+    l->begin = begin;
+    l->end = pr->count;
+    l->kernel_begin = kb;
+    l->kernel_end = ke;
+    l->ops = (unsigned)b->p->nops;
+    l->table = table;
+    l->binding = binding ? strdup(binding) : NULL;
+    if (s) {
+        l->scheduled = 1;
+        l->unroll = s->K * s->U;
+        l->ii = s->II * s->U;
+        l->mii_res = mii_res * s->U;
+        l->mii_rec = mii_rec * s->U;
+        l->mii = l->mii_res > l->mii_rec ? l->mii_res : l->mii_rec;
+        l->stages = s->stages;
+        l->vregs = s->vregs;
+        l->pregs = s->pregs;
+        l->max_live = s->max_live;
+    } else {
+        l->unroll = 1;
+        l->stages = 1;
+    }
+    return 0;
+}
+
+/* remainder loop, prologue, kernel, epilogue (see the file's header). The
+ * schedule runs K iterations (a group) per II cycles, stage by stage; the
+ * kernel is U copies of it (register names rotate through the copies), so
+ * the prologue fills P = a multiple of U >= stages - 1 slots, and sC is
+ * split into groups of K U iterations, the rest run first in written order. */
+static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigned mii_res,
+                          unsigned mii_rec, const char *binding)
+{
+    asm_ctx *c = b->c;
+    asm_pipe *p = b->p;
+    npu_srcloc at = { p->file, p->line };
+    size_t begin = c->prog->count;
+    unsigned K = s->K, U = s->U, S = s->stages, II = s->II, KU = K * U;
+    unsigned P = U * ((S - 1 + U - 1) / U);
+    uint8_t sc = p->count_reg, st = p->temp_reg;
+    /* sT = kernel passes = sC / (K U) - P / U; too few: all in the plain loop */
+    if (put_ctl(c, KU > 1 ? NPU_OP_SRLI : NPU_OP_ADDI, st, sc, 0, KU > 1 ? (int32_t)log2u(KU) : 0, at) < 0)
+        return -1;
+    if (P && put_ctl(c, NPU_OP_ADDI, st, st, 0, -(int32_t)(P / U), at) < 0)
+        return -1;
+    size_t to_small = c->prog->count;
+    if (put_ctl(c, NPU_OP_BLT, 0, st, 0, 0, at) < 0) /* blt sT, s0: sT < 0 */
+        return -1;
+    if (KU > 1) {
+        if (put_ctl(c, NPU_OP_ANDI, sc, sc, 0, (int32_t)(KU - 1), at) < 0)
+            return -1;
+        if (emit_plain(b, plain_reg) < 0) /* the sC % (K U) iterations left over, first */
+            return -1;
+    }
+    for (unsigned j = 0; j < P; j++) /* prologue */
+        for (unsigned row = 0; row < II; row++)
+            if (emit_row(s, row, 0, j < S - 1 ? (int)j : (int)S - 1, j, -1, 0, 0) < 0)
+                return -1;
+    size_t skip_kernel = c->prog->count;
+    if (put_ctl(c, NPU_OP_BEQZ, 0, st, 0, 0, at) < 0)
+        return -1;
+    size_t kb = c->prog->count;
+    for (unsigned u = 0; u < U; u++)
+        for (unsigned row = 0; row < II; row++)
+            if (emit_row(s, row, 0, (int)S - 1, u, -1, u == U - 1 && row == II - 1, kb) < 0)
+                return -1;
+    size_t ke = c->prog->count;
+    patch(c, skip_kernel, ke);
+    for (unsigned e = 0; e + 1 < S; e++) /* epilogue */
+        for (unsigned row = 0; row < II; row++)
+            if (emit_row(s, row, (int)e + 1, (int)S - 1, e, (int)e, 0, 0) < 0)
+                return -1;
+    size_t to_done = c->prog->count;
+    if (put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
+        return -1;
+    patch(c, to_small, c->prog->count);
+    if (emit_plain(b, plain_reg) < 0)
+        return -1;
+    patch(c, to_done, c->prog->count);
+    return record_loop(b, begin, kb, ke, s, mii_res, mii_rec, binding, schedule_table(s));
+}
+
+int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
+{
+    char q[96];
+    asm_token t = asm_lex_next(lx);
+    if (t.kind != TOK_EOL)
+        return t.kind == TOK_BAD ? -1
+                                 : asm_error(c, t.col, "unexpected trailing text %s",
+                                             asm_tok_str(&t, q, sizeof q));
+    asm_pipe *p = c->pipe;
+    if (!p)
+        return asm_error(c, directive.col, ".endpipeline without .pipeline");
+    c->pipe = NULL;
+    pipe_block b = { .c = c, .p = p, .m = c->opts ? c->opts->machine : NULL };
+    int rc = -1;
+    b.info = calloc(p->nops + 1, sizeof *b.info);
+    int plain_reg[PIPE_MAX_VIRTUALS];
+    if (!b.info) {
+        c->status = NPU_ENOMEM;
+        asm_error(c, 0, "out of memory");
+        goto out;
+    }
+    if (analyse(&b) < 0 || plain_registers(&b, plain_reg) < 0)
+        goto out;
+    if (!b.m || !c->opts->schedule) {
+        size_t begin = c->prog->count;
+        if (emit_plain(&b, plain_reg) < 0)
+            goto out;
+        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0, NULL, NULL);
+        goto out;
+    }
+    /* Search: unroll K = 1, 2, 4 ... ; for each, II upward from its MII; the
+     * cost is (trips / K + stages - 1) * II cycles, the smallest wins. */
+    unsigned rec = b.nstreams ? b.m->unit[UNIT_SCALAR].latency : 1;
+    rec = rec ? rec : 1;
+    sched best;
+    memset(&best, 0, sizeof best);
+    double best_cost = 0;
+    unsigned best_res = 0;
+    char best_binding[64] = "", binding[64], last_fail[240] = "";
+    for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b.nbody <= PIPE_MAX_NODES; K *= 2) {
+        unsigned res = res_mii(&b, K, binding, sizeof binding);
+        unsigned mii = res > rec ? res : rec;
+        if (best.n && (double)mii * (p->trips / K) >= best_cost)
+            break; /* no larger unroll can win */
+        unsigned limit = mii * 4 + 64;
+        for (unsigned II = mii; II <= limit; II++) {
+            if (best.n && (p->trips / K + 1 - 1) * II >= best_cost)
+                break;
+            sched s;
+            int r = attempt(&b, K, II, &s);
+            if (r < 0) {
+                sched_free(&s);
+                c->status = NPU_ENOMEM;
+                asm_error(c, 0, "out of memory");
+                goto out;
+            }
+            if (getenv("NPUSIM_SCHED_DEBUG") && (II - mii) % 8 == 0)
+                fprintf(stderr, "  K=%u II=%u -> %d %s\n", K, II, r, s.fail);
+            if (r == 0) {
+                if (s.fail[0])
+                    snprintf(last_fail, sizeof last_fail, "%s", s.fail);
+                sched_free(&s);
+                continue;
+            }
+            double cost = (p->trips / K + s.stages - 1) * II;
+            if (!best.n || cost < best_cost) {
+                sched_free(&best);
+                best = s;
+                best_cost = cost;
+                best_res = res;
+                snprintf(best_binding, sizeof best_binding, "%s", binding);
+            } else {
+                sched_free(&s);
+            }
+            break;
+        }
+    }
+    if (!best.n) {
+        asm_error_at(c, p->file, p->line, 1, "cannot schedule the .pipeline loop%s%s",
+                     last_fail[0] ? ": " : "", last_fail);
+        goto out;
+    }
+    if (getenv("NPUSIM_SCHED_DEBUG")) {
+        fprintf(stderr, "pipeline line %u: K=%u U=%u II=%u S=%u mii_res=%u (%s) vregs=%u\n", p->line, best.K, best.U, best.II, best.stages, best_res, best_binding, best.vregs);
+        char *tb = schedule_table(&best);
+        if (tb) fputs(tb, stderr);
+        free(tb);
+    }
+    rc = emit_scheduled(&b, &best, plain_reg, best_res, rec, best_binding);
+    sched_free(&best);
+out:
+    free(b.info);
+    asm_pipe_free(p);
+    return rc;
+}
