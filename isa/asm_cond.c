@@ -99,13 +99,21 @@ int asm_apply_defines(asm_ctx *c)
         if (apply_define(c, d) < 0)
             return -1;
     }
-    /* VLENB: the machine's bytes per vector (for `.pipeline` trip estimates),
-     * unless the host defines it. */
-    if (!asm_map_get(&c->consts, "VLENB", 5) && !asm_map_get(&c->dtypes, "VLENB", 5)) {
+    /* VLENB and UB_BYTES: the machine's vector and unified-buffer bytes
+     * (the smallest legal ones without a machine), unless the host defines
+     * them. */
+    const npu_asm_machine *m = c->opts ? c->opts->machine : NULL;
+    const struct { const char *name; unsigned value; } facts[] = {
+        { "VLENB", m && m->vlen_bytes ? m->vlen_bytes : 32u },
+        { "UB_BYTES", m && m->ub_bytes ? m->ub_bytes : 32768u },
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        size_t len = strlen(facts[i].name);
+        if (asm_map_get(&c->consts, facts[i].name, len) || asm_map_get(&c->dtypes, facts[i].name, len))
+            continue;
         char value[16];
-        const npu_asm_machine *m = c->opts ? c->opts->machine : NULL;
-        snprintf(value, sizeof value, "%u", m && m->vlen_bytes ? m->vlen_bytes : 32u);
-        npu_asm_define d = { "VLENB", value };
+        snprintf(value, sizeof value, "%u", facts[i].value);
+        npu_asm_define d = { facts[i].name, value };
         if (apply_define(c, &d) < 0)
             return -1;
     }

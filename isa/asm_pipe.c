@@ -221,6 +221,9 @@ typedef struct pipe_block {
     /* body: the ops that are not bumps, in written order */
     size_t body[PIPE_MAX_OPS];
     size_t nbody;
+    uint32_t *kernel_cycles;        /* handed to the loop record */
+    size_t *marks;                  /* pcs of the emitted copies of body[0] */
+    size_t nmarks, marks_cap;
 } pipe_block;
 
 static int op_error(pipe_block *b, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -922,9 +925,13 @@ typedef struct value {
 
 static int overlaps(long a0, long a1, long b0, long b1, long II)
 {
-    /* arcs [a0, a1] and [b0, b1] on a circle of II cycles (each shorter than II) */
-    for (long k = -2; k <= 2; k++)
-        if (a0 <= b1 + k * II && b0 + k * II <= a1)
+    /* arcs [a0, a1] and [b0, b1] on a circle of II cycles (each at most II
+     * long): bring both starts into [0, II), then compare one turn apart */
+    long na = mod(a0, II), nb = mod(b0, II);
+    a1 += na - a0;
+    b1 += nb - b0;
+    for (long k = -1; k <= 1; k++)
+        if (na <= b1 + k * II && nb + k * II <= a1)
             return 1;
     return 0;
 }
@@ -1130,6 +1137,16 @@ typedef struct emitter {
     npu_srcloc loc;
 } emitter;
 
+static int mark(pipe_block *b, size_t op)
+{
+    if (op != b->body[0])
+        return 0;
+    if (asm_grow(b->c, (void **)&b->marks, &b->marks_cap, b->nmarks + 1, sizeof *b->marks) < 0)
+        return -1;
+    b->marks[b->nmarks++] = b->c->prog->count;
+    return 0;
+}
+
 static int put(asm_ctx *c, const npu_insn *in, npu_srcloc loc)
 {
     if (npu_program_append(c->prog, in, loc) < 0) {
@@ -1220,7 +1237,7 @@ static int emit_plain(pipe_block *b, const int *reg)
     size_t top = c->prog->count;
     for (size_t i = 0; i < p->nops; i++) {
         npu_insn in = concrete(&p->ops[i], reg);
-        if (put(c, &in, p->ops[i].loc) < 0)
+        if (mark(b, i) < 0 || put(c, &in, p->ops[i].loc) < 0)
             return -1;
     }
     if (put_ctl(c, NPU_OP_LOOP, p->count_reg, 0, 0, 0, at) < 0)
@@ -1285,7 +1302,7 @@ static int emit_row(sched *s, unsigned row, int min_stage, int max_stage, long s
                 in.imm = (int32_t)off;
             }
         }
-        if (put(c, &in, o->loc) < 0)
+        if ((order[i] < nb && mark(b, n->op) < 0) || put(c, &in, o->loc) < 0)
             return -1;
     }
     if (with_loop) {
@@ -1409,6 +1426,49 @@ static char *schedule_table(sched *s)
     return out;
 }
 
+/* Huff's MinAvg inputs, from one iteration's dependence graph alone: a
+ * value lives at least the longest latency path from its producer's issue
+ * to its last consumer (its latency when nothing reads it). */
+static void min_lifetimes(const pipe_block *b, npu_sched_loop *l)
+{
+    const asm_pipe *p = b->p;
+    l->regs_v = (unsigned)__builtin_popcount(b->vpool);
+    l->regs_p = (unsigned)__builtin_popcount(b->ppool & 0xffu);
+    if (!b->m)
+        return;
+    /* dist[j]: longest path from the producer to op j (written order is topological) */
+    long dist[PIPE_MAX_OPS];
+    for (unsigned v = 0; v < p->nv; v++) {
+        int d = b->def_op[v];
+        if (d < 0)
+            continue;
+        for (size_t j = 0; j < p->nops; j++)
+            dist[j] = -1;
+        dist[d] = 0;
+        long life = b->m->unit[b->info[d].unit].latency;
+        long last = -1;
+        for (size_t j = (size_t)d + 1; j < p->nops; j++) {
+            const op_info *oi = &b->info[j];
+            for (int u = 0; u < oi->nuses; u++) {
+                int pd = b->def_op[oi->uses[u]];
+                if (pd >= 0 && dist[pd] >= 0) {
+                    long v2 = dist[pd] + (long)b->m->unit[b->info[pd].unit].latency;
+                    dist[j] = v2 > dist[j] ? v2 : dist[j];
+                }
+            }
+            for (int u = 0; u < oi->nuses; u++)
+                if ((unsigned)oi->uses[u] == v)
+                    last = dist[j] > last ? dist[j] : last;
+        }
+        if (last >= 0)
+            life = last;
+        if (p->vfile[v] == 'v')
+            l->lifetime_sum_v += (unsigned long)life;
+        else
+            l->lifetime_sum_p += (unsigned long)life;
+    }
+}
+
 static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const sched *s,
                        unsigned mii_res, unsigned mii_rec, const char *binding, char *table)
 {
@@ -1430,6 +1490,13 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
     l->kernel_end = ke;
     l->ops = (unsigned)b->p->nops;
     l->table = table;
+    l->kernel_cycles = b->kernel_cycles;
+    b->kernel_cycles = NULL;
+    l->iter_pcs = b->marks;
+    l->n_iter_pcs = b->nmarks;
+    b->marks = NULL;
+    b->nmarks = b->marks_cap = 0;
+    min_lifetimes(b, l);
     l->binding = binding ? strdup(binding) : NULL;
     if (s) {
         l->scheduled = 1;
@@ -1486,11 +1553,20 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     if (put_ctl(c, NPU_OP_BEQZ, 0, st, 0, 0, at) < 0)
         return -1;
     size_t kb = c->prog->count;
+    uint32_t *cycles = NULL;
+    size_t ncycles = 0, cycles_cap = 0;
     for (unsigned u = 0; u < U; u++)
-        for (unsigned row = 0; row < II; row++)
-            if (emit_row(s, row, 0, (int)S - 1, u, -1, u == U - 1 && row == II - 1, kb) < 0)
+        for (unsigned row = 0; row < II; row++) {
+            if (emit_row(s, row, 0, (int)S - 1, u, -1, u == U - 1 && row == II - 1, kb) < 0 ||
+                asm_grow(c, (void **)&cycles, &cycles_cap, c->prog->count - kb, sizeof *cycles) < 0) {
+                free(cycles);
                 return -1;
+            }
+            while (kb + ncycles < c->prog->count)
+                cycles[ncycles++] = u * II + row;
+        }
     size_t ke = c->prog->count;
+    b->kernel_cycles = cycles;
     patch(c, skip_kernel, ke);
     for (unsigned e = 0; e + 1 < S; e++) /* epilogue */
         for (unsigned row = 0; row < II; row++)
@@ -1504,6 +1580,75 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
         return -1;
     patch(c, to_done, c->prog->count);
     return record_loop(b, begin, kb, ke, s, mii_res, mii_rec, binding, schedule_table(s));
+}
+
+/* ---- the schedules of this assembly, by block ------------------------------------ */
+
+typedef struct asm_pipe_cache {
+    unsigned char *key;
+    size_t len;
+    unsigned K, II;
+} asm_pipe_cache;
+
+/* A block's identity: its instructions, virtual marks, registers and trips. */
+static unsigned char *cache_key(const asm_pipe *p, size_t *len)
+{
+    *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + p->nops * (sizeof(npu_insn) + sizeof(unsigned));
+    unsigned char *k = calloc(*len ? *len : 1, 1), *o = k;
+    if (!k)
+        return NULL;
+    memcpy(o, &p->count_reg, sizeof p->count_reg), o += sizeof p->count_reg;
+    memcpy(o, &p->temp_reg, sizeof p->temp_reg), o += sizeof p->temp_reg;
+    memcpy(o, &p->trips, sizeof p->trips), o += sizeof p->trips;
+    for (size_t i = 0; i < p->nops; i++) {
+        const npu_insn in = p->ops[i].in;
+        npu_insn clean; /* field by field: padding bytes never take part */
+        memset(&clean, 0, sizeof clean);
+        clean.op = in.op, clean.dt = in.dt, clean.rd = in.rd, clean.rs1 = in.rs1, clean.rs2 = in.rs2;
+        clean.rs3 = in.rs3, clean.pg = in.pg, clean.pm = in.pm, clean.vl = in.vl, clean.imm = in.imm;
+        memcpy(o, &clean, sizeof clean), o += sizeof clean;
+        memcpy(o, &p->ops[i].virt, sizeof(unsigned)), o += sizeof(unsigned);
+    }
+    return k;
+}
+
+static int cache_find(asm_ctx *c, const asm_pipe *p, unsigned *K, unsigned *II)
+{
+    size_t len;
+    unsigned char *k = cache_key(p, &len);
+    if (!k) {
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    for (size_t i = 0; i < c->npcache; i++)
+        if (c->pcache[i].len == len && memcmp(c->pcache[i].key, k, len) == 0) {
+            *K = c->pcache[i].K;
+            *II = c->pcache[i].II;
+        }
+    free(k);
+    return 0;
+}
+
+static int cache_add(asm_ctx *c, const asm_pipe *p, unsigned K, unsigned II)
+{
+    size_t len;
+    unsigned char *k = cache_key(p, &len);
+    if (!k || asm_grow(c, (void **)&c->pcache, &c->pcache_cap, c->npcache + 1, sizeof *c->pcache) < 0) {
+        free(k);
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    c->pcache[c->npcache++] = (asm_pipe_cache){ k, len, K, II };
+    return 0;
+}
+
+void asm_pipe_cache_free(asm_ctx *c)
+{
+    for (size_t i = 0; i < c->npcache; i++)
+        free(c->pcache[i].key);
+    free(c->pcache);
+    c->pcache = NULL;
+    c->npcache = c->pcache_cap = 0;
 }
 
 int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
@@ -1536,23 +1681,41 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         rc = record_loop(&b, begin, 0, 0, NULL, 0, 0, NULL, NULL);
         goto out;
     }
-    /* Search: unroll K = 1, 2, 4 ... ; for each, II upward from its MII; the
-     * cost is (trips / K + stages - 1) * II cycles, the smallest wins. */
+    /* Search: unroll K = 1, 2, 4 ... ; for each, II upward from the larger
+     * of its MII and its register floor (K x Huff's MinAvg: no schedule of K
+     * iterations fits in fewer cycles); the cost is (trips / K + stages - 1)
+     * II cycles, the smallest wins. A block already scheduled in this
+     * assembly (a macro expanded once per buffer) reuses its (K, II). */
     unsigned rec = b.nstreams ? b.m->unit[UNIT_SCALAR].latency : 1;
     rec = rec ? rec : 1;
+    npu_sched_loop floor_inputs;
+    memset(&floor_inputs, 0, sizeof floor_inputs);
+    min_lifetimes(&b, &floor_inputs);
+    double minavg = 0;
+    if (floor_inputs.regs_v)
+        minavg = (double)floor_inputs.lifetime_sum_v / floor_inputs.regs_v;
+    if (floor_inputs.regs_p && (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p > minavg)
+        minavg = (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p;
     sched best;
     memset(&best, 0, sizeof best);
     double best_cost = 0;
     unsigned best_res = 0;
     char best_binding[64] = "", binding[64], last_fail[240] = "";
+    unsigned cached_K = 0, cached_II = 0;
+    if (cache_find(c, p, &cached_K, &cached_II) < 0)
+        goto out;
     for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b.nbody <= PIPE_MAX_NODES; K *= 2) {
         unsigned res = res_mii(&b, K, binding, sizeof binding);
         unsigned mii = res > rec ? res : rec;
+        if (cached_K && K != cached_K)
+            continue;
         if (best.n && (double)mii * (p->trips / K) >= best_cost)
             break; /* no larger unroll can win */
-        unsigned limit = mii * 4 + 64;
-        for (unsigned II = mii; II <= limit; II++) {
-            if (best.n && (p->trips / K + 1 - 1) * II >= best_cost)
+        unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
+        unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
+        unsigned limit = first * 4 + 64;
+        for (unsigned II = first; II <= limit; II += 1 + (II - first) / 16) {
+            if (best.n && (p->trips / K) * II >= best_cost)
                 break;
             sched s;
             int r = attempt(&b, K, II, &s);
@@ -1562,8 +1725,6 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
                 asm_error(c, 0, "out of memory");
                 goto out;
             }
-            if (getenv("NPUSIM_SCHED_DEBUG") && (II - mii) % 8 == 0)
-                fprintf(stderr, "  K=%u II=%u -> %d %s\n", K, II, r, s.fail);
             if (r == 0) {
                 if (s.fail[0])
                     snprintf(last_fail, sizeof last_fail, "%s", s.fail);
@@ -1588,15 +1749,13 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
                      last_fail[0] ? ": " : "", last_fail);
         goto out;
     }
-    if (getenv("NPUSIM_SCHED_DEBUG")) {
-        fprintf(stderr, "pipeline line %u: K=%u U=%u II=%u S=%u mii_res=%u (%s) vregs=%u\n", p->line, best.K, best.U, best.II, best.stages, best_res, best_binding, best.vregs);
-        char *tb = schedule_table(&best);
-        if (tb) fputs(tb, stderr);
-        free(tb);
-    }
+    if (!cached_K && cache_add(c, p, best.K, best.II) < 0)
+        goto out;
     rc = emit_scheduled(&b, &best, plain_reg, best_res, rec, best_binding);
     sched_free(&best);
 out:
+    free(b.kernel_cycles);
+    free(b.marks);
     free(b.info);
     asm_pipe_free(p);
     return rc;

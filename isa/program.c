@@ -56,6 +56,8 @@ void npu_program_free(npu_program *p)
     free(p->files);
     for (size_t i = 0; i < p->nloops; i++) {
         free(p->loops[i].binding);
+        free(p->loops[i].iter_pcs);
+        free(p->loops[i].kernel_cycles);
         free(p->loops[i].table);
     }
     free(p->loops);

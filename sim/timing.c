@@ -27,6 +27,7 @@ struct npu_timed_core {
     npu_timing_config cfg;
     pc_deps *deps;       /* one per static instruction */
     uint64_t *pc_stalls; /* [pc * NPU_NUM_STALLS + reason] */
+    uint64_t *pc_issued; /* [pc]: times issued */
     uint64_t nprog;
 
     uint32_t class_slots[NPU_NUM_CLASSES]; /* bit s: slot s (< issue width) accepts the class */
@@ -237,7 +238,8 @@ npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg)
     tc->nprog = core->prog->count;
     tc->deps = calloc(tc->nprog ? tc->nprog : 1, sizeof *tc->deps);
     tc->pc_stalls = calloc((tc->nprog + 1) * NPU_NUM_STALLS, sizeof *tc->pc_stalls);
-    if (!tc->deps || !tc->pc_stalls) {
+    tc->pc_issued = calloc(tc->nprog + 1, sizeof *tc->pc_issued);
+    if (!tc->deps || !tc->pc_stalls || !tc->pc_issued) {
         npu_timed_core_free(tc);
         return NULL;
     }
@@ -255,6 +257,7 @@ void npu_timed_core_free(npu_timed_core *tc)
         return;
     free(tc->deps);
     free(tc->pc_stalls);
+    free(tc->pc_issued);
     free(tc);
 }
 
@@ -280,6 +283,11 @@ npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx)
 const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc) { return &tc->cfg; }
 const npu_core_stats *npu_timed_stats(const npu_timed_core *tc) { return &tc->stats; }
 npu_core *npu_timed_core_core(npu_timed_core *tc) { return tc->core; }
+
+uint64_t npu_timed_pc_issued(const npu_timed_core *tc, uint64_t pc)
+{
+    return pc < tc->nprog ? tc->pc_issued[pc] : 0;
+}
 
 const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc)
 {
@@ -545,6 +553,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->stats.critical_path = df + ut->latency;
 
     tc->stats.instructions++;
+    tc->pc_issued[pc]++;
     tc->stats.slot_issued[slot]++;
     tc->stats.unit_issued[d->unit]++;
     tc->stats.unit_busy[d->unit] += ut->interval + extra;

@@ -43,9 +43,10 @@
  *                               virtual registers (%name), run sC times
  *                               (sC consumed, sT scratch), modulo-scheduled
  *                               for npu_asm_options.machine
- *                               (docs/scheduling.md); VLENB is predefined
- *                               as the machine's bytes per vector (32
- *                               without one) unless the host defines it
+ *                               (docs/scheduling.md)
+ * Predefined unless the host defines them: VLENB and UB_BYTES, the machine's
+ * bytes per vector register and unified-buffer bytes (32 and 32768, the
+ * smallest legal ones, without a machine), for tile sizes and trip estimates.
  * Pseudo-instruction: `li sd, value` takes any 64-bit integer and emits li,
  * plus lih when the value does not fit in 32 signed bits.
  * Integer literals: 42, -7, 0x2a, 0b101 (up to 2^64 - 1, kept as bits);
@@ -101,6 +102,7 @@ typedef struct npu_asm_machine {
     uint32_t slot_classes[8];      /* bit c: slot accepts npu_class c */
     npu_asm_unit unit[NPU_NUM_UNITS];
     unsigned vlen_bytes;           /* bytes per vector register (VLENB in kernels) */
+    unsigned ub_bytes;             /* unified buffer bytes (UB_BYTES in kernels) */
 } npu_asm_machine;
 
 typedef struct npu_asm_options {

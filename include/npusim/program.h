@@ -32,7 +32,17 @@ typedef struct npu_sched_loop {
     unsigned stages;
     unsigned vregs, pregs;   /* physical registers holding the loop's values */
     unsigned max_live;       /* most values live in one cycle */
-    char *binding;           /* the resource that sets mii_res ("sfu", "slot mem", ...) */
+    /* Registers, before scheduling (Huff's MinAvg): the sum over one
+     * iteration's values of their minimum lifetimes (the longest latency path
+     * from the producer's issue to its last consumer), per register file, and
+     * the registers free for them. An iteration needs at least
+     * lifetime_sum / regs cycles on average, whatever the schedule. */
+    unsigned long lifetime_sum_v, lifetime_sum_p;
+    unsigned regs_v, regs_p;
+    uint32_t *kernel_cycles; /* each kernel instruction's cycle within its pass (0 .. ii-1) */
+    size_t *iter_pcs;        /* instructions that run exactly once per iteration */
+    size_t n_iter_pcs;
+    char *binding;           /* the resource that sets mii_res ("unit sfu", "slots vector", ...) */
     char *table;             /* the schedule as cycles x slots, with live registers (text) */
 } npu_sched_loop;
 

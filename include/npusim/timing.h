@@ -166,6 +166,8 @@ const npu_core_stats *npu_timed_stats(const npu_timed_core *tc);
 npu_core *npu_timed_core_core(npu_timed_core *tc);
 /* Stall cycles charged while pc was the waiting instruction: [reason]. */
 const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc);
+/* Times the instruction at pc issued (0 outside the program). */
+uint64_t npu_timed_pc_issued(const npu_timed_core *tc, uint64_t pc);
 
 #ifdef __cplusplus
 }

@@ -258,12 +258,12 @@ done\@:
 ; ELT_COMPUTE for a linear math (`math y, x` or `math y, a, b`: one vector's
 ; dataflow on virtual registers): a .pipeline loop the assembler schedules
 ; for the machine, then the masked tail, one vector through the same math.
-.macro ELT_COMPUTE_LINEAR math, NIN
+.macro ELT_COMPUTE_LINEAR math, NIN, T
     divu    s9, s13, s15            ; whole vectors
     mul     s8, s9, s15
     sub     s13, s13, s8            ; elements left for the masked tail
 .if \NIN == 2
-.pipeline s9, s8, TILE2 / VLENB
+.pipeline s9, s8, \T / VLENB
     vld.DT  %a, [s10]
     vld.DT  %b, [s28]
     \math   %y, %a, %b
@@ -273,7 +273,7 @@ done\@:
     addvl   s11, s11, 1
 .endpipeline
 .else
-.pipeline s9, s8, TILE / VLENB
+.pipeline s9, s8, \T / VLENB
     vld.DT  %x, [s10]
     \math   %y, %x
     vst.DT  %y, [s11]
@@ -388,9 +388,7 @@ outfree\@:
 .if \PIPE == 0
     ELT_COMPUTE \math, \NIN
 .endif
-.if \PIPE == 3
-    ELT_COMPUTE_LINEAR \math, \NIN
-.endif
+
 .if \PAD == 1
     sub     s30, s21, s1            ; the tile's offset in the tensor
     ELT_PADFIX \OUTB
@@ -482,18 +480,159 @@ finished\@:
 
 ; Linear kernels (docs/scheduling.md): `math y, x` (one input) or `math y,
 ; a, b` (two inputs) is one vector's dataflow on virtual registers; the
-; assembler schedules it for the machine the kernel runs on.
+; assembler schedules it for the machine the kernel runs on. The tile loop
+; keeps three input tiles in flight (ELT_MAIN3).
 .macro ELTWISE_1IN_LINEAR math
-    ELT_MAIN \math, 1, 0, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 3, \math
+    ELT_MAIN3 \math, 1, 0, s1, s1, s2
 .endm
 .macro ELTWISE_1IN_PAD_LINEAR math
-    ELT_MAIN \math, 1, 1, s1, s1, s2, TILE, IN0, IN1, IN0, IN1, OUT0, OUT1, 3, \math
+    ELT_MAIN3 \math, 1, 1, s1, s1, s2
 .endm
 .macro ELTWISE_2IN_LINEAR math
-    ELT_MAIN \math, 2, 0, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 3, \math
+    ELT_MAIN3 \math, 2, 0, s1, s2, s3
 .endm
 .macro ELTWISE_2IN_PAD_LINEAR math
-    ELT_MAIN \math, 2, 1, s1, s2, s3, TILE2, A0_2, A1_2, B0_2, B1_2, OUT0_2, OUT1_2, 3, \math
+    ELT_MAIN3 \math, 2, 1, s1, s2, s3
+.endm
+
+; ---- the tile loop of the linear kernels ------------------------------------
+;
+; Input and output tiles each rotate through three UB buffers: tile i
+; computes while tile i+1 is already in and tile i+2 loads, and its output
+; buffer was stored two tiles ago. The DMA engine therefore always has a
+; transfer queued, and a load's or a store's latency hides behind a whole
+; tile of compute (with two buffers each, both are exposed once per tile).
+; Tags: 0..2 the input buffers, 3..5 the output buffers. Tiles are as large
+; as the UB allows (UB_BYTES, predefined for the machine), up to 16 KiB: 6
+; buffers (one input) or 9 (two inputs), in 1 KiB steps.
+.if UB_BYTES >= 6 * 16384
+.equ T3, 16384
+.else
+.equ T3, UB_BYTES / 6 / 1024 * 1024
+.endif
+.if UB_BYTES >= 9 * 16384
+.equ T3_2, 16384
+.else
+.equ T3_2, UB_BYTES / 9 / 1024 * 1024
+.endif
+
+; Tile i (I = i mod 3): s24 its bytes, s29 tile i+1's, s25 tile i+2's.
+.macro ELT_TILE3 math, NIN, PAD, T, I
+.equ IC\@, \I - 3 * (\I / 3)         ; tile i's input buffer (and load tag)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
+    ; prefetch tile i+2 into input buffer (i+2) mod 3
+    sub     s28, s20, s24
+    sub     s28, s28, s29           ; bytes after tile i+1
+    li      s25, 0
+    beqz    s28, noprefetch\@
+    min     s25, s28, s23
+    add     s30, s21, s24
+    add     s30, s30, s29
+    li      s31, (IP\@) * \T
+    dmald   s31, s30, s25, IP\@
+.if \NIN == 2
+    add     s30, s27, s24
+    add     s30, s30, s29
+    li      s31, (3 + IP\@) * \T
+    dmald   s31, s30, s25, IP\@
+.endif
+noprefetch\@:
+    dmawait IC\@                  ; tile i is in the UB
+    slti    s31, s26, 3
+    bnez    s31, outfree\@
+    dmawait 3 + IC\@              ; tile i-3's store has left output buffer i mod 3
+outfree\@:
+    li      s10, (IC\@) * \T
+.if \NIN == 2
+    li      s28, (3 + IC\@) * \T
+    li      s11, (6 + IC\@) * \T
+.else
+    li      s11, (3 + IC\@) * \T
+.endif
+    divu    s13, s24, s17           ; elements in this tile
+    ELT_COMPUTE_LINEAR \math, \NIN, \T
+.if \PAD == 1
+    sub     s30, s21, s1            ; the tile's offset in the tensor
+.if \NIN == 2
+    ELT_PADFIX (6 + IC\@) * \T
+.else
+    ELT_PADFIX (3 + IC\@) * \T
+.endif
+.endif
+.if \NIN == 2
+    li      s31, (6 + IC\@) * \T
+.else
+    li      s31, (3 + IC\@) * \T
+.endif
+    dmast   s31, s22, s24, 3 + IC\@   ; store tile i
+    add     s21, s21, s24
+.if \NIN == 2
+    add     s27, s27, s24
+.endif
+    add     s22, s22, s24
+    sub     s20, s20, s24
+    addi    s26, s26, 1
+    mv      s24, s29
+    mv      s29, s25
+.endm
+
+.macro ELT_MAIN3 math, NIN, PAD, GA, GB, GY
+.if \NIN == 2
+.equ ELT_T\@, T3_2
+.else
+.equ ELT_T\@, T3
+.endif
+    SPLIT_BLOCKS finished\@
+    add     s21, \GA, s25           ; GM input cursor
+.if \NIN == 2
+    add     s27, \GB, s25           ; GM second input cursor
+.endif
+    add     s22, \GY, s25           ; GM output cursor
+.if \PAD == 1
+    srd     s16, shape.h
+    srd     s18, shape.w
+    mul     s16, s16, s18
+    slli    s16, s16, 5             ; bytes of one C1 block
+    srd     s18, shape.c1
+    srd     s19, shape.c
+    srd     s8, shape.c0
+    remu    s19, s19, s8            ; C % C0: 0 when no channel is padding
+.endif
+    srd     s14, vlenb
+    divu    s15, s14, s17           ; lanes per vector
+    li      s23, ELT_T\@
+    min     s24, s20, s23           ; tile 0 bytes
+    sub     s29, s20, s24
+    min     s29, s29, s23           ; tile 1 bytes
+    li      s31, 0
+    dmald   s31, s21, s24, 0
+.if \NIN == 2
+    li      s31, 3 * ELT_T\@
+    dmald   s31, s27, s24, 0
+.endif
+    beqz    s29, first\@
+    add     s30, s21, s24
+    li      s31, ELT_T\@
+    dmald   s31, s30, s29, 1
+.if \NIN == 2
+    add     s30, s27, s24
+    li      s31, 4 * ELT_T\@
+    dmald   s31, s30, s29, 1
+.endif
+first\@:
+    li      s26, 0
+three\@:
+    ELT_TILE3 \math, \NIN, \PAD, ELT_T\@, 0
+    beqz    s20, drain\@
+    ELT_TILE3 \math, \NIN, \PAD, ELT_T\@, 1
+    beqz    s20, drain\@
+    ELT_TILE3 \math, \NIN, \PAD, ELT_T\@, 2
+    bnez    s20, three\@
+drain\@:
+    dmawait 3                       ; every store (a tag with none issued is complete)
+    dmawait 4
+    dmawait 5
+finished\@:
 .endm
 
 ; LIN_WIDE f, y, x: y = f(x) for one vector of the kernel's dtype, where f is

@@ -682,6 +682,7 @@ npu_asm_machine asm_machine(const Config &cfg)
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         m.unit[u] = {cfg.timing.unit[u].count, cfg.timing.unit[u].latency, cfg.timing.unit[u].interval};
     m.vlen_bytes = cfg.core.vlen_bits / 8;
+    m.ub_bytes = unsigned(cfg.core.ub_bytes);
     return m;
 }
 

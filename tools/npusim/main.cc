@@ -199,7 +199,7 @@ int cmd_asm(const AsmFlags &f)
         throw Error(line);
     }
     if (f.table)
-        std::cout << format_schedules(p, true);
+        std::cout << format_schedules(scheduled_loops(p, {}), true);
     int rc = f.out.empty() ? NPU_OK : npu_program_write_binary(&p, f.out.c_str(), &d);
     size_t count = p.count;
     npu_program_free(&p);

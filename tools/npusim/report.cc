@@ -146,6 +146,10 @@ void text_timing(std::ostringstream &os, const RunResult &r)
         }
     }
 
+    if (!r.loops.empty())
+        os << "\nScheduled loops (.pipeline; `npusim asm --schedule-table` prints the schedules):\n"
+           << indent(format_schedules(r.loops, false), "  ");
+
     const Bound &b = r.bound_analysis;
     os << "\nBound:\n";
     os << fmt("  Resource:                  %12.0f cycles (%s)\n", b.resource_cycles, b.resource_name.c_str());
@@ -162,6 +166,16 @@ void text_timing(std::ostringstream &os, const RunResult &r)
         for (const auto &t : terms)
             if (t.term != b.memory_resource)
                 os << fmt("    %-25s%12.0f cycles (%s)\n", t.label, t.cycles, memory_term_text(r, t.term).c_str());
+    }
+    os << fmt("  Registers:                 %12.0f cycles (values in flight / registers, Huff's MinAvg)\n",
+              b.register_cycles);
+    for (const ScheduledLoop &l : r.loops) {
+        uint64_t n = 0;
+        for (uint64_t k : l.iterations_per_core)
+            n = std::max(n, k);
+        if (n)
+            os << fmt("    %s: %" PRIu64 " iterations x %lu lifetime cycles / %u vector registers (%lu / %u predicate)\n",
+                      l.where.c_str(), n, l.info.lifetime_sum_v, l.info.regs_v, l.info.lifetime_sum_p, l.info.regs_p);
     }
     os << fmt("  Dependency:                %12.0f cycles (longest register chain)\n", b.dependency_cycles);
     os << fmt("  Bound:                     %12.0f cycles, %s-bound (%s)\n", b.bound_cycles, b.binding.c_str(),
@@ -295,6 +309,7 @@ nlohmann::json bound_json(const RunResult &r)
             {"memory_cycles", b.memory_cycles},
             {"memory_resource", b.memory_resource},
             {"memory", memory},
+            {"register_cycles", b.register_cycles},
             {"dependency_cycles", b.dependency_cycles},
             {"bound_cycles", b.bound_cycles},
             {"binding", b.binding},
@@ -393,6 +408,7 @@ nlohmann::json report_json(const RunResult &r)
                            {"source", r.hot_pcs[i].srcloc}, {"cycles", r.hot_pcs[i].total}, {"reasons", reasons}});
         }
         j["stall_pcs"] = hot;
+        j["schedule"] = schedules_json(r.loops);
         if (r.has_l2) {
             j["l2"] = l2_json(r);
             const DramTraffic &t = r.dram_traffic;
@@ -534,45 +550,46 @@ std::string report_text(const RunResult &r)
     return os.str();
 }
 
-namespace {
-std::string loop_where(const npu_program &p, const npu_sched_loop &l)
-{
-    std::string file = l.loc.file < p.nfiles && p.files[l.loc.file] ? p.files[l.loc.file] : "?";
-    return file + ":" + std::to_string(l.loc.line);
-}
-}  // namespace
-
-std::string format_schedules(const npu_program &p, bool tables)
+std::string indent(const std::string &text, const std::string &by)
 {
     std::string out;
-    char buf[512];
-    for (size_t i = 0; i < p.nloops; i++) {
-        const npu_sched_loop &l = p.loops[i];
-        if (!l.scheduled) {
-            snprintf(buf, sizeof buf, "%s: .pipeline loop of %u instructions, in written order (schedule off)\n",
-                     loop_where(p, l).c_str(), l.ops);
-            out += buf;
-            continue;
-        }
-        snprintf(buf, sizeof buf,
-                 "%s: .pipeline loop of %u instructions: %u iterations every %u cycles (%.2f per iteration); "
-                 "MII %u (resources %u: %s, recurrences %u); %u stages; %u vector and %u predicate registers "
-                 "(at most %u values live)\n",
-                 loop_where(p, l).c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
-                 l.binding ? l.binding : "-", l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
-        out += buf;
-        if (tables && l.table)
-            out += l.table;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end + 1;
+        out += by + text.substr(start, end - start);
+        start = end;
     }
     return out;
 }
 
-nlohmann::json schedules_json(const npu_program &p)
+std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool tables)
+{
+    std::string out;
+    for (const ScheduledLoop &s : loops) {
+        const npu_sched_loop &l = s.info;
+        if (!l.scheduled) {
+            out += fmt("%s: .pipeline loop of %u instructions, in written order (schedule off)\n", s.where.c_str(),
+                       l.ops);
+            continue;
+        }
+        out += fmt("%s: .pipeline loop of %u instructions: %u iterations every %u cycles (%.2f per iteration); "
+                   "MII %u (resources %u: %s; recurrences %u); %u stages; %u vector and %u predicate registers "
+                   "(at most %u values live)\n",
+                   s.where.c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
+                   s.binding.c_str(), l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
+        if (tables)
+            out += s.table;
+    }
+    return out;
+}
+
+nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)
 {
     nlohmann::json a = nlohmann::json::array();
-    for (size_t i = 0; i < p.nloops; i++) {
-        const npu_sched_loop &l = p.loops[i];
-        a.push_back({{"where", loop_where(p, l)},
+    for (const ScheduledLoop &s : loops) {
+        const npu_sched_loop &l = s.info;
+        a.push_back({{"where", s.where},
                      {"scheduled", bool(l.scheduled)},
                      {"instructions", l.ops},
                      {"iterations_per_pass", l.unroll},
@@ -581,11 +598,14 @@ nlohmann::json schedules_json(const npu_program &p)
                      {"mii", l.mii},
                      {"mii_resources", l.mii_res},
                      {"mii_recurrences", l.mii_rec},
-                     {"binding", l.binding ? l.binding : ""},
+                     {"binding", s.binding},
                      {"stages", l.stages},
                      {"vector_registers", l.vregs},
                      {"predicate_registers", l.pregs},
-                     {"max_live", l.max_live}});
+                     {"max_live", l.max_live},
+                     {"iterations_per_core", s.iterations_per_core},
+                     {"lifetime_sum", {{"vector", l.lifetime_sum_v}, {"predicate", l.lifetime_sum_p}}},
+                     {"registers_free", {{"vector", l.regs_v}, {"predicate", l.regs_p}}}});
     }
     return a;
 }

@@ -15,8 +15,10 @@ std::string report_text(const RunResult &r);
 std::string trap_text(const TrapReport &t);
 // The program's `.pipeline` loops: MII, II, stages, registers (and with
 // `tables`, each schedule as cycles x slots); one JSON object per loop.
-std::string format_schedules(const npu_program &p, bool tables);
-nlohmann::json schedules_json(const npu_program &p);
+// Each line of text prefixed with `by`.
+std::string indent(const std::string &text, const std::string &by);
+std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool tables);
+nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops);
 
 // The `l2` and `dram` objects of a run report (memory.model: l2); `npusim
 // cache` prints the same keys for a replayed trace. A run's DRAM counts

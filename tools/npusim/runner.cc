@@ -18,6 +18,56 @@
 #include "npusim/run.h"
 
 namespace npusim {
+// The program's .pipeline loops, with their iterations per core (the runs of
+// an instruction that executes once per iteration).
+std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::vector<npu_timed_core *> &timed)
+{
+    std::vector<ScheduledLoop> out;
+    for (size_t i = 0; i < prog.nloops; i++) {
+        const npu_sched_loop &l = prog.loops[i];
+        ScheduledLoop s;
+        s.where = (l.loc.file < prog.nfiles ? std::string(prog.files[l.loc.file]) : "?") + ":" +
+                  std::to_string(l.loc.line);
+        s.info = l;
+        s.info.binding = nullptr;
+        s.info.table = nullptr;
+        s.info.iter_pcs = nullptr;
+        s.binding = l.binding ? l.binding : "";
+        s.table = l.table ? l.table : "";
+        for (npu_timed_core *tc : timed) {
+            uint64_t n = 0;
+            for (size_t k = 0; k < l.n_iter_pcs; k++)
+                n += npu_timed_pc_issued(tc, l.iter_pcs[k]);
+            s.iterations_per_core.push_back(n);
+        }
+        // A macro that expands one .pipeline several times (a tile loop
+        // unrolled over its buffers) gives one loop, its iterations summed.
+        auto same = [&](const ScheduledLoop &o) {
+            const npu_sched_loop &a = o.info;
+            return o.where == s.where && a.scheduled == l.scheduled && a.unroll == l.unroll && a.ii == l.ii &&
+                   a.stages == l.stages && a.vregs == l.vregs && a.pregs == l.pregs && a.ops == l.ops;
+        };
+        auto it = std::find_if(out.begin(), out.end(), same);
+        if (it == out.end()) {
+            out.push_back(s);
+            continue;
+        }
+        for (size_t k = 0; k < s.iterations_per_core.size(); k++)
+            it->iterations_per_core[k] += s.iterations_per_core[k];
+    }
+    return out;
+}
+
+double ScheduledLoop::register_cycles(unsigned core) const
+{
+    if (core >= iterations_per_core.size())
+        return 0;
+    const double n = double(iterations_per_core[core]);
+    double v = info.regs_v ? n * double(info.lifetime_sum_v) / info.regs_v : 0;
+    double p = info.regs_p ? n * double(info.lifetime_sum_p) / info.regs_p : 0;
+    return std::max(v, p);
+}
+
 namespace {
 
 // splitmix64: a tiny, well-mixed generator; seeds must give the same inputs
@@ -135,6 +185,7 @@ DramTraffic dram_traffic(const RunResult &r);
 // computes the bound analysis.
 void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, const npu_program &prog)
 {
+    r.loops = scheduled_loops(prog, timed);
     npu_core_stats &t = r.stats;
     std::vector<PcStalls> pcs(prog.count + 1);
     for (npu_timed_core *tc : timed) {
@@ -418,6 +469,12 @@ Bound analyse_bound(const RunResult &r)
     bound_memory(r, cores, b);
     for (const npu_core_stats &s : cores)
         b.dependency_cycles = std::max(b.dependency_cycles, double(s.critical_path));
+    for (unsigned k = 0; k < cores.size(); k++) {
+        double sum = 0;
+        for (const ScheduledLoop &l : r.loops)
+            sum += l.register_cycles(k);
+        b.register_cycles = std::max(b.register_cycles, sum);
+    }
     b.bound_cycles = b.resource_cycles;
     b.binding = "resource";
     b.binding_resource = b.resource_name;
@@ -425,6 +482,11 @@ Bound analyse_bound(const RunResult &r)
         b.bound_cycles = b.memory_cycles;
         b.binding = "memory";
         b.binding_resource = b.memory_resource;
+    }
+    if (b.register_cycles > b.bound_cycles) {
+        b.bound_cycles = b.register_cycles;
+        b.binding = "registers";
+        b.binding_resource = "registers";
     }
     if (b.dependency_cycles > b.bound_cycles) {
         b.bound_cycles = b.dependency_cycles;

@@ -111,6 +111,21 @@ struct MemoryBound {
                                          // (posted) traffic was still queued after `cycles`
 };
 
+// One `.pipeline` loop of the kernel as the assembler scheduled it, and how
+// often its body ran (npu_sched_loop; docs/scheduling.md).
+struct ScheduledLoop {
+    std::string where;                      // file:line of the .pipeline
+    npu_sched_loop info{};                  // scalars only (its pointers are null)
+    std::string binding, table;
+    std::vector<uint64_t> iterations_per_core;
+    // Huff's MinAvg: iterations x lifetime_sum / registers, the larger file
+    double register_cycles(unsigned core) const;
+};
+
+// The program's .pipeline loops; iterations per core from the timed cores
+// (none: empty counts).
+std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::vector<npu_timed_core *> &timed);
+
 // The hardware limit of a run: the largest of its bounds, and how close the
 // run came to it (efficiency = bound_cycles / cycles, never above 1).
 struct Bound {
@@ -120,9 +135,13 @@ struct Bound {
     std::string memory_resource;  // "dma engine", "l2 banks", "l2 mshrs" or "dram channels"
     MemoryBound memory;
     double dependency_cycles = 0; // longest register-dependency chain
+    // Registers (Huff's MinAvg): on the busiest core, the sum over its
+    // .pipeline loops of iterations x the values' minimum lifetimes per
+    // iteration / the registers free for them (ScheduledLoop).
+    double register_cycles = 0;
     double bound_cycles = 0;
-    std::string binding;          // "resource", "memory" or "dependency"
-    std::string binding_resource; // resource_name, memory_resource or "dependency chain"
+    std::string binding;          // "resource", "memory", "registers" or "dependency"
+    std::string binding_resource; // resource_name, memory_resource, "registers" or "dependency chain"
     double efficiency = 0;
 };
 
@@ -170,6 +189,7 @@ struct RunResult {
     npu_core_stats stats{};                 // all cores: sums, with cycles = the slowest core
     std::vector<npu_core_stats> core_stats; // per core
     std::vector<PcStalls> hot_pcs;          // static instructions by stall cycles, worst first
+    std::vector<ScheduledLoop> loops;       // the kernel's .pipeline loops
     Bound bound_analysis;
     double host_seconds = 0;
     std::map<std::string, NpyArray> tensors;  // every tensor, NCHW, after the run
