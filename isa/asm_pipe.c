@@ -429,6 +429,7 @@ typedef struct sched {
     /* registers, after a successful schedule */
     unsigned stages;
     unsigned U;          /* kernel copies (modulo variable expansion) */
+    unsigned strategy;   /* placement variant (see attempt) */
     int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
     unsigned vregs, pregs, max_live;
     char fail[240];
@@ -552,8 +553,9 @@ static int build_graph(sched *s)
         return -1;
     for (unsigned i = 0; i < s->nn; i++)
         s->n[i].late = i >= s->K * (unsigned)b->nbody ? 2
-                       : (s->pred_start[i] == s->pred_start[i + 1] &&
-                          s->succ_start[i] != s->succ_start[i + 1]);
+                       : s->strategy == 2 ? 0
+                                          : (s->pred_start[i] == s->pred_start[i + 1] &&
+                                             s->succ_start[i] != s->succ_start[i + 1]);
     /* heights: longest latency path to the end of the iteration */
     for (unsigned i = s->nn; i-- > 0;) {
         int h = 0;
@@ -752,13 +754,15 @@ static void unplace(sched *s, unsigned id)
 
 /* Priority: iteration by iteration (so each one's chain is placed whole and
  * its values live briefly), highest first within one. Bumps last. */
-static int before(const node *a, const node *b)
+static int before(const node *a, const node *b, unsigned strategy)
 {
     if (a->late != b->late)
         return a->late < b->late;
-    if (a->copy != b->copy)
+    if (strategy != 3 && a->copy != b->copy)
         return a->copy < b->copy;
-    return a->height > b->height;
+    if (a->height != b->height)
+        return a->height > b->height;
+    return a->copy < b->copy;
 }
 
 /* Rau's iterative modulo scheduling: highest node first, at the earliest
@@ -783,17 +787,17 @@ static int ims(sched *s)
     long budget = (long)s->nn * 6 + 64;
     unsigned left = s->nn;
     while (left > 0) {
-        if (budget-- <= 0) { if (getenv("NPUSIM_SCHED_DEBUG")) fprintf(stderr, "budget out, left %u\n", left);
-            return 0; }
+        if (budget-- <= 0)
+            return 0; /* IMS's budget: this II is given up */
         unsigned id = s->nn;
         for (unsigned i = 0; i < s->nn; i++)
-            if (!s->n[i].placed && (id == s->nn || before(&s->n[i], &s->n[id])))
+            if (!s->n[i].placed && (id == s->nn || before(&s->n[i], &s->n[id], s->strategy)))
                 id = i;
         node *n = &s->n[id];
         /* iteration k of the pass starts no earlier than k II / K: the
          * iterations spread evenly over the pass, as one iteration every
          * II / K cycles would */
-        long estart = id < s->K * (unsigned)s->b->nbody ? (long)n->copy * (long)II / (long)s->K : 0;
+        long estart = id < s->K * (unsigned)s->b->nbody && s->strategy != 1 ? (long)n->copy * (long)II / (long)s->K : 0;
         for (unsigned q = s->pred_start[id]; q < s->pred_start[id + 1]; q++) {
             const edge *e = &s->e[s->pred_list[q]];
             if (s->n[e->from].placed) {
@@ -850,7 +854,7 @@ static int ims(sched *s)
                 }
             }
             if (!fits(s, id, t))
-                { if (getenv("NPUSIM_SCHED_DEBUG")) fprintf(stderr, "no fit alone node %u t %ld\n", id, t); return 0; }
+                return 0; /* cannot fit even alone: this II is infeasible */
         }
         if (place(s, id, t) < 0)
             return -1;
@@ -1100,34 +1104,47 @@ static int allocate(sched *s)
 
 /* ---- one attempt ------------------------------------------------------------------------- */
 
-static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
     s->K = K;
     s->II = II;
+    s->strategy = strategy;
     if (build_graph(s) < 0)
         return -1;
     int r = ims(s);
     if (r <= 0)
         return r;
-    if (getenv("NPUSIM_SCHED_DEBUG2"))
-        for (unsigned i = 0; i < s->nn; i++)
-            fprintf(stderr, "  after ims K=%u II=%u node %u t=%ld\n", s->K, s->II, i, s->n[i].t);
     if (stretch(s) < 0)
         return -1;
     normalise(s);
-    if (getenv("NPUSIM_SCHED_DEBUG"))
-        for (unsigned i = 0; i < s->ne; i++) {
-            const edge *e = &s->e[i];
-            if (s->n[e->to].t < s->n[e->from].t + (long)e->lat)
-                fprintf(stderr, "VIOLATION K=%u II=%u edge %u(t%ld) -> %u(t%ld) lat %u\n", s->K, s->II, e->from, s->n[e->from].t, e->to, s->n[e->to].t, e->lat);
-        }
     long tmax = 0;
     for (unsigned i = 0; i < s->nn; i++)
         tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
     s->stages = (unsigned)(tmax / (long)II) + 1;
     return allocate(s);
+}
+
+/* Placement variants, tried in turn until one fits the registers:
+ * 0 iterations released II/K apart, placed one after the other, loads late;
+ * 1 the same without release times; 2 loads as early as the rest;
+ * 3 every iteration's highest instructions first. */
+static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
+{
+    int r = 0;
+    char fail[sizeof s->fail] = "";
+    for (unsigned strategy = 0; strategy < 4; strategy++) {
+        if (strategy)
+            sched_free(s);
+        r = attempt_one(b, K, II, strategy, s);
+        if (r != 0)
+            return r;
+        if (!fail[0])
+            memcpy(fail, s->fail, sizeof fail);
+    }
+    memcpy(s->fail, fail, sizeof fail);
+    return 0;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
@@ -1674,7 +1691,9 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     }
     if (analyse(&b) < 0 || plain_registers(&b, plain_reg) < 0)
         goto out;
-    if (!b.m || !c->opts->schedule) {
+    /* Without a machine, with schedule off, or for a loop expected to run
+     * once (a masked tail: no iteration would reach a kernel), written order. */
+    if (!b.m || !c->opts->schedule || p->trips < 2) {
         size_t begin = c->prog->count;
         if (emit_plain(&b, plain_reg) < 0)
             goto out;
@@ -1702,6 +1721,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     unsigned best_res = 0;
     char best_binding[64] = "", binding[64], last_fail[240] = "";
     unsigned cached_K = 0, cached_II = 0;
+    int best_tight = 0;
     if (cache_find(c, p, &cached_K, &cached_II) < 0)
         goto out;
     for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b.nbody <= PIPE_MAX_NODES; K *= 2) {
@@ -1711,6 +1731,9 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
             continue;
         if (best.n && (double)mii * (p->trips / K) >= best_cost)
             break; /* no larger unroll can win */
+        if (best.n && !best_tight && K > 2 * best.K)
+            break; /* registers, not resources, set the best II: unrolling further frees none
+                      (one more doubling still may, by interleaving two iterations) */
         unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
         unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
         unsigned limit = first * 4 + 64;
@@ -1734,6 +1757,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
             double cost = (p->trips / K + s.stages - 1) * II;
             if (!best.n || cost < best_cost) {
                 sched_free(&best);
+                best_tight = II == mii;
                 best = s;
                 best_cost = cost;
                 best_res = res;
