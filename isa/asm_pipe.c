@@ -891,6 +891,30 @@ static int stretch(sched *s)
         }
         if (latest <= n->t)
             continue;
+        /* Moving later shortens the node's own value and lengthens each input
+         * it reads last. Vector registers are the scarce ones: no move that
+         * lengthens more vector values than it shortens (a compare that
+         * would keep its vector input alive to shorten a predicate). */
+        const op_info *oi = &s->b->info[n->op];
+        int gain = oi->def_virt >= 0 && s->b->p->vfile[oi->def_virt] == 'v';
+        for (int u = 0; u < oi->nuses; u++) {
+            unsigned v = (unsigned)oi->uses[u];
+            if (s->b->p->vfile[v] != 'v')
+                continue;
+            long other = -1; /* the latest other reader of this input (same iteration) */
+            for (unsigned j = 0; j < nb; j++) {
+                if (j == i || s->n[j].copy != n->copy)
+                    continue;
+                const op_info *oj = &s->b->info[s->n[j].op];
+                for (int w = 0; w < oj->nuses; w++)
+                    if ((unsigned)oj->uses[w] == v && s->n[j].t > other)
+                        other = s->n[j].t;
+            }
+            if (other < latest)
+                gain--;
+        }
+        if (gain < 0)
+            continue;
         long old = n->t;
         unplace(s, i);
         long t = old;
@@ -1014,6 +1038,32 @@ static int allocate(sched *s)
         }
     free(base);
     long II = (long)s->II * (long)s->U; /* the circle the registers turn on */
+    /* Colour from the cycle where fewest values are live: the values that
+     * cross it first, then the others by start, as intervals on a line
+     * (first fit in start order is optimal there), so the colours needed
+     * are at most the most live plus the few that cross the cut. */
+    long cut = 0;
+    unsigned fewest = ~0u;
+    for (long r = 0; r < II; r++) {
+        unsigned live = 0;
+        for (size_t i = 0; i < nvals; i++)
+            live += (unsigned)overlaps(vals[i].start, vals[i].end, r, r, II);
+        if (live < fewest) {
+            fewest = live;
+            cut = r;
+        }
+    }
+    for (size_t i = 0; i < nvals; i++) {
+        /* start measured from the cut; a value across the cut sorts first */
+        long len = vals[i].end - vals[i].start;
+        long st = mod(vals[i].start - cut, II);
+        vals[i].start = st + cut;
+        vals[i].end = vals[i].start + len;
+        if (st + len >= II) { /* crosses the cut: before everything else */
+            vals[i].start -= II;
+            vals[i].end -= II;
+        }
+    }
     qsort(vals, nvals, sizeof *vals, cmp_value);
     /* most values live at once, per file */
     unsigned live_v = 0, live_p = 0;
