@@ -8,35 +8,77 @@
 ; @reference  celu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=2.5
-; @note       A power-of-two alpha (the default 1) divides exactly: 10 instructions per fp32 vector.
+; @note       alpha = 1 (the default) is elu: the linear branch rides through the expm1 chain
+; @note       (LIN_ELU_PASS), 7 instructions per fp32 vector. Any other power-of-two alpha divides
+; @note       exactly: 10 (max(x, 0) then waits beside the chain for the final fma).
 ; @note       Any other alpha: min(x, 0) / alpha is kept as y0 + ylo (remainder by fma) and
 ; @note       expm1(y0 + ylo) = expm1(y0) + e^y0 ylo: 13 per fp32 vector. fp16 needs neither.
 ; @note       fp32 goal 2 ULP: met for alpha = 1 (1.46 measured); a non-power-of-two alpha adds the
 ; @note       rounding of the product by alpha (2.3 measured near x = 0-).
-.include "lib/act.s"
+.include "lib/lin_exp.s"
 
-.macro celu_pow2 N, MEM
-    ACT_APPLY_PIPE \N, \MEM, CELU_CORE, 3
+; One fp32 vector, alpha = 1: celu is elu there, and E = x > 0 ? x : expm1(x)
+; (LIN_ELU_PASS) is the result.
+.macro celu_one_f32 y, x
+    LIN_ELU_PASS \y, \x
 .endm
-.macro celu_any N, MEM
+
+; One fp32 vector, alpha a power of two; v26 = alpha, v24 = 1/alpha (exact).
+.macro celu_pow2_f32 y, x
+    vmini.f32 %m\@, \x, 0.0
+    vmul.f32  %q\@, %m\@, v24           ; min(x, 0) / alpha, exact
+    vmaxi.f32 %c\@, %q\@, -88.0
+    LIN_EXPM1 %e\@, %c\@
+    vmaxi.f32 %p\@, \x, 0.0
+    vfma.f32  \y, %e\@, v26, %p\@       ; max(x, 0) + alpha expm1(...)
+.endm
+
+; Any alpha > 0 (fp32): min(x, 0) / alpha = y0 + ylo with y0 = RN(that) and
+; ylo from the exact remainder (fma), and expm1(y0 + ylo) = expm1(y0) +
+; e^y0 ylo. v24 = RN(1/alpha), v27 = -88 alpha.
+.macro celu_any_f32 y, x
+    vmini.f32 %m\@, \x, 0.0
+    vmax.f32  %c\@, %m\@, v27           ; >= -88 alpha
+    vmul.f32  %y0\@, %c\@, v24          ; y0
+    vfnma.f32 %r\@, %y0\@, v26, %c\@    ; min(x, 0) - y0 alpha, exact
+    vmul.f32  %lo\@, %r\@, v24          ; ylo
+    vexp.f32  %u\@, %y0\@               ; u
+    vln.f32   %l\@, %u\@
+    vsub.f32  %d\@, %y0\@, %l\@
+    vsubi.f32 %um\@, %u\@, 1.0
+    vfma.f32  %e0\@, %u\@, %d\@, %um\@  ; expm1(y0)
+    vfma.f32  %e\@, %u\@, %lo\@, %e0\@  ; + u ylo
+    vmaxi.f32 %p\@, \x, 0.0
+    vfma.f32  \y, %e\@, v26, %p\@
+.endm
+
+.macro celu_one y, x
+    LIN_WIDE celu_one_f32, \y, \x
+.endm
+.macro celu_pow2 y, x
+    LIN_WIDE celu_pow2_f32, \y, \x
+.endm
+.macro celu_any y, x
 .if DT_BYTES == 2
-    ACT_APPLY_PIPE \N, \MEM, CELU_CORE, 3
+    LIN_WIDE celu_pow2_f32, \y, \x      ; fp16: the rounding of 1/alpha is negligible
 .else
-    ACT_APPLY_PIPE \N, \MEM, CELU_SPLIT, 3
+    celu_any_f32 \y, \x
 .endif
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 0.0
-    vbcasti.f32 v25, -88.0
     vbcast.f32 v26, s3                   ; alpha
     vrcp.f32 v24, v26                    ; 1 / alpha (exact for a power of two)
-    vmul.f32 v27, v25, v26               ; -88 alpha
+    vmuli.f32 v27, v26, -88.0            ; -88 alpha
+    lf      s7, 1.0
+    beq     s3, s7, one
     li      s7, 0x7fffff
     and     s7, s3, s7
     bnez    s7, general
-    ELTWISE_1IN_PIPE celu_pow2
+    ELTWISE_1IN_LINEAR celu_pow2
+    halt
+one:
+    ELTWISE_1IN_LINEAR celu_one
     halt
 general:
-    ELTWISE_1IN_PIPE celu_any
+    ELTWISE_1IN_LINEAR celu_any
     halt

@@ -10,17 +10,37 @@
 ; @bound      fp32 ulp=2
 ; @note       fp32 goal 6 instructions: e^x - 1 from a rounded e^x loses all relative accuracy as x -> 0-
 ; @note       (2^-25 absolute error against a result ~x). expm1(x) = (u - 1) + u (x - ln u), u = RN(e^x),
-; @note       recovers it to about an ULP for one vln and three ALU ops: 9 instructions per vector,
-; @note       two of them SFU. The linear and exponential halves are added (one is always 0): no select.
-.include "lib/act.s"
+; @note       recovers it to about an ULP for one vln and three ALU ops, two of the instructions SFU.
+; @note       The linear branch rides through the same chain (LIN_ELU_PASS: x > 0 gives u = 1 and x
+; @note       itself), so x needs no register while the exponential runs and nothing selects:
+; @note       7 instructions per fp32 vector for alpha = 1; any other alpha scales the negative part,
+; @note       min(E, 0) alpha + max(E, 0): 10.
+.include "lib/lin_exp.s"
 
-.macro elu_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, ELU_CORE, 3
+; One fp32 vector, alpha = 1: E = x > 0 ? x : expm1(x) is the result.
+.macro elu_one_f32 y, x
+    LIN_ELU_PASS \y, \x
+.endm
+; Any alpha (v26).
+.macro elu_f32 y, x
+    LIN_ELU_PASS %e\@, \x
+    vmini.f32 %n\@, %e\@, 0.0           ; expm1(min(x, 0))
+    vmaxi.f32 %p\@, %e\@, 0.0           ; max(x, 0)
+    vfma.f32  \y, %n\@, v26, %p\@
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 0.0
-    vbcasti.f32 v25, -88.0
+.macro elu_one y, x
+    LIN_WIDE elu_one_f32, \y, \x
+.endm
+.macro elu_math y, x
+    LIN_WIDE elu_f32, \y, \x
+.endm
+
     vbcast.f32 v26, s3                   ; alpha
-    ELTWISE_1IN_PIPE elu_math
+    lf      s7, 1.0
+    beq     s3, s7, one
+    ELTWISE_1IN_LINEAR elu_math
+    halt
+one:
+    ELTWISE_1IN_LINEAR elu_one
     halt

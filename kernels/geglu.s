@@ -8,19 +8,31 @@
 ; @reference  geglu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=6.5 abs=0x1p-100
-; @note       gelu_erf (see gelu_erf.s) and one more rounding for the product by b. Where gelu_erf(a)
-; @note       is subnormal (a < -13.2) its few bits are scaled by b: the abs bound 2^-100 covers |b| < 2^40.
-.include "lib/act.s"
+; @note       The short form of gelu_erf (lib/lin_erf.s; see gelu_erf_fast.s) and one more rounding
+; @note       for the product by b. Where gelu_erf(a) is subnormal (a < -13.2) its few bits are scaled
+; @note       by b: the abs bound 2^-100 covers |b| < 2^40.
+.include "lib/lin_erf.s"
 
-; a in bank register 0, b in 2 (ELTWISE_2IN).
-.macro geglu_math N
-    GATED_APPLY \N, GELU_ERF
+.macro geglu_f32 y, a, b
+    LIN_GELU_ERF %g\@, \a
+    vmul.f32  \y, %g\@, \b
+.endm
+; fp16: both halves of a and of b widened, gelu and the product in fp32, one
+; narrowing.
+.macro geglu_math y, a, b
+.if DT_BYTES == 2
+    vcvtl.f32 %alo\@, \a
+    vcvth.f32 %ahi\@, \a
+    vcvtl.f32 %blo\@, \b
+    vcvth.f32 %bhi\@, \b
+    geglu_f32 %lo\@, %alo\@, %blo\@
+    geglu_f32 %hi\@, %ahi\@, %bhi\@
+    vcvtn.f16 \y, %lo\@, %hi\@
+.else
+    geglu_f32 \y, \a, \b
+.endif
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 14.5
-    vbcasti.f32 v29, -0.5
-    vbcasti.f32 v28, 0.5
-    vbcasti.f32 v27, 0.0
-    ELTWISE_2IN geglu_math
+    LIN_GELU_ERF_INIT
+    ELTWISE_2IN_LINEAR geglu_math
     halt

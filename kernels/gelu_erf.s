@@ -7,8 +7,8 @@
 ; @reference  gelu_erf
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=3
-; @note       fp32 goal 3 ULP: met, 33 instructions per fp32 vector (gelu_erf_fast: 27, 5.35 ULP).
-; @note       Both forms are computed and a predicated product picks one per lane. |x| < 7/8: x (1/2 +
+; @note       fp32 goal 3 ULP: met, 34 instructions per fp32 vector (gelu_erf_fast: 27, 5.35 ULP).
+; @note       Both forms are computed and a select picks one per lane. |x| < 7/8: x (1/2 +
 ; @note       x R(x^2)), R of degree 4 (2^-24.4; x R is at most 1.6 times Phi there). Beyond:
 ; @note       max(x, 0) - E H, E = e^(-x^2/2) from the exact split h + l, H = |x| Q(|x|) e^(x^2/2) of
 ; @note       degree 8 in t = 1/(1 + |x|/2) (2^-26.3), so no 1 - Q and no product by |x| is rounded:
@@ -18,26 +18,21 @@
 ; @note       on the 2^20-input sweep; 2.59 at worst over every float with 1/8 <= |x| <= 16 (x = -0.9465,
 ; @note       where kappa's line is least exact), from a float32 model of the chain that matches the
 ; @note       simulator bit for bit on the sweep. Specials as the reference: -inf gives NaN, +inf inf.
-; @note       fp16 takes the short form in fp32 (GELU_ERF, 57 instructions per vector): 0.5 ULP.
-.include "lib/act.s"
+; @note       fp16 takes the short form in fp32 (LIN_GELU_ERF, 57 instructions per vector): 0.5 ULP.
+.include "lib/lin_erf.s"
 
-.macro gelu_erf_math16 N, MEM
-    ACT_APPLY_PIPE \N, \MEM, GELU_ERF, 3  ; fp16: the short form is far inside 1 ULP
-.endm
-
-.macro gelu_erf_math32 N
-    GELU_ERF_ACC \N, 1, 0, 2, 3, 4, 5
-.endm
-
-    ACT_ONE
-    vbcasti.f32 v30, 14.5
-    vbcasti.f32 v29, -0.5
-    vbcasti.f32 v28, 0.5
-    vbcasti.f32 v27, 0.0
-    vbcasti.f32 v26, 0.875
+.macro gelu_erf_math y, x
 .if DT_BYTES == 2
-    ELTWISE_1IN_PIPE gelu_erf_math16
+    LIN_WIDE LIN_GELU_ERF, \y, \x        ; fp16: the short form is far inside 1 ULP
 .else
-    ELTWISE_1IN gelu_erf_math32             ; GELU_ERF_ACC places no loads or stores
+    LIN_GELU_ERF_ACC \y, \x
 .endif
+.endm
+
+.if DT_BYTES == 2
+    LIN_GELU_ERF_INIT
+.else
+    LIN_GELU_ERF_ACC_INIT
+.endif
+    ELTWISE_1IN_LINEAR gelu_erf_math
     halt

@@ -11,24 +11,30 @@
 ; @note       (17 ULP at x = -10), so -1.702 x is kept as h + l (fma) and e^(h+l) = e^h + e^h l:
 ; @note       1.702 is not a binary32, so it is a pair (hi + lo) and lo x joins l: 10 instructions per
 ; @note       fp32 vector (two caps keep inf - inf out of l and e^h l).
-; @note       fp16 does not need the split (the rounding is far below an fp16 ULP): 13 per fp16 vector.
+; @note       fp16 does not need the split (the rounding is far below an fp16 ULP).
+; @note       x is loaded a second time for the last product instead of held in a register through
+; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector.
 ; @note       fp32: where e^(-1.702 x) overflows the result is -0 for a true value below 2^-120.
-.equ SWISH_K_LO, 1
-.equ GS_K_HI, 1.7020000219345093      ; RN32(1.702)
-.include "lib/act.s"
+.include "lib/lin_sigmoid.s"
 
-.macro gelu_sigmoid_math N, MEM
+.equ GS_K_HI, 1.7020000219345093      ; RN32(1.702)
+.equ GS_XCAP, 88.0 / 1.702            ; beyond, sigmoid(1.702 x) is 1
+
+; fp32: -1.702 x split into h + l; fp16 (its halves in fp32): the short form,
+; whose rounding of 1.702 x is far below an fp16 ULP.
+.macro gelu_sigmoid_f32 y, x, xl
 .if DT_BYTES == 2
-    ACT_APPLY_PIPE \N, \MEM, SWISH_EXACT, 1
+    LIN_SWISH \y, \x, \xl, vmuli.f32, -1.702
 .else
-    ACT_APPLY_PIPE \N, \MEM, SWISH_SPLIT, 1
+    LIN_SWISH_SPLIT \y, \x, \xl, GS_XCAP, v26
 .endif
 .endm
+.macro gelu_sigmoid_math y, x
+    LIN_WIDE_X gelu_sigmoid_f32, \y, \x  ; x read again for the product
+.endm
 
-    ACT_ONE
-    vbcasti.f32 v29, -1.702
+    vbcasti.f32 v29, -1.702               ; -k = v29 + v26
     vbcasti.f32 v26, -1.702 + GS_K_HI
-    vbcasti.f32 v28, 88.0 / 1.702
-    vbcasti.f32 v27, 88.0
-    ELTWISE_1IN_PIPE gelu_sigmoid_math
+    ELTWISE_1IN_LINEAR gelu_sigmoid_math
     halt

@@ -12,43 +12,23 @@
 ; @note       reference (which uses alpha as binary32) by the rounding of alpha: at most 1 ULP.
 .include "lib/eltwise.s"
 
-; Software-pipelined (lib/eltwise.s, _PIPE), one copy at a time: alpha * x
-; goes to bank register 2, copy k's previous output is stored before the
-; max or min writes bank register 1, and its next input loads once that has
-; read x. FUN is vmax (alpha <= 1) or vmin (alpha > 1).
-.macro LEAKY N, MEM, FUN
-    \MEM   0
-    \N\()_3K vmul.DT, 2, 0, 30, 0   ; alpha * x
-    \MEM   1
-    \N\()_3K vmul.DT, 2, 0, 30, 1
-    \MEM   2
-    \N\()_3K vmul.DT, 2, 0, 30, 2
-    \MEM   3
-    \N\()_3K vmul.DT, 2, 0, 30, 3
-    \N\()_3K \FUN\().DT, 1, 0, 2, 0  ; max(x, alpha * x), or min for alpha > 1
-    \MEM   4
-    \N\()_3K \FUN\().DT, 1, 0, 2, 1
-    \MEM   5
-    \N\()_3K \FUN\().DT, 1, 0, 2, 2
-    \MEM   6
-    \N\()_3K \FUN\().DT, 1, 0, 2, 3
-    \MEM   7
+; s3 = alpha (binary32 bits), read as vbcast reads it.
+.macro leaky_max_math y, x
+    vmuls.DT %ax\@, \x, s3          ; alpha * x
+    vmax.DT  \y, \x, %ax\@
 .endm
-.macro leaky_max_math N, MEM
-    LEAKY \N, \MEM, vmax
-.endm
-.macro leaky_min_math N, MEM
-    LEAKY \N, \MEM, vmin
+.macro leaky_min_math y, x
+    vmuls.DT %ax\@, \x, s3
+    vmin.DT  \y, \x, %ax\@
 .endm
 
-    vbcast.DT v30, s3               ; alpha
     srli    s5, s3, 31              ; alpha < 0: max(x, alpha*x) is still right
     bnez    s5, gentle
     lf      s4, 1.0
     blt     s4, s3, steep           ; binary32 bits of non-negative floats order like their values
 gentle:
-    ELTWISE_1IN_PIPE leaky_max_math
+    ELTWISE_1IN_LINEAR leaky_max_math
     halt
 steep:
-    ELTWISE_1IN_PIPE leaky_min_math
+    ELTWISE_1IN_LINEAR leaky_min_math
     halt

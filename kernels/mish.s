@@ -15,15 +15,29 @@
 ; @note       (two more instructions, 10 per fp32 vector): 3.45 ULP measured over 2^20 inputs (4 ULP
 ; @note       met). What is left is mostly e^x's rounding and that of n + 2, each magnified up to
 ; @note       twice where the result sits just below a power of two; the short form (mish_fast,
-; @note       8 instructions) measures 3.63.
-.include "lib/act.s"
+; @note       8 instructions) measures 3.63. fp16 takes the short form: its roundings are far
+; @note       inside an fp16 ULP.
+.include "lib/lin_exp.s"
 
-.macro mish_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, MISH, 2
+; fp32: x n / (n + 2) with the quotient corrected by one fma step (one
+; rounding instead of two); fp16 takes LIN_MISH_FAST (two roundings).
+.macro mish_f32 y, x
+    LIN_MISH_N %n\@, \x
+    vaddi.f32 %d\@, %n\@, 2.0           ; d = n + 2
+    vrcp.f32  %r\@, %d\@
+    vmul.f32  %q\@, %n\@, %r\@          ; q = n / d, two roundings
+    vfnma.f32 %e\@, %q\@, %d\@, %n\@    ; n - q d, exact
+    vfma.f32  %t\@, %e\@, %r\@, %q\@    ; q + (n - q d) / d: one rounding
+    vmul.f32  \y, %t\@, \x
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v28, 20.0
-    vbcasti.f32 v27, 2.0
-    ELTWISE_1IN_PIPE mish_math
+.macro mish_math y, x
+.if DT_BYTES == 2
+    LIN_WIDE LIN_MISH_FAST, \y, \x
+.else
+    mish_f32 \y, \x
+.endif
+.endm
+
+    ELTWISE_1IN_LINEAR mish_math
     halt

@@ -13,14 +13,11 @@
 ; @note       rounds once). mish (10 instructions) corrects the quotient with one fma step: 3.45,
 ; @note       the same 4 ULP bound. fp32: where e^x underflows the result is tiny (abs bound
 ; @note       2^-120). fp16: 1 ULP (fp32 inside).
-.include "lib/act.s"
+.include "lib/lin_exp.s"
 
-.macro mish_fast_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, MISH_FAST, 2
+.macro mish_fast_math y, x
+    LIN_WIDE LIN_MISH_FAST, \y, \x
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v28, 20.0
-    vbcasti.f32 v27, 2.0
-    ELTWISE_1IN_PIPE mish_fast_math
+    ELTWISE_1IN_LINEAR mish_fast_math
     halt

@@ -24,171 +24,144 @@
 ; @note       error exceeds 2^-24. On [-3.8, -0.07] y is small (|y| < 0.13) next to P's terms
 ; @note       (|a_k x^k| up to 200): the Horner sum cancels, and the error is absolute, at most
 ; @note       2^-24.2 measured. fp16: the fp32 result rounded once, all 65536 inputs: at most
-; @note       0.59 ULP. fp32: where a5 x^5 overflows binary32 (|x| > 6e7 with the defaults) a
-; @note       group is recomputed in u = 1/x as (P/x^4) / ((1 + |Q|)/x^4); a coefficient set
-; @note       whose b4 x^4 overflows first (e.g. a5 = 0) is not covered beyond that point. fp16
-; @note       inputs (|x| <= 65504) never overflow fp32 unless a coefficient exceeds 1e14.
+; @note       0.59 ULP. fp32: where a5 x^5 overflows binary32 (|x| > 6e7 with the defaults) the
+; @note       result is recomputed in u = 1/x as (P/x^4) / ((1 + |Q|)/x^4). The loop only flags
+; @note       such vectors (y - y is NaN: a masked store into a flag vector at the top of the UB);
+; @note       when the flag is set, a pass after the tensor reloads the core's x and y and fixes
+; @note       those lanes. A coefficient set whose b4 x^4 overflows first (e.g. a5 = 0) is not
+; @note       covered beyond that point. fp16 inputs (|x| <= 65504) never overflow fp32 unless a
+; @note       coefficient exceeds 1e14.
 .include "lib/eltwise.s"
 
-; Register plan. The X4 banks (lib/x4.s) leave v24..v31 for shared
-; constants, but PAU needs 11 (a0..a5, b1..b4, 1.0). It only needs three
-; working registers per copy in fp32 (x, P, Q: bank registers 0, 1, 2), so
-; bank registers 3..5 hold constants too, broadcast once into every copy:
-;   v24..v29 = a0..a5, v30 = b4, v31 = b3,
-;   fp32: bank 3 = b2, bank 4 = b1, bank 5 = 1.0;
-;   fp16: bank 4 = b1, bank 5 = b2; each half needs x16, x, P, Q (banks
-;         0..3), so 1.0 is broadcast into the dead x at its one use.
-; The skeleton never writes bank registers 2..5 of a one-input kernel.
-
-.macro PAU_ONE_X4 d
-    vbcasti.f32 v[\d], 1.0
-    vbcasti.f32 v[\d + 6], 1.0
-    vbcasti.f32 v[\d + 12], 1.0
-    vbcasti.f32 v[\d + 18], 1.0
+; Parameters: a0..a4 stay in s3..s7 (the skeleton keeps them) and enter as the
+; scalar addends of vfmas; a5 and b4 multiply, and b1..b3 would be in s9..s11,
+; which the skeleton takes: those five live in vector registers.
+;   v31 = a5, v30 = b4, v29 = b3, v28 = b2, v27 = b1
+.macro pau_rational y, x
+    vfmas.f32 %p5\@, v31, \x, s7        ; a5 x + a4
+    vfma.f32  %q3\@, v30, \x, v29       ; b4 x + b3
+    vfmas.f32 %p4\@, %p5\@, \x, s6
+    vfma.f32  %q2\@, %q3\@, \x, v28
+    vfmas.f32 %p3\@, %p4\@, \x, s5
+    vfma.f32  %q1\@, %q2\@, \x, v27
+    vfmas.f32 %p2\@, %p3\@, \x, s4
+    vmul.f32  %Q\@, %q1\@, \x           ; Q(x)
+    vfmas.f32 %P\@, %p2\@, \x, s3       ; P(x)
+    vabs.f32  %aq\@, %Q\@
+    vaddi.f32 %d\@, %aq\@, 1.0          ; 1 + |Q(x)|
+    vrcp.f32  %r\@, %d\@
+    vmul.f32  \y, %P\@, %r\@
 .endm
-.macro PAU_ONE_X1 d
-    vbcasti.f32 v[\d], 1.0
-.endm
 
-; o = P(x) / (1 + |Q(x)|) on fp32 lanes, Horner with fma; q is a temporary.
-; B2, B1, ONE: the bank registers of b2, b1 and 1.0 (ONE = 0: broadcast
-; 1.0 into x once x is dead).
-.macro PAU_RATIONAL N, o, x, q, B2, B1, ONE
-    \N\()_4 vfma.f32, \o, 29, \x, 28    ; a5 x + a4
-    \N\()_4 vfma.f32, \q, 30, \x, 31    ; b4 x + b3
-    \N\()_4 vfma.f32, \o, \o, \x, 27
-    \N\()_4 vfma.f32, \q, \q, \x, \B2
-    \N\()_4 vfma.f32, \o, \o, \x, 26
-    \N\()_4 vfma.f32, \q, \q, \x, \B1
-    \N\()_4 vfma.f32, \o, \o, \x, 25
-    \N\()_3 vmul.f32, \q, \q, \x        ; Q(x)
-    \N\()_4 vfma.f32, \o, \o, \x, 24    ; P(x)
-    \N\()_2 vabs.f32, \q, \q
-.if \ONE == 0
-    PAU_ONE_\N \x
-    \N\()_3 vadd.f32, \q, \q, \x        ; 1 + |Q(x)|
-.else
-    \N\()_3 vadd.f32, \q, \q, \ONE
+; The overflow flag: one vector at the top of the UB, above the skeleton's
+; tile buffers (lib/eltwise.s: six of T3 bytes).
+.equ PAU_FLAG, UB_BYTES - VLENB
+.ifdef T3
+.if 6 * T3 > PAU_FLAG
+.error "pau: no room above the tile buffers for the overflow flag"
 .endif
-    \N\()_2 vrcp.f32, \q, \q
-    \N\()_3 vmul.f32, \o, \o, \q
+.endif
+
+.macro pau_math y, x
+.if DT_BYTES == 2
+    LIN_WIDE pau_rational, \y, \x
+.else
+    pau_rational \y, \x
+    vsub.f32  %z\@, \y, \y              ; 0, or NaN where y is not finite
+    vcne.f32  %bad\@, %z\@, %z\@
+    vst.f32   \y, [s0 + PAU_FLAG], %bad\@  ; flags the tensor (non-zero bits)
+.endif
 .endm
 
-; fp32, for lanes where x is finite and y is not (a5 x^5 overflowed):
-; y = (P(x) / x^4) / ((1 + |Q(x)|) / x^4) in u = 1/x, whose terms stay
-; small: P/x^4 = a5 x + a4 + a3 u + a2 u^2 + a1 u^3 + a0 u^4 and
-; (1 + |Q|)/x^4 = u^4 + |b4 + b3 u + b2 u^2 + b1 u^3|. Temporaries: the
-; bank-2 registers of all four copies (dead once y is formed).
-.macro PAU_FIX x, y, b2, b1
-    vsub.f32    v2, \x, \x
+; fp32, where x is finite and y is not (a5 x^5 overflowed): y = (P(x) / x^4) /
+; ((1 + |Q(x)|) / x^4) in u = 1/x, whose terms stay small: P/x^4 = a5 x + a4 +
+; a3 u + a2 u^2 + a1 u^3 + a0 u^4 and (1 + |Q|)/x^4 = u^4 + |b4 + b3 u + b2 u^2
+; + b1 u^3|. x in v0, y in v1, v7 = a0; uses v2..v5, p1, p2.
+.macro PAU_FIX
+    vsub.f32    v2, v0, v0
     vceq.f32    p1, v2, v2              ; x finite
-    vsub.f32    v2, \y, \y
+    vsub.f32    v2, v1, v1
     vcne.f32    p2, v2, v2              ; y not finite
     pand        p1, p1, p2
-    vrcp.f32    v2, \x                  ; u
-    vfma.f32    v8, v24, v2, v25        ; a0 u + a1
-    vfma.f32    v8, v8, v2, v26
-    vfma.f32    v8, v8, v2, v27
-    vfma.f32    v8, v8, v2, v28
-    vfma.f32    v8, v29, \x, v8         ; P / x^4
-    vfma.f32    v14, \b1, v2, \b2       ; b1 u + b2
-    vfma.f32    v14, v14, v2, v31
-    vfma.f32    v14, v14, v2, v30       ; Q / x^4
-    vabs.f32    v14, v14
-    vmul.f32    v20, v2, v2
-    vmul.f32    v20, v20, v20           ; u^4
-    vadd.f32    v14, v14, v20
-    vrcp.f32    v14, v14
-    vmul.f32    \y, v8, v14, p1
+    vrcp.f32    v2, v0                  ; u
+    vfmas.f32   v3, v7, v2, s4          ; a0 u + a1
+    vfmas.f32   v3, v3, v2, s5
+    vfmas.f32   v3, v3, v2, s6
+    vfmas.f32   v3, v3, v2, s7
+    vfma.f32    v3, v31, v0, v3         ; P / x^4
+    vfma.f32    v4, v27, v2, v28        ; b1 u + b2
+    vfma.f32    v4, v4, v2, v29
+    vfma.f32    v4, v4, v2, v30         ; Q / x^4
+    vabs.f32    v4, v4
+    vmul.f32    v5, v2, v2
+    vmul.f32    v5, v5, v5              ; u^4
+    vadd.f32    v4, v4, v5
+    vrcp.f32    v4, v4
+    vmul.f32    v1, v3, v4, p1
 .endm
 
-; A group whose results are all finite (y - y is 0, not NaN, in every lane
-; of its four vectors) takes one not-taken branch; others are fixed copy by
-; copy. Each copy's check starts as soon as its y is ready.
-.macro PAU_FIX_X4
-    vsub.f32    v2, v1, v1
-    vsub.f32    v8, v7, v7
-    vsub.f32    v14, v13, v13
-    vsub.f32    v20, v19, v19
-    vcne.f32    p1, v2, v2
-    vcne.f32    p2, v8, v8
-    vcne.f32    p3, v14, v14
-    vcne.f32    p4, v20, v20
-    por         p1, p1, p2
-    por         p3, p3, p4
-    por         p1, p1, p3
-    pcnt.f32    s4, p1
-    beqz        s4, fine\@
-    PAU_FIX     v0, v1, v3, v4
-    PAU_FIX     v6, v7, v9, v10
-    PAU_FIX     v12, v13, v15, v16
-    PAU_FIX     v18, v19, v21, v22
-fine\@:
-.endm
-.macro PAU_FIX_X1
-    vsub.f32    v2, v1, v1
-    vcne.f32    p1, v2, v2
-    pcnt.f32    s4, p1
-    beqz        s4, fine\@
-    PAU_FIX     v0, v1, v3, v4
-fine\@:
-.endm
-
-; Software-pipelined (lib/eltwise.s, _PIPE): both paths write bank register
-; 1 at their first step and read (fp16: write) bank register 0 to their
-; last, so MEM stores the previous outputs first and loads the next inputs
-; last.
-.macro pau_math N, MEM
-    \MEM   0
-    \MEM   1
-    \MEM   2
-    \MEM   3
-.if DT_BYTES == 2
-    \N\()_2 vcvtl.f32, 2, 0
-    PAU_RATIONAL \N, 1, 2, 3, 5, 4, 0   ; low half into bank 1
-    \N\()_2 vcvth.f32, 2, 0
-    PAU_RATIONAL \N, 0, 2, 3, 5, 4, 0   ; high half into bank 0 (x16 is dead)
-    \N\()_3 vcvtn.f16, 1, 1, 0
-.else
-    PAU_RATIONAL \N, 1, 0, 2, 3, 4, 5
-    PAU_FIX_\N
-.endif
-    \MEM   4
-    \MEM   5
-    \MEM   6
-    \MEM   7
+; The pass after the tensor, when the flag is set: this core's x and y, in
+; chunks of PAU_CHUNK bytes (x at UB 0, y above it), every lane through PAU_FIX.
+.equ PAU_CHUNK, 4096
+.macro PAU_FIX_PASS done
+    SPLIT_BLOCKS \done
+    add     s21, s1, s25            ; GM x
+    add     s22, s2, s25            ; GM y
+    srd     s14, vlenb
+    divu    s15, s14, s17           ; lanes per vector
+    vbcast.f32 v7, s3               ; a0
+chunk\@:
+    li      s23, PAU_CHUNK
+    min     s24, s20, s23
+    li      s8, 0
+    dmald   s8, s21, s24, 0
+    li      s9, PAU_CHUNK
+    dmald   s9, s22, s24, 0
+    dmawait 0
+    divu    s13, s24, s17           ; elements
+    li      s10, 0
+    li      s11, PAU_CHUNK
+vec\@:
+    pwhile.f32 p7, s13
+    vld.f32 v0, [s10], p7
+    vld.f32 v1, [s11], p7
+    PAU_FIX
+    vst.f32 v1, [s11], p7
+    add     s10, s10, s14
+    add     s11, s11, s14
+    sub     s13, s13, s15
+    blt     s0, s13, vec\@
+    li      s9, PAU_CHUNK
+    dmast   s9, s22, s24, 1
+    dmawait 1
+    add     s21, s21, s24
+    add     s22, s22, s24
+    sub     s20, s20, s24
+    bnez    s20, chunk\@
 .endm
 
-    vbcast.f32  v24, s3                 ; a0
-    vbcast.f32  v25, s4
-    vbcast.f32  v26, s5
-    vbcast.f32  v27, s6
-    vbcast.f32  v28, s7
-    vbcast.f32  v29, s8                 ; a5
+    vbcast.f32  v31, s8                 ; a5
     vbcast.f32  v30, s12                ; b4
-    vbcast.f32  v31, s11                ; b3
-.if DT_BYTES == 2
-    vbcast.f32  v4, s9                  ; bank 4 = b1
-    vbcast.f32  v10, s9
-    vbcast.f32  v16, s9
-    vbcast.f32  v22, s9
-    vbcast.f32  v5, s10                 ; bank 5 = b2
-    vbcast.f32  v11, s10
-    vbcast.f32  v17, s10
-    vbcast.f32  v23, s10
-.else
-    vbcast.f32  v3, s10                 ; bank 3 = b2
-    vbcast.f32  v9, s10
-    vbcast.f32  v15, s10
-    vbcast.f32  v21, s10
-    vbcast.f32  v4, s9                  ; bank 4 = b1
-    vbcast.f32  v10, s9
-    vbcast.f32  v16, s9
-    vbcast.f32  v22, s9
-    vbcasti.f32 v5, 1.0                 ; bank 5 = 1.0
-    vbcasti.f32 v11, 1.0
-    vbcasti.f32 v17, 1.0
-    vbcasti.f32 v23, 1.0
+    vbcast.f32  v29, s11                ; b3
+    vbcast.f32  v28, s10                ; b2
+    vbcast.f32  v27, s9                 ; b1
+.if DT_BYTES == 4
+    vbcasti.i32 v0, 0
+    li          s8, PAU_FLAG
+    vst.i32     v0, [s8]                ; clear the overflow flag
 .endif
-    ELTWISE_1IN_PAD_PIPE pau_math
+    ELTWISE_1IN_PAD_LINEAR pau_math
+.if DT_BYTES == 4
+    li          s8, PAU_FLAG            ; any non-zero bits in the flag?
+    li          s9, VLENB / 8
+    li          s10, 0
+scan:
+    sld         s11, [s8]
+    or          s10, s10, s11
+    addi        s8, s8, 8
+    loop        s9, scan
+    beqz        s10, done
+    PAU_FIX_PASS done
+.endif
+done:
     halt

@@ -14,23 +14,12 @@
 ; @note       its C0 block is loaded once per C1 block a core touches (lib/perchan.s).
 .include "lib/perchan.s"
 
-; Bank register 5 holds alpha of the vector's channels; MEM places the
-; skeleton's stores (0..3) and loads (4..7) among the math (lib/perchan.s):
-; two stores beside each block of four, the loads as soon as x is dead.
-.macro prelu_math N, MEM
-    \MEM   0
-    \MEM   1
-    \N\()_3 vmax.DT, 2, 0, 31       ; max(x, 0)
-    \MEM   2
-    \MEM   3
-    \N\()_3 vmin.DT, 3, 0, 31       ; min(x, 0)
-    \MEM   4
-    \MEM   5
-    \MEM   6
-    \MEM   7
-    \N\()_4 vfma.DT, 1, 5, 3, 2     ; alpha * min(x, 0) + max(x, 0)
+; a: the vector register holding alpha of x's channels (lib/perchan.s).
+.macro prelu_math y, x, a
+    vmaxi.DT %pos\@, \x, 0.0
+    vmini.DT %neg\@, \x, 0.0
+    vfma.DT  \y, \a, %neg\@, %pos\@  ; alpha * min(x, 0) + max(x, 0)
 .endm
 
-    vbcasti.DT v31, 0.0
     PERCHAN_1IN prelu_math
     halt

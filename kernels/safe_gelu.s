@@ -7,25 +7,19 @@
 ; @reference  safe_gelu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=6
-; @note       gelu_erf (lib/act.s) after a clamp (two more instructions; NaN propagates, as the
-; @note       reference's clamp does): see gelu_erf.s for the accuracy.
-.include "lib/act.s"
+; @note       The short form of gelu_erf (lib/lin_erf.s) after a clamp (two more instructions; NaN
+; @note       propagates, as the reference's clamp does): see gelu_erf_fast.s for the accuracy.
+.include "lib/lin_erf.s"
 
-.macro SAFE_GELU N, o, x, a, b, c
-    vbcasti.f32 v25, 3.0                 ; (v24/v25 carry gelu_erf's coefficients after)
-    \N\()_3 vmax.f32, \x, \x, 26
-    \N\()_3 vmin.f32, \x, \x, 25
-    GELU_ERF \N, \o, \x, \a, \b, \c
+.macro safe_gelu_f32 y, x
+    vmaxi.f32 %lo\@, \x, -3.0
+    vmini.f32 %c\@, %lo\@, 3.0
+    LIN_GELU_ERF \y, %c\@
 .endm
-.macro safe_gelu_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SAFE_GELU, 3
+.macro safe_gelu_math y, x
+    LIN_WIDE safe_gelu_f32, \y, \x
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 14.5
-    vbcasti.f32 v29, -0.5
-    vbcasti.f32 v28, 0.5
-    vbcasti.f32 v27, 0.0
-    vbcasti.f32 v26, -3.0
-    ELTWISE_1IN_PIPE safe_gelu_math
+    LIN_GELU_ERF_INIT
+    ELTWISE_1IN_LINEAR safe_gelu_math
     halt

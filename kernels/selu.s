@@ -7,23 +7,31 @@
 ; @reference  selu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=2
-; @note       As elu, plus a multiply by scale on the linear half and scale * alpha kept as a
-; @note       binary32 pair (two fmas) so the constant adds no rounding: 11 instructions per fp32 vector.
-.include "lib/act.s"
+; @note       As elu (the linear branch rides through the expm1 chain), plus a multiply by scale on
+; @note       the linear half and scale * alpha kept as a binary32 pair (two fmas) so the constant
+; @note       adds no rounding: 12 instructions per fp32 vector.
+.include "lib/lin_exp.s"
 
 .equ SELU_ALPHA, 1.6732632423543772848170429916717
 .equ SELU_SCALE, 1.0507009873554804934193349852946
 .equ SELU_SA_HI, 1.7580993175506592     ; RN32(scale * alpha)
 
-.macro selu_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SELU_CORE, 3
+; One fp32 vector: E = x > 0 ? x : expm1(x) (LIN_ELU_PASS), then
+; scale max(E, 0) + (hi + lo) min(E, 0); v26, v24 = hi, lo of scale * alpha.
+.macro selu_f32 y, x
+    LIN_ELU_PASS %e\@, \x
+    vmuli.f32 %t\@, %e\@, SELU_SCALE
+    vmaxi.f32 %s\@, %t\@, 0.0           ; scale max(x, 0)
+    vmini.f32 %n\@, %e\@, 0.0           ; expm1(min(x, 0))
+    vfma.f32  %l\@, %n\@, v24, %s\@     ; + expm1 lo(scale alpha)
+    vfma.f32  \y, %n\@, v26, %l\@       ; + expm1 hi(scale alpha): one rounding
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 0.0
-    vbcasti.f32 v25, -88.0
-    vbcasti.f32 v27, SELU_SCALE
+.macro selu_math y, x
+    LIN_WIDE selu_f32, \y, \x
+.endm
+
     vbcasti.f32 v26, SELU_SA_HI
     vbcasti.f32 v24, SELU_SCALE * SELU_ALPHA - SELU_SA_HI
-    ELTWISE_1IN_PIPE selu_math
+    ELTWISE_1IN_LINEAR selu_math
     halt

@@ -11,26 +11,22 @@
 ; @note       instructions) rounds e^-x, 1 + e^-x and 1/(1 + e^-x): 2.16 ULP measured. Here
 ; @note       1 + e^-x = hi + lo exactly (Fast2Sum on max/min, 5 instructions: the plain
 ; @note       lo = t - (hi - 1) is not exact once hi > 2^24) and 1/(hi + lo) = r - r (r lo),
-; @note       r = RN(1/hi): 11 instructions per fp32 vector, 1.79 ULP measured (2 ULP met). A full
-; @note       Newton step (r + r (1 - r hi - r lo), 12 instructions) gives 1.47.
+; @note       r = RN(1/hi): 12 instructions per fp32 vector (the correction is chosen by a vsel
+; @note       where r lo is not NaN), 1.79 ULP measured (2 ULP met). A full Newton step
+; @note       (r + r (1 - r hi - r lo)) gives 1.47.
+; @note       fp16 takes the short form: its three roundings are far inside an fp16 ULP.
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is 0 where the true value is
 ; @note       subnormal (below 2^-128): the absolute bound 2^-126 covers only those.
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
-.include "lib/act.s"
+.include "lib/lin_sigmoid.s"
 
-; Two stages (lib/eltwise.s, _PIPE2; lib/act.s: fp16 takes SIGMOID, the fp16
-; form of SIGMOID_PAIR, in SIGMOID16_LOOP; fp32 SIGMOID_PAIR32_LOOP).
-.macro sigmoid_loop N, MEM, S
+.macro sigmoid_math y, x
 .if DT_BYTES == 2
-    SIGMOID16_LOOP \N, \MEM, \S
+    LIN_WIDE LIN_SIGMOID, \y, \x
 .else
-    SIGMOID_PAIR32_LOOP \N, \MEM, \S
+    LIN_SIGMOID_PAIR \y, \x
 .endif
 .endm
-.macro sigmoid_plain N
-    ACT_APPLY \N, SIGMOID_PAIR
-.endm
 
-    ACT_ONE
-    ELTWISE_1IN_PAD_PIPE2 sigmoid_loop, sigmoid_plain
+    ELTWISE_1IN_PAD_LINEAR sigmoid_math
     halt

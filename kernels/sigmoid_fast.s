@@ -9,25 +9,15 @@
 ; @bound      fp32 ulp=2.5 abs=0x1p-126
 ; @note       4 instructions per fp32 vector (goal 5): the roundings of e^-x, 1 + e^-x and the
 ; @note       reciprocal add up to 2.5 ULP in theory, 2.16 measured over 2^20 inputs. sigmoid
-; @note       (11 instructions) keeps 1 + e^-x as an exact pair and corrects the reciprocal: 1.79 ULP.
+; @note       (12 instructions) keeps 1 + e^-x as an exact pair and corrects the reciprocal: 1.79 ULP.
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is 0 where the true value is
 ; @note       subnormal (below 2^-128): the absolute bound 2^-126 covers only those. fp16: 1 ULP.
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
-.include "lib/act.s"
+.include "lib/lin_sigmoid.s"
 
-; Two stages (lib/eltwise.s, _PIPE2; lib/act.s, SIGMOID16_LOOP and
-; SIGMOID32_LOOP).
-.macro sigmoid_fast_loop N, MEM, S
-.if DT_BYTES == 2
-    SIGMOID16_LOOP \N, \MEM, \S
-.else
-    SIGMOID32_LOOP \N, \MEM, \S
-.endif
-.endm
-.macro sigmoid_fast_plain N
-    ACT_APPLY \N, SIGMOID
+.macro sigmoid_fast_math y, x
+    LIN_WIDE LIN_SIGMOID, \y, \x
 .endm
 
-    ACT_ONE
-    ELTWISE_1IN_PAD_PIPE2 sigmoid_fast_loop, sigmoid_fast_plain
+    ELTWISE_1IN_PAD_LINEAR sigmoid_fast_math
     halt

@@ -10,18 +10,29 @@
 ; @note       fp32 goal 5 instructions, 2 ULP: the short form (silu_fast, 5 instructions) rounds
 ; @note       e^-x, 1 + e^-x, the reciprocal and the product by x: 2.42 ULP measured. Here
 ; @note       1 + e^-x = hi + lo exactly (Fast2Sum on max/min), y = RN(x RN(1/hi)) and one
-; @note       correction y + (x - y hi - y lo) / hi leave e^-x's rounding and one more: 13
-; @note       instructions per fp32 vector, 1.38 ULP measured (2 ULP met). The correction is skipped
-; @note       where its residual is NaN (x = +-inf, e^-x = inf); fp16 keeps the short form (1 ULP).
+; @note       correction y + (x - y hi - y lo) / hi leave e^-x's rounding and one more: 14
+; @note       instructions per fp32 vector, 1.38 ULP measured (2 ULP met). The correction is not
+; @note       taken (a vsel) where its residual is NaN (x = +-inf, e^-x = inf); fp16 keeps the
+; @note       short form (1 ULP).
+; @note       x is loaded a second time for the last product instead of held in a register through
+; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector.
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is -0 where the true value is
 ; @note       below 104 * 2^-128 in magnitude: the absolute bound covers only those.
-.include "lib/act.s"
+.include "lib/lin_sigmoid.s"
 
-.macro silu_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SWISH_PAIR, 1    ; fp16: SWISH_EXACT
+; fp32: the exact pair and the corrected quotient; fp16 (its halves in fp32):
+; the short form, far inside an fp16 ULP.
+.macro silu_f32 y, x, xl
+.if DT_BYTES == 2
+    LIN_SWISH \y, \x, \xl, vmuli.f32, -1.0
+.else
+    LIN_SWISH_PAIR \y, \x, \xl, vmuli.f32, -1.0
+.endif
+.endm
+.macro silu_math y, x
+    LIN_WIDE_X silu_f32, \y, \x      ; x read again for the quotient
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v29, -1.0
-    ELTWISE_1IN_PIPE silu_math
+    ELTWISE_1IN_LINEAR silu_math
     halt

@@ -12,51 +12,77 @@
 ; @note       fp32 goal 7 instructions: ln(1 + t) alone loses t's low bits when t = e^(beta x) is
 ; @note       small (relative error 2^-24 / t); adding back c / (1 + t), c = t - (RN(1 + t) - 1),
 ; @note       costs two subtractions, a reciprocal (SFU: for small t, c is the whole result) and
-; @note       an fma: 8 instructions per fp32 vector for beta = 1 (the linear lanes keep x through
-; @note       a masked fma, so the threshold costs one compare), 10 for a power-of-two beta, 15
-; @note       for any other (beta x and the division by beta need an fma correction each; c / u
-; @note       joins the division's remainder, so log1p is never rounded on its own). The threshold
-; @note       compares RN(beta x) for non-power-of-two beta: a product within half an ULP of the
-; @note       threshold may pick the other branch.
+; @note       an fma: 9 instructions per fp32 vector for beta = 1 (the threshold costs a compare and
+; @note       a select of x), 11 for a power-of-two beta, 16 for any other (beta x and the division
+; @note       by beta need an fma correction each; c / u joins the division's remainder, so log1p is
+; @note       never rounded on its own). The threshold compares RN(beta x) for non-power-of-two
+; @note       beta: a product within half an ULP of the threshold may pick the other branch.
 ; @note       fp32 goal 2 ULP: met for beta = 1 and powers of two (1.80 measured over 2^20 inputs).
 ; @note       Any other beta divides ln u, rounded by the SFU to half an ULP of itself, by beta,
 ; @note       which can move the result to a binade where that half ULP counts double: 2.5 measured
 ; @note       for beta = 0.7 and 1.702, 2.9 for 0.3 and 1.1; no ALU step recovers ln's rounding, so
 ; @note       the bound (one for every beta) stays 3. Where beta x < -87 (e^(beta x) subnormal) the
-; @note       absolute bound 2^-126 applies. softplus_fast (4 instructions) is the short form.
+; @note       absolute bound 2^-126 applies. softplus_fast (5 instructions) is the short form.
 ; @note       beta must be positive (the caps that keep inf - inf out assume it).
 ; @note       Padded channels are zeroed by the skeleton (f(0) = ln 2 / beta).
-.include "lib/act.s"
+.include "lib/lin_exp.s"
 
-.macro softplus_one N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_ONE, 3
+; Any beta (fp32): beta x = h + l (fma) with e^(h + l) = e^h + e^h l, and the
+; division by beta corrected by one fma step: q = RN(ln u RN(1/beta)), then
+; q + (ln u - q beta + c / u) / beta, so log1p is never rounded on its own.
+; The threshold compares h. x is floored at -2^100 so l is never inf - inf
+; (the result there is 0 anyway). v28 = beta, v27 = RN(1/beta), v29 = threshold.
+.macro softplus_any_f32 y, x
+    vmaxi.f32 %b\@, \x, -0x1p100
+    vmul.f32  %h\@, %b\@, v28          ; h = RN(beta x)
+    vcle.f32  %k\@, %h\@, v29          ; the log1p lanes
+    vfms.f32  %l\@, %b\@, v28, %h\@    ; l = beta x - h, exact
+    vexp.f32  %E\@, %h\@
+    vfma.f32  %t\@, %E\@, %l\@, %E\@   ; t = e^h (1 + l)
+    LIN_LOG1P_PARTS %ln\@, %c\@, %r\@, %t\@
+    vmul.f32  %q\@, %ln\@, v27         ; q = RN(ln u RN(1/beta))
+    vfnma.f32 %m\@, %q\@, v28, %ln\@   ; ln u - q beta, exact
+    vfma.f32  %n\@, %c\@, %r\@, %m\@   ; + c / u: log1p - q beta, not rounded on its own
+    vfma.f32  %s\@, %n\@, v27, %q\@    ; q + that / beta
+    vsel.f32  \y, %s\@, \x, %k\@
 .endm
-.macro softplus_pow2 N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_POW2, 3
+
+; beta = 1 and powers of two (exact), any beta on fp16 lanes (the roundings of
+; beta x and 1/beta are negligible there).
+.macro softplus_one_f32 y, x
+    LIN_SOFTPLUS \y, \x, v29
 .endm
-.macro softplus_any N, MEM
+.macro softplus_pow2_f32 y, x
+    LIN_SOFTPLUS_POW2 \y, \x, v29, v28, v27
+.endm
+
+.macro softplus_one y, x
+    LIN_WIDE softplus_one_f32, \y, \x
+.endm
+.macro softplus_pow2 y, x
+    LIN_WIDE softplus_pow2_f32, \y, \x
+.endm
+.macro softplus_any y, x
 .if DT_BYTES == 2
-    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_POW2, 3          ; fp16: the roundings of beta x and 1/beta are negligible
+    LIN_WIDE softplus_pow2_f32, \y, \x
 .else
-    ACT_APPLY_PIPE \N, \MEM, SOFTPLUS_ANY, 3
+    softplus_any_f32 \y, \x
 .endif
 .endm
 
-    ACT_ONE
     vbcast.f32 v28, s3                   ; beta
     vrcp.f32 v27, v28                    ; 1 / beta
     vbcast.f32 v29, s4                   ; threshold
-    vbcasti.f32 v26, -0x1p100
     lf      s7, 1.0
     beq     s3, s7, one
     li      s7, 0x7fffff
     and     s7, s3, s7
     bnez    s7, general
-    ELTWISE_1IN_PAD_PIPE softplus_pow2
+    ELTWISE_1IN_PAD_LINEAR softplus_pow2
     halt
 one:
-    ELTWISE_1IN_PAD_PIPE softplus_one
+    ELTWISE_1IN_PAD_LINEAR softplus_one
     halt
 general:
-    ELTWISE_1IN_PAD_PIPE softplus_any
+    ELTWISE_1IN_PAD_LINEAR softplus_any
     halt

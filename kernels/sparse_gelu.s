@@ -8,26 +8,24 @@
 ; @reference  sparse_gelu
 ; @bound      fp16 ulp=1
 ; @bound      fp32 ulp=6
-; @note       Lanes below the threshold are replaced by -20 before gelu_erf, whose result there is
-; @note       -0 (two instructions, no select after). See gelu_erf.s for the accuracy. A positive
-; @note       threshold makes f(0) = -0, so the skeleton zeroes padded channels.
-.include "lib/act.s"
+; @note       Lanes below the threshold are replaced by -20 before the short form of gelu_erf
+; @note       (lib/lin_erf.s), whose result there is -0 (two vector instructions, no select after;
+; @note       the compare's complement, which keeps NaN lanes, is a predicate instruction). See
+; @note       gelu_erf_fast.s for the accuracy. A positive threshold makes f(0) = -0, so the skeleton
+; @note       zeroes padded channels.
+.include "lib/lin_erf.s"
 
-.macro SPARSE_GELU N, o, x, a, b, c
-    \N\()_C vclt.f32, 1, \x, 26
-    vbcasti.f32 v25, -20.0                   ; (v24/v25 carry gelu_erf's coefficients after)
-    \N\()_3P vsel.f32, \x, 25, \x, 1
-    GELU_ERF \N, \o, \x, \a, \b, \c
+; s3 = threshold (binary32 bits), read as vbcast reads it.
+.macro sparse_gelu_f32 y, x
+    vclts.f32 %below\@, \x, s3
+    pnot      %keep\@, %below\@           ; x >= threshold, or NaN
+    vseli.f32 %s\@, \x, -20.0, %keep\@
+    LIN_GELU_ERF \y, %s\@
 .endm
-.macro sparse_gelu_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, SPARSE_GELU, 3
+.macro sparse_gelu_math y, x
+    LIN_WIDE sparse_gelu_f32, \y, \x
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v30, 14.5
-    vbcasti.f32 v29, -0.5
-    vbcasti.f32 v28, 0.5
-    vbcasti.f32 v27, 0.0
-    vbcast.f32 v26, s3                   ; threshold
-    ELTWISE_1IN_PAD_PIPE sparse_gelu_math
+    LIN_GELU_ERF_INIT
+    ELTWISE_1IN_PAD_LINEAR sparse_gelu_math
     halt

@@ -11,33 +11,77 @@
 ; @note       relative accuracy lost as x -> 0), so E = expm1(2|x|) is computed accurately: u = e^2|x|
 ; @note       rounded, then E = (u - 1) + u (2|x| - ln u) kept as that unevaluated pair, d = E + 2 as
 ; @note       RN(E_hi + 2) plus its exact remainder, and tanh = E / (E + 2) from one reciprocal with
-; @note       one correction step against both pairs; the sign goes through a predicate. Only ln u's
-; @note       rounding and the last fma are left: 1.43 ULP measured (2 ULP met), 20 instructions per
-; @note       fp32 vector, three of them SFU. Rounding E and E + 2 (15 instructions) gave 2.7 ULP, with
-; @note       E + 2's remainder only (18) 2.04: both roundings are magnified near |x| = 2^-k, where
-; @note       the result's ULP halves. tanh_fast (6 instructions) is the short form.
-.include "lib/act.s"
+; @note       one correction step against both pairs; the sign of x is put back last (and, or).
+; @note       Only ln u's rounding and the last fma are left: 1.43 ULP measured (2 ULP met), 20
+; @note       instructions per fp32 vector, three of them SFU. Rounding E and E + 2 (15 instructions)
+; @note       gave 2.7 ULP, with E + 2's remainder only (18) 2.04: both roundings are magnified near
+; @note       |x| = 2^-k, where the result's ULP halves. fp16 rounds E (13 instructions per fp32
+; @note       half, far inside an fp16 ULP) and puts the sign back once on the narrowed vector.
+; @note       The sign bit waits beside the whole chain: with long latencies the kernel runs out of
+; @note       vector registers before it runs out of issue slots. tanh_fast (6 instructions) is the
+; @note       short form.
+.include "lib/lin_exp.s"
 
-.macro tanh_math N, MEM
+; s = 2 min(|x|, 9) (tanh(9) rounds to 1).
+.macro tanh_arg s, x
+    vabs.f32  %a\@, \x
+    vmini.f32 %c\@, %a\@, 9.0
+    vadd.f32  \s, %c\@, %c\@
+.endm
+
+; fp16 path, one fp32 half: y = tanh(|x|) = E / (E + 2), E = expm1(s) rounded
+; (E >= 0 keeps the quotient's sensitivity to E's error at most 1), the
+; quotient with one fma correction step (one rounding instead of two).
+.macro tanh_abs_f32 y, x
+    tanh_arg  %s\@, \x
+    LIN_EXPM1 %E\@, %s\@
+    vaddi.f32 %d\@, %E\@, 2.0           ; d = E + 2
+    vrcp.f32  %r\@, %d\@
+    vmul.f32  %q\@, %E\@, %r\@          ; E / d, two roundings
+    vfnma.f32 %e\@, %q\@, %d\@, %E\@    ; E - q d, exact
+    vfma.f32  \y, %e\@, %r\@, %q\@      ; q + (E - q d) / d: one rounding
+.endm
+
+; fp32 path: E = E_hi + E_lo = (u - 1) + u (s - ln u) and E + 2 = d + d_lo,
+; both exact pairs, and the quotient corrected once against both, so neither
+; E nor E + 2 is rounded. Past |x| = 8.3 (u > 2^24) u - 1 and d - 2 may
+; round, where tanh is within 2^-23 of 1: the result stays within an ULP.
+; v26 = sign mask (i32 0x80000000).
+.macro tanh_pair_f32 y, x
+    tanh_arg  %s\@, \x
+    vand.i32  %sg\@, \x, v26             ; sign of x
+    vexp.f32  %u\@, %s\@                ; u
+    vln.f32   %l\@, %u\@
+    vsub.f32  %g\@, %s\@, %l\@          ; s - ln u, exact
+    vsubi.f32 %Eh\@, %u\@, 1.0          ; E_hi = u - 1, exact (1 <= u <= 2^24)
+    vmul.f32  %El\@, %u\@, %g\@         ; E_lo = u (s - ln u)
+    vaddi.f32 %d\@, %Eh\@, 2.0          ; d = RN(E_hi + 2)
+    vsubi.f32 %d2\@, %d\@, 2.0          ; d - 2, exact (d <= 2^24)
+    vsub.f32  %dr\@, %Eh\@, %d2\@       ; E_hi + 2 - d, exact
+    vadd.f32  %dl\@, %dr\@, %El\@       ; d_lo: E + 2 = d + d_lo
+    vrcp.f32  %r\@, %d\@                ; 1/d
+    vmul.f32  %q\@, %Eh\@, %r\@         ; q = E_hi / d, two roundings
+    vfnma.f32 %e1\@, %q\@, %d\@, %Eh\@  ; E_hi - q d, exact
+    vadd.f32  %e2\@, %e1\@, %El\@       ; + E_lo
+    vfnma.f32 %e3\@, %q\@, %dl\@, %e2\@ ; - q d_lo: E - q (E + 2)
+    vfma.f32  %t\@, %e3\@, %r\@, %q\@   ; q + that / d: one rounding
+    vor.i32   \y, %t\@, %sg\@           ; sign(x) tanh(|x|)
+.endm
+
+; fp16: both halves' tanh(|x|), narrowed, then the sign bits of x put back
+; once per fp16 vector (v25 = i16 0x8000): rounding is symmetric, so this is
+; sign(x) times the magnitude, as rounding sign(x) E would give.
+.macro tanh_math y, x
 .if DT_BYTES == 2
-    ACT_APPLY_PIPE \N, \MEM, TANH, 3  ; fp16: the short form is far inside 1 ULP
+    LIN_WIDE  tanh_abs_f32, %t\@, \x
+    vand.i16  %sg\@, \x, v25
+    vor.i16   \y, %t\@, %sg\@
 .else
-    \MEM   0                           ; (lib/eltwise.s, _PIPE)
-    \MEM   1
-    \MEM   2
-    \MEM   3
-    TANH_PAIR \N, 1, 0, 2, 3, 4, 5
-    \MEM   4
-    \MEM   5
-    \MEM   6
-    \MEM   7
+    tanh_pair_f32 \y, \x
 .endif
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v28, 2.0
-    vbcasti.f32 v27, 9.0
     vbcasti.i32 v26, 0x80000000
-    vbcasti.f32 v30, 0.0
-    ELTWISE_1IN_PIPE tanh_math
+    vbcasti.i16 v25, 0x8000
+    ELTWISE_1IN_LINEAR tanh_math
     halt

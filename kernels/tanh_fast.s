@@ -14,13 +14,20 @@
 ; @note       absolute. The cap at 20 keeps E finite (E r - r would be inf * 0 - 0) where tanh
 ; @note       already rounds to 1. tanh (20 instructions) computes E = expm1(2|x|) with the ln
 ; @note       correction, as an exact pair: 1.43 ULP everywhere. fp16: 1 ULP (fp32 inside).
-.include "lib/act.s"
+.include "lib/eltwise.s"
 
-.macro tanh_fast_math N, MEM
-    ACT_APPLY_PIPE \N, \MEM, TANH_FAST, 2
+.macro tanh_fast_f32 y, x
+    vmini.f32 %m\@, \x, 20.0
+    vadd.f32  %s\@, %m\@, %m\@          ; 2 min(x, 20)
+    vexp.f32  %e\@, %s\@                ; E
+    vaddi.f32 %d\@, %e\@, 1.0
+    vrcp.f32  %r\@, %d\@                ; r = 1 / (E + 1)
+    vfms.f32  \y, %e\@, %r\@, %r\@      ; E r - r
 .endm
 
-    ACT_ONE
-    vbcasti.f32 v27, 20.0
-    ELTWISE_1IN_PIPE tanh_fast_math
+.macro tanh_fast_math y, x
+    LIN_WIDE tanh_fast_f32, \y, \x
+.endm
+
+    ELTWISE_1IN_LINEAR tanh_fast_math
     halt

@@ -18,34 +18,42 @@
 ; lane. At VLEN 128 a vector is half a C0 block: even vectors of a tile hold
 ; channels 0..C0/2-1 of the block, odd ones the rest.
 ;
-; The math, `math N, MEM` (lib/x4.s widths, X4 only: the tail is one
-; masked X4 pass; MEM: see PC_MEM_LOOP), reads x in bank register 0 and the
-; parameter in bank register 5 (copies 0 and 2: the even half at VLEN 128,
-; copies 1 and 3 the odd half; all the same vector otherwise), writes y to
-; bank register 1, and may use bank registers 2..4 and v24..v31. The
-; skeleton owns s8..s31 and p4..p7; the kernel may keep p0..p3 and s4..s7
-; beyond its parameters. Padded channels are zero in x and in the
+; The math, `math y, x, a`, is one vector's dataflow on virtual registers
+; (linear assembly: lib/eltwise.s, ELT_COMPUTE_LINEAR): x the input, a the
+; vector register holding the parameter of x's channels, y the output. The
+; skeleton runs it in a .pipeline loop that the assembler schedules for the
+; machine, two vectors an iteration: the first (even) reads the parameter in
+; v30, the second (odd) in v31. At VLEN 128 those are the low and high halves
+; of the C0 block; otherwise both hold the replicated block. The math may read
+; other vector registers the kernel sets before the skeleton (not v30, v31);
+; the skeleton owns s8..s31 and p4..p7, the kernel may keep p0..p3 and
+; s4..s7 beyond its parameters. Padded channels are zero in x and in the
 ; parameter, so a math with f(0, 0) = 0 keeps them zero.
 ;
+; Tiles rotate through three input and three output buffers, as the linear
+; elementwise skeleton's do (lib/eltwise.s, ELT_MAIN3): tile i computes while
+; tile i+1 is in and tile i+2 (with its parameter block, when it starts a
+; plane) loads, and its output buffer was stored three tiles ago, so the DMA
+; engine always has a transfer queued. Tiles are as large as the UB allows
+; (UB_BYTES) beside three parameter buffers, up to 16 KiB, in 1 KiB steps.
+; Tags: 0..2 the input buffers (and their parameters), 3..5 the outputs.
 ; Planes smaller than a tile cost a tile each (its DMAs, waits and set-up):
-; a plane of H*W C0 blocks is one tile when H*W*32 <= PC_TILE.
-.include "lib/x4.s"
+; a plane of H*W C0 blocks is one tile when H*W*32 <= PC_T.
 .include "lib/split.s"
 
-.equ PC_TILE, 7168             ; bytes per tile buffer (28 vectors of VLEN 2048)
-.equ PC_IN0, 0                 ; UB: two input, two output, two parameter buffers
-.equ PC_IN1, 7168
-.equ PC_OUT0, 14336
-.equ PC_OUT1, 21504
-.equ PC_PAR0, 28672            ; one vector (up to 256 bytes) each: fits a 32 KiB UB
-.equ PC_PAR1, 28928
+.equ PC_PARB, 256              ; a parameter buffer: one vector (VLEN <= 2048)
+.if UB_BYTES >= 6 * 16384 + 3 * PC_PARB
+.equ PC_T, 16384
+.else
+.equ PC_T, (UB_BYTES - 3 * PC_PARB) / 6 / 1024 * 1024
+.endif
+.equ PC_PAR, 6 * PC_T          ; UB: inputs k*T, outputs (3+k)*T, parameters PC_PAR + k*256
 
 ; Register map (scalar): s14 vlenb, s15 lanes, s16 bytes of one plane
-; (H*W*32), s17 esize, s18 C1, s19 this tile starts a plane (reload the
-; parameter), s20 bytes left, s21 GM x cursor, s22 GM y cursor, s23 tile
-; bytes (max), s24 this tile's bytes, s25 next tile starts a plane, s26
-; tiles done, s27 parameter rows per vector (max(1, vlenb/32)), s29 next
-; tile's bytes. Temporaries: s8..s13, s28, s30, s31.
+; (H*W*32), s17 esize, s18 C1, s20 bytes left (from tile i on), s21 GM x
+; cursor, s22 GM y cursor, s23 tile bytes (max), s24 tile i's bytes, s29
+; tile i+1's, s25 tile i+2's, s26 tiles done, s27 parameter rows per vector
+; (max(1, vlenb/32)). Temporaries: s8..s13, s28, s30, s31; s19 is free.
 
 ; out = bytes of the tile at GM x cursor s30 with s28 bytes left: up to the
 ; tile size and the end of its plane. s8 = its offset in the tensor, s9 its
@@ -73,125 +81,87 @@
     dmadim  1, s10, s0, s0          ; back to one row
 .endm
 
-; The memory steps a math macro places among its instructions: `\MEM k`,
-; each k = 0..7 once. Steps 0..3 store copy k's output of the previous group
-; (before the math writes bank register 1 of copy k); steps 4..7 load copy
-; k-4's input of the next group (after the math's last read of its bank
-; register 0; early, so the load latency hides behind the rest). In-order
-; issue then pairs memory instructions with vector ones instead of running
-; eight of them after the math.
-.macro PC_MEM_LOOP k
-.if \k < 4
-    vst.DT  v[1 + 6*\k], [s11 + (\k - 4) vl]
-.else
-    vld.DT  v[6*(\k - 4)], [s10 + (\k - 4) vl]
-.endif
-.endm
-.macro PC_MEM_FIRST k               ; the first group: nothing to store yet
-.if \k >= 4
-    vld.DT  v[6*(\k - 4)], [s10 + (\k - 4) vl]
-.endif
-.endm
-.macro PC_MEM_NONE k                ; the masked tail loads and stores apart
-.endm
-
-; Computes one tile: s10 = UB input, s11 = UB output, s13 = elements. Groups
-; of four vectors, software-pipelined (group i's math stores group i-1 and
-; loads group i+1), then at most one masked group.
+; Computes one tile: s10 = UB input, s11 = UB output, s13 = elements. Whole
+; pairs of vectors in a .pipeline loop, then one masked pair (each vector of
+; it masked to its part of the elements left), so the vectors keep their
+; places and the parameter halves still match at VLEN 128.
 .macro PC_COMPUTE math
-    slli    s12, s15, 2             ; elements per group of four vectors
-    divu    s9, s13, s12            ; full groups
-    beqz    s9, tail\@
+    slli    s12, s15, 1             ; elements per pair of vectors
+    divu    s9, s13, s12            ; whole pairs
     mul     s8, s9, s12
-    sub     s13, s13, s8            ; elements left for the tail
-    slli    s12, s14, 2             ; bytes per group
-    vld.DT  v0, [s10]
-    vld.DT  v6, [s10 + 1 vl]
-    vld.DT  v12, [s10 + 2 vl]
-    vld.DT  v18, [s10 + 3 vl]
-    ; s10: the next group's input (its loads read past the tile's data after
-    ; the last group: inside the UB, never used); s11: the output of the
-    ; group whose results are in the registers.
-    add     s10, s10, s12
-    \math   X4, PC_MEM_FIRST
-    addi    s9, s9, -1
-    beqz    s9, flush\@
-group\@:
-    add     s10, s10, s12           ; pointer bumps first: they issue beside the math
-    add     s11, s11, s12
-    \math   X4, PC_MEM_LOOP
-    loop    s9, group\@
-flush\@:
-    vst.DT  v1, [s11]               ; the last group's outputs
-    vst.DT  v7, [s11 + 1 vl]
-    vst.DT  v13, [s11 + 2 vl]
-    vst.DT  v19, [s11 + 3 vl]
-    add     s11, s11, s12
-tail\@:
+    sub     s13, s13, s8            ; elements left for the masked pair
+.pipeline s9, s8, PC_T / VLENB / 2
+    vld.DT  %x0, [s10]
+    vld.DT  %x1, [s10 + 1 vl]
+    \math   %y0, %x0, v30
+    \math   %y1, %x1, v31
+    vst.DT  %y0, [s11]
+    vst.DT  %y1, [s11 + 1 vl]
+    addvl   s10, s10, 2
+    addvl   s11, s11, 2
+.endpipeline
     beqz    s13, done\@
-    ; One group, each copy masked to its part of the s13 elements left
-    ; (masked lanes are neither read nor written): the copies keep their
-    ; places, so the parameter halves still match at VLEN 128.
-    pwhile.DT p4, s13
+    pwhile.DT p6, s13
     sub     s8, s13, s15
-    pwhile.DT p5, s8
-    sub     s8, s8, s15
-    pwhile.DT p6, s8
-    sub     s8, s8, s15
-    pwhile.DT p7, s8
-    vld.DT  v0, [s10], p4
-    vld.DT  v6, [s10 + 1 vl], p5
-    vld.DT  v12, [s10 + 2 vl], p6
-    vld.DT  v18, [s10 + 3 vl], p7
-    \math   X4, PC_MEM_NONE
-    vst.DT  v1, [s11], p4
-    vst.DT  v7, [s11 + 1 vl], p5
-    vst.DT  v13, [s11 + 2 vl], p6
-    vst.DT  v19, [s11 + 3 vl], p7
+    pwhile.DT p7, s8                ; empty when one vector is left
+    li      s9, 1
+.pipeline s9, s8, 1
+    vld.DT  %x0, [s10], p6
+    vld.DT  %x1, [s10 + 1 vl], p7
+    \math   %y0, %x0, v30
+    \math   %y1, %x1, v31
+    vst.DT  %y0, [s11], p6
+    vst.DT  %y1, [s11 + 1 vl], p7
+.endpipeline
 done\@:
 .endm
 
-; One tile: prefetch the next (and its parameter when it starts a plane),
-; wait for this one, load the parameter when this tile starts a plane,
-; compute, store.
-.macro PC_TILE math, B, NB, INB, INNB, OUTB, STB, PARB, PARNB
+; Tile i (I = i mod 3): prefetch tile i+2 (and its parameter when it starts
+; a plane), wait for tile i, load its parameter into v30/v31 when it starts a
+; plane or is the core's first, compute, store.
+.macro PC_TILE3 math, I
+.equ IC\@, \I - 3 * (\I / 3)         ; tile i's buffers (and load tag)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
+    sub     s28, s20, s24
+    sub     s28, s28, s29           ; bytes after tile i+1
     li      s25, 0
-    sub     s28, s20, s24           ; bytes after this tile
     beqz    s28, noprefetch\@
-    add     s30, s21, s24           ; next tile's GM cursor
-    PC_TILE_BYTES s29
-    li      s31, \INNB
-    dmald   s31, s30, s29, \NB      ; prefetch tile i+1 into the other buffer
-    bnez    s9, noprefetch\@        ; the next tile continues this plane
-    li      s25, 1
-    PC_LOAD_PARAM \PARNB, \NB
+    add     s30, s21, s24
+    add     s30, s30, s29           ; tile i+2's GM cursor
+    PC_TILE_BYTES s25
+    li      s31, (IP\@) * PC_T
+    dmald   s31, s30, s25, IP\@
+    bnez    s9, noprefetch\@        ; tile i+2 continues its plane
+    PC_LOAD_PARAM PC_PAR + (IP\@) * PC_PARB, IP\@
 noprefetch\@:
-    dmawait \B                      ; tile i (and its parameter) is in the UB
-    slti    s31, s26, 2
+    dmawait IC\@                    ; tile i (and its parameter) is in the UB
+    slti    s31, s26, 3
     bnez    s31, outfree\@
-    dmawait \STB                    ; tile i-2's store has left output buffer B
+    dmawait 3 + IC\@                ; tile i-3's store has left output buffer i mod 3
 outfree\@:
-    beqz    s19, param\@
-    li      s31, \PARB
-    andi    s8, s14, 31             ; odd copies: the second half at VLEN 128 (+16), else +0
-    add     s8, s8, s31
-    vld.DT  v5, [s31]
-    vld.DT  v11, [s8]
-    vld.DT  v17, [s31]
-    vld.DT  v23, [s8]
+    beqz    s26, param\@            ; a core's first tile always has its parameter
+    sub     s8, s21, s1
+    remu    s8, s8, s16
+    bnez    s8, noparam\@           ; tile i continues its plane
 param\@:
-    li      s10, \INB
-    li      s11, \OUTB
+    li      s31, PC_PAR + (IC\@) * PC_PARB
+    andi    s8, s14, 31             ; odd vectors: the second half at VLEN 128 (+16), else +0
+    add     s8, s8, s31
+    vld.DT  v30, [s31]
+    vld.DT  v31, [s8]
+noparam\@:
+    li      s10, (IC\@) * PC_T
+    li      s11, (3 + IC\@) * PC_T
     divu    s13, s24, s17           ; elements in this tile
     PC_COMPUTE \math
-    li      s31, \OUTB
-    dmast   s31, s22, s24, \STB     ; store tile i
+    li      s31, (3 + IC\@) * PC_T
+    dmast   s31, s22, s24, 3 + IC\@ ; store tile i
     add     s21, s21, s24
     add     s22, s22, s24
     sub     s20, s20, s24
     addi    s26, s26, 1
     mv      s24, s29
-    mv      s19, s25
+    mv      s29, s25
 .endm
 
 .macro PERCHAN_1IN math
@@ -207,25 +177,38 @@ param\@:
     divu    s15, s14, s17           ; lanes per vector
     srli    s27, s14, 5
     maxi    s27, s27, 1             ; parameter rows per vector
-    li      s23, PC_TILE
+    li      s23, PC_T
     mv      s30, s21
     mv      s28, s20
     PC_TILE_BYTES s24               ; tile 0
-    li      s31, PC_IN0
+    li      s31, 0
     dmald   s31, s21, s24, 0
-    PC_LOAD_PARAM PC_PAR0, 0        ; a core's first tile always loads its parameter
-    li      s19, 1
-    li      s26, 0
+    PC_LOAD_PARAM PC_PAR, 0         ; a core's first tile always loads its parameter
     li      s29, 0
-pair\@:
-    PC_TILE \math, 0, 1, PC_IN0, PC_IN1, PC_OUT0, 2, PC_PAR0, PC_PAR1
+    sub     s28, s20, s24           ; bytes after tile 0
+    beqz    s28, first\@
+    add     s30, s21, s24
+    PC_TILE_BYTES s29               ; tile 1
+    li      s31, PC_T
+    dmald   s31, s30, s29, 1
+    bnez    s9, first\@
+    PC_LOAD_PARAM PC_PAR + PC_PARB, 1
+first\@:
+    li      s26, 0
+three\@:
+    PC_TILE3 \math, 0
     beqz    s20, drain\@
-    PC_TILE \math, 1, 0, PC_IN1, PC_IN0, PC_OUT1, 3, PC_PAR1, PC_PAR0
-    bnez    s20, pair\@
+    PC_TILE3 \math, 1
+    beqz    s20, drain\@
+    PC_TILE3 \math, 2
+    bnez    s20, three\@
 drain\@:
-    dmawait 2
+    dmawait 3                       ; every store: tile 0's tag, then 4 and 5 when used
     slti    s31, s26, 2
     bnez    s31, finished\@
-    dmawait 3
+    dmawait 4
+    slti    s31, s26, 3
+    bnez    s31, finished\@
+    dmawait 5
 finished\@:
 .endm
