@@ -267,7 +267,7 @@ TEST(Traces, PerfettoDmaCounterFollowsTheQueueAndEndsEmpty)
 
 TEST(Traces, PerfettoWindowKeepsOnlyInstructionsIssuingInside)
 {
-    TraceWindow w{1500, 4000};
+    TraceWindow w{600, 1800};
     Traced t = run_traced("perfetto_window", "gelu_tanh", "fp32", {1, 16, 16, 16}, {"system.cores=2"}, w);
     ASSERT_GT(t.r.stats.cycles, w.end);
     PerfettoCounts c = count_perfetto(t.json, w);
@@ -334,10 +334,10 @@ MemoryCounts count_memory(const std::string &path)
 
 TEST(Traces, PerfettoMemoryCountersAddUpToTheReport)
 {
-    // Two cores on a 32 KiB L2 with x (48 KiB) warm: hits, misses, victims
+    // Two cores on a 64 KiB L2 with x (80 KiB) warm: hits, misses, victims
     // written back during the run, and the end-of-run write-back.
-    Traced t = run_traced("perfetto_memory", "gelu_tanh", "fp16", {1, 96, 16, 16},
-                          {"system.cores=2", "memory.model=l2", "l2.size_bytes=32768", "memory.warm_inputs=yes"});
+    Traced t = run_traced("perfetto_memory", "gelu_tanh", "fp16", {1, 160, 16, 16},
+                          {"system.cores=2", "memory.model=l2", "l2.size_bytes=65536", "memory.warm_inputs=yes"});
     ASSERT_TRUE(t.r.passed());
     ASSERT_GT(t.r.l2.hits, 0u);
     ASSERT_GT(t.r.l2.writebacks, t.r.l2.clean_writebacks);
