@@ -1747,7 +1747,8 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         size_t begin = c->prog->count;
         if (emit_plain(&b, plain_reg) < 0)
             goto out;
-        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0, NULL, NULL);
+        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0,
+                         !b.m ? "no machine" : !c->opts->schedule ? "schedule off" : "one trip expected", NULL);
         goto out;
     }
     /* Search: unroll K = 1, 2, 4 ... ; for each, II upward from the larger

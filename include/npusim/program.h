@@ -42,7 +42,8 @@ typedef struct npu_sched_loop {
     uint32_t *kernel_cycles; /* each kernel instruction's cycle within its pass (0 .. ii-1) */
     size_t *iter_pcs;        /* instructions that run exactly once per iteration */
     size_t n_iter_pcs;
-    char *binding;           /* the resource that sets mii_res ("unit sfu", "slots vector", ...) */
+    char *binding;           /* the resource that sets mii_res ("unit sfu", "slots vector", ...);
+                                unscheduled: why ("schedule off", "no machine", "one trip expected") */
     char *table;             /* the schedule as cycles x slots, with live registers (text) */
 } npu_sched_loop;
 

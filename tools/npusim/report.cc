@@ -569,8 +569,8 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
     for (const ScheduledLoop &s : loops) {
         const npu_sched_loop &l = s.info;
         if (!l.scheduled) {
-            out += fmt("%s: .pipeline loop of %u instructions, in written order (schedule off)\n", s.where.c_str(),
-                       l.ops);
+            out += fmt("%s: .pipeline loop of %u instructions, in written order (%s)\n", s.where.c_str(), l.ops,
+                       s.binding.empty() ? "schedule off" : s.binding.c_str());
             continue;
         }
         out += fmt("%s: .pipeline loop of %u instructions: %u iterations every %u cycles (%.2f per iteration); "
