@@ -972,13 +972,30 @@ static int cmp_value(const void *x, const void *y)
     return a->end > b->end ? -1 : a->end < b->end;
 }
 
+/* The last cycle the value `v` of iteration `k` (written by node d) holds
+ * its register: its last read, or its write completing (def + lat - 1). */
+static long value_end(const sched *s, unsigned k, unsigned v, const node *d)
+{
+    const pipe_block *b = s->b;
+    const unsigned nb = s->K * (unsigned)b->nbody;
+    long end = d->t + (long)d->lat - 1;
+    for (unsigned i = 0; i < nb; i++) {
+        const op_info *oi = &b->info[s->n[i].op];
+        if (s->n[i].copy != k)
+            continue;
+        for (int u = 0; u < oi->nuses; u++)
+            if ((unsigned)oi->uses[u] == v && s->n[i].t > end)
+                end = s->n[i].t;
+    }
+    return end;
+}
+
 /* Circular-arc first fit. Fails (0) when a value lives II cycles or more, or
  * the registers run out; s->fail says which values forced it. */
 static int allocate(sched *s)
 {
     pipe_block *b = s->b;
     asm_pipe *p = b->p;
-    unsigned nb = s->K * (unsigned)b->nbody;
     int idx[PIPE_MAX_OPS];
     for (size_t j = 0; j < b->nbody; j++)
         idx[b->body[j]] = (int)j;
@@ -993,15 +1010,7 @@ static int allocate(sched *s)
             if (b->def_op[v] < 0)
                 continue;
             const node *d = &s->n[node_of(s, k, (size_t)idx[b->def_op[v]])];
-            long end = d->t + (long)d->lat - 1;
-            for (unsigned i = 0; i < nb; i++) {
-                const op_info *oi = &b->info[s->n[i].op];
-                if (s->n[i].copy != k)
-                    continue;
-                for (int u = 0; u < oi->nuses; u++)
-                    if ((unsigned)oi->uses[u] == v && s->n[i].t > end)
-                        end = s->n[i].t;
-            }
+            long end = value_end(s, k, v, d);
             base[nbase++] = (value){ v, k, d->t, end };
             longest = end - d->t + 1 > longest ? end - d->t + 1 : longest;
         }
@@ -1468,15 +1477,7 @@ static char *schedule_table(sched *s)
                 if (b->def_op[v] < 0)
                     continue;
                 const node *d = &s->n[node_of(s, k, (size_t)idx[b->def_op[v]])];
-                long end = d->t + (long)d->lat - 1;
-                for (unsigned i = 0; i < nb; i++) {
-                    const op_info *oi = &b->info[s->n[i].op];
-                    if (s->n[i].copy != k)
-                        continue;
-                    for (int u = 0; u < oi->nuses; u++)
-                        if ((size_t)oi->uses[u] == v && s->n[i].t > end)
-                            end = s->n[i].t;
-                }
+                long end = value_end(s, k, (unsigned)v, d);
                 /* instances of this value (one per group, every II cycles) live in the row */
                 long II = (long)s->II, r = (long)row;
                 long first = d->t - r <= 0 ? (d->t - r) / II : (d->t - r + II - 1) / II;
