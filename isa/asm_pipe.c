@@ -712,7 +712,8 @@ static int fits(sched *s, unsigned id, long t)
     unsigned cnt = s->row_count[row];
     if (cnt >= 64)
         return 0;
-    memcpy(ids, s->row_nodes[row], cnt * sizeof *ids);
+    if (cnt) /* an empty row has no array yet */
+        memcpy(ids, s->row_nodes[row], cnt * sizeof *ids);
     ids[cnt++] = id;
     if (row_order(s, ids, cnt, row == s->loop_row, order) < 0)
         return 0;
@@ -1439,7 +1440,8 @@ static char *schedule_table(sched *s)
         memset(cell, 0, sizeof cell);
         unsigned cnt = s->row_count[row];
         if (row_order(s, s->row_nodes[row], cnt, 0, order) < 0)
-            memcpy(order, s->row_nodes[row], cnt * sizeof *order);
+            if (cnt)
+                memcpy(order, s->row_nodes[row], cnt * sizeof *order);
         uint32_t taken = 0;
         for (unsigned i = 0; i <= cnt; i++) {
             npu_class cls = i < cnt ? s->n[order[i]].cls : CLASS_BRANCH;
