@@ -628,7 +628,7 @@ static long mod(long a, long m) { long r = a % m; return r < 0 ? r + m : r; }
 static int row_order(const sched *s, const unsigned *ids, unsigned cnt, int with_loop, unsigned *order)
 {
     const npu_asm_machine *m = s->b->m;
-    unsigned key[PIPE_MAX_NODES > 64 ? 64 : 64];
+    unsigned key[64];
     if (cnt > 64)
         return -1;
     for (unsigned i = 0; i < cnt; i++) {
@@ -1208,11 +1208,6 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
-
-typedef struct emitter {
-    asm_ctx *c;
-    npu_srcloc loc;
-} emitter;
 
 static int mark(pipe_block *b, size_t op)
 {
