@@ -2,6 +2,7 @@
 // hand the turn back.
 #include "core_module.h"
 
+#include "clock.h"
 #include "memory.h"
 
 namespace npusim::sc {
@@ -33,7 +34,7 @@ void NpuCoreModule::run()
     for (;;) {
         wait(go);
         if (retired_)
-            return;
+            end_thread();
         turn();
         done.notify();
     }

@@ -42,7 +42,7 @@ public:
     npu_timed_core *timed() const { return tc_; }
     npu_core *core() const { return core_; }
     bool progressed() const { return progressed_; }  // stepped at least once in the last turn
-    void retire() { retired_ = true; }                // the thread ends at its next turn
+    void retire() { retired_ = true; }                // the thread ends (end_thread) at its next turn
     // The next turn: this core is `index` of the run's n timed cores.
     void set_turn(npu_timed_core *const *all, unsigned n, unsigned index, uint64_t horizon)
     {

@@ -162,6 +162,7 @@ void NpuTop::schedule()
         core->retire();
         core->go.notify();
     }
+    end_thread();
 }
 
 ScRunInfo NpuTop::run_info() const

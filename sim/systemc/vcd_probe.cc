@@ -155,7 +155,7 @@ void VcdProbe::replay()
     for (;;) {
         while (q.empty()) {
             if (over_)
-                return;
+                end_thread();
             wait(fed_);
         }
         wait_until_cycle(q.front().cycle);
@@ -239,7 +239,7 @@ void MemoryVcdProbe::replay()
     for (;;) {
         while (queue_.empty()) {
             if (over_)
-                return;
+                end_thread();
             wait(fed_);
         }
         const uint64_t now = now_cycle(), next = queue_.top().cycle;
