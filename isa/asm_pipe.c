@@ -392,6 +392,80 @@ static int analyse(pipe_block *b)
 
 /* ---- the machine -------------------------------------------------------------------- */
 
+/* ---- repeated computations ----------------------------------------------------------- */
+
+/* The virtual register fields of an instruction (concrete() maps the same). */
+static uint8_t *virt_field(npu_insn *in, int f)
+{
+    uint8_t *fields[] = { &in->rd, &in->rs1, &in->rs2, &in->rs3, &in->pg };
+    return fields[f];
+}
+static const npu_field virt_field_id[] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
+
+/* The block with each repeated computation merged into its first: an
+ * instruction identical to an earlier one (opcode, type, immediate, mask and
+ * sources, after the merges before it) that writes one virtual register and
+ * nothing else computes the same value; a load must also have no store and
+ * no bump of its base between the two. A kernel writes such a repeat to
+ * read x again late (LIN_X_AGAIN) rather than hold it: the search tries
+ * both blocks and keeps the faster, so the repeat costs nothing where
+ * registers are plenty. *out shares p's names; free only out->ops.
+ * Returns how many instructions were merged (-1: out of memory). */
+static int merge_repeats(const pipe_block *b, asm_pipe *out)
+{
+    const asm_pipe *p = b->p;
+    *out = *p;
+    out->ops = malloc((p->nops + 1) * sizeof *out->ops);
+    if (!out->ops)
+        return -1;
+    out->cap = p->nops + 1;
+    out->nops = 0;
+    size_t src[PIPE_MAX_OPS]; /* the op of p each kept op is */
+    int map[PIPE_MAX_VIRTUALS];
+    for (size_t v = 0; v < p->nv; v++)
+        map[v] = (int)v;
+    int merged = 0;
+    for (size_t i = 0; i < p->nops; i++) {
+        pipe_op o = p->ops[i];
+        const op_info *oi = &b->info[i];
+        for (int f = 0; f < 5; f++)
+            if (o.virt >> virt_field_id[f] & 1 && *virt_field(&o.in, f) != oi->def_virt)
+                *virt_field(&o.in, f) = (uint8_t)map[*virt_field(&o.in, f)];
+        const npu_insn_desc *d = npu_desc((npu_opcode)o.in.op);
+        int pure = oi->def_virt >= 0 && oi->bump < 0 && !oi->is_store && d->cf == CF_NONE &&
+                   oi->unit != UNIT_DMA && oi->unit != UNIT_SYNC;
+        int same = -1;
+        for (size_t k = out->nops; pure && k-- > 0;) {
+            const pipe_op *q = &out->ops[k];
+            const op_info *qi = &b->info[src[k]];
+            if (oi->is_mem && (qi->is_store || (qi->bump >= 0 && b->streams[qi->bump].reg == oi->base)))
+                break; /* memory may have changed since */
+            if (q->virt != o.virt || q->in.op != o.in.op || q->in.dt != o.in.dt || q->in.pm != o.in.pm ||
+                q->in.vl != o.in.vl || q->in.imm != o.in.imm || qi->def_virt < 0)
+                continue;
+            npu_insn a = q->in, c = o.in;
+            for (int f = 0; f < 5; f++) { /* the written fields aside */
+                if (q->virt >> virt_field_id[f] & 1 && *virt_field(&a, f) == qi->def_virt)
+                    *virt_field(&a, f) = 0xff;
+                if (o.virt >> virt_field_id[f] & 1 && *virt_field(&c, f) == oi->def_virt)
+                    *virt_field(&c, f) = 0xff;
+            }
+            if (a.rd == c.rd && a.rs1 == c.rs1 && a.rs2 == c.rs2 && a.rs3 == c.rs3 && a.pg == c.pg) {
+                same = qi->def_virt;
+                break;
+            }
+        }
+        if (same >= 0) {
+            map[oi->def_virt] = same;
+            merged++;
+            continue;
+        }
+        src[out->nops] = i;
+        out->ops[out->nops++] = o;
+    }
+    return merged;
+}
+
 /* ---- the schedule of one (unroll, II) attempt ----------------------------------------- */
 
 typedef struct node {
@@ -766,10 +840,9 @@ static int before(const node *a, const node *b, unsigned strategy)
     return a->copy < b->copy;
 }
 
-/* Rau's iterative modulo scheduling: highest node first, at the earliest
- * cycle its placed predecessors allow and a free row within II of it; when
- * no row is free, it takes one and evicts what conflicts. */
-static int ims(sched *s)
+/* An empty modulo reservation table holding the loop branch in the last
+ * row. 0: the branch alone does not fit this II. */
+static int mrt_init(sched *s)
 {
     unsigned II = s->II;
     s->unit_occ = calloc((size_t)NPU_NUM_UNITS * II, sizeof(unsigned));
@@ -785,6 +858,18 @@ static int ims(sched *s)
         for (unsigned r = 0; r < II; r++)
             if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
                 return 0;
+    return 1;
+}
+
+/* Rau's iterative modulo scheduling: highest node first, at the earliest
+ * cycle its placed predecessors allow and a free row within II of it; when
+ * no row is free, it takes one and evicts what conflicts. */
+static int ims(sched *s)
+{
+    unsigned II = s->II;
+    int r0 = mrt_init(s);
+    if (r0 <= 0)
+        return r0;
     long budget = (long)s->nn * 6 + 64;
     unsigned left = s->nn;
     while (left > 0) {
@@ -870,6 +955,138 @@ static int ims(sched *s)
         }
     }
     return 1;
+}
+
+/* Swing modulo scheduling's order and placement (Llosa et al.), for the
+ * acyclic body of each iteration copy: starting from its deepest
+ * instruction, sweeps alternate bottom-up (predecessors of what is ordered,
+ * deepest first) and top-down (successors, highest first), so each
+ * instruction, when placed, has only its consumers placed (it goes as late
+ * as they allow) or only its producers (as early as they allow): every value
+ * is placed next to an end of its lifetime. No eviction: when an
+ * instruction finds no row within II cycles of its window, the attempt
+ * fails. */
+static int sms(sched *s)
+{
+    const unsigned II = s->II, nb = s->K * (unsigned)s->b->nbody;
+    int r0 = mrt_init(s);
+    if (r0 <= 0)
+        return r0;
+    long *depth = calloc(s->nn, sizeof *depth);
+    unsigned *order = malloc(nb * sizeof *order);
+    unsigned char *state = calloc(nb, 1); /* 1 candidate, 2 ordered */
+    int ok = depth && order && state ? 1 : -1;
+    /* depth: the longest latency path from the iteration's start; the graph's
+     * nodes are in program order within a copy, so one pass suffices */
+    for (unsigned i = 0; ok > 0 && i < nb; i++)
+        for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+            const edge *e = &s->e[s->pred_list[q]];
+            long v = depth[e->from] + (long)e->lat;
+            depth[i] = v > depth[i] ? v : depth[i];
+        }
+    unsigned no = 0;
+    const unsigned per = (unsigned)s->b->nbody;
+    for (unsigned k = 0; ok > 0 && k < s->K; k++) {
+        const unsigned lo = k * per, hi = lo + per;
+        for (;;) {
+            unsigned start = hi;
+            for (unsigned i = lo; i < hi; i++)
+                if (state[i] != 2 && (start == hi || depth[i] > depth[start]))
+                    start = i;
+            if (start == hi)
+                break;
+            state[start] = 1;
+            int up = 1;
+            for (int idle = 0; idle < 2;) {
+                unsigned got = 0;
+                for (;;) {
+                    unsigned v = hi;
+                    for (unsigned i = lo; i < hi; i++)
+                        if (state[i] == 1 &&
+                            (v == hi || (up ? depth[i] > depth[v] : s->n[i].height > s->n[v].height)))
+                            v = i;
+                    if (v == hi)
+                        break;
+                    state[v] = 2;
+                    order[no++] = v;
+                    got++;
+                    const unsigned *ls = up ? s->pred_start : s->succ_start;
+                    const unsigned *ll = up ? s->pred_list : s->succ_list;
+                    for (unsigned q = ls[v]; q < ls[v + 1]; q++) {
+                        const edge *e = &s->e[ll[q]];
+                        unsigned w = up ? e->from : e->to;
+                        if (state[w] == 0)
+                            state[w] = 1;
+                    }
+                }
+                /* turn: the other side of everything ordered so far */
+                up = !up;
+                for (unsigned i = lo; i < hi; i++) {
+                    if (state[i] != 2)
+                        continue;
+                    const unsigned *ls = up ? s->pred_start : s->succ_start;
+                    const unsigned *ll = up ? s->pred_list : s->succ_list;
+                    for (unsigned q = ls[i]; q < ls[i + 1]; q++) {
+                        const edge *e = &s->e[ll[q]];
+                        unsigned w = up ? e->from : e->to;
+                        if (state[w] == 0)
+                            state[w] = 1;
+                    }
+                }
+                idle = got ? 0 : idle + 1;
+            }
+        }
+    }
+    for (unsigned x = 0; ok > 0 && x < no; x++) {
+        const unsigned id = order[x];
+        const node *n = &s->n[id];
+        long early = LONG_MIN, late = LONG_MAX;
+        for (unsigned q = s->pred_start[id]; q < s->pred_start[id + 1]; q++) {
+            const edge *e = &s->e[s->pred_list[q]];
+            if (s->n[e->from].placed && s->n[e->from].t + (long)e->lat > early)
+                early = s->n[e->from].t + (long)e->lat;
+        }
+        for (unsigned q = s->succ_start[id]; q < s->succ_start[id + 1]; q++) {
+            const edge *e = &s->e[s->succ_list[q]];
+            if (s->n[e->to].placed && s->n[e->to].t - (long)e->lat < late)
+                late = s->n[e->to].t - (long)e->lat;
+        }
+        long t = LONG_MIN;
+        if (late == LONG_MAX) {
+            /* a copy's first instruction starts k II / K into the pass */
+            long from = early != LONG_MIN ? early : depth[id] + (long)n->copy * (long)II / (long)s->K;
+            for (long c = from; c < from + (long)II && t == LONG_MIN; c++)
+                if (fits(s, id, c))
+                    t = c;
+        } else if (early == LONG_MIN) {
+            for (long c = late; c > late - (long)II && t == LONG_MIN; c--)
+                if (fits(s, id, c))
+                    t = c;
+        } else {
+            long to = late < early + (long)II - 1 ? late : early + (long)II - 1;
+            for (long c = early; c <= to && t == LONG_MIN; c++)
+                if (fits(s, id, c))
+                    t = c;
+        }
+        if (t == LONG_MIN)
+            ok = 0;
+        else if (place(s, id, t) < 0)
+            ok = -1;
+    }
+    for (unsigned id = nb; ok > 0 && id < s->nn; id++) { /* the bumps, in the first stage */
+        long t = LONG_MIN;
+        for (long c = 0; c < (long)II && t == LONG_MIN; c++)
+            if (fits(s, id, c))
+                t = c;
+        if (t == LONG_MIN)
+            ok = 0;
+        else if (place(s, id, t) < 0)
+            ok = -1;
+    }
+    free(depth);
+    free(order);
+    free(state);
+    return ok;
 }
 
 /* Lifetimes: IMS places every node as early as it can, so a value can wait
@@ -1173,7 +1390,7 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     s->strategy = strategy;
     if (build_graph(s) < 0)
         return -1;
-    int r = ims(s);
+    int r = strategy == 4 ? sms(s) : ims(s);
     if (r <= 0)
         return r;
     if (stretch(s) < 0)
@@ -1186,15 +1403,17 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     return allocate(s);
 }
 
-/* Placement variants, tried in turn until one fits the registers:
+/* Placement variants, tried in turn until one fits the registers: IMS with
  * 0 iterations released II/K apart, placed one after the other, loads late;
  * 1 the same without release times; 2 loads as early as the rest;
- * 3 every iteration's highest instructions first. */
+ * 3 every iteration's highest instructions first; then
+ * 4 swing modulo scheduling (sms), which keeps values shortest but cannot
+ *   evict: it fits where the IMS variants run out of registers. */
 static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
 {
     int r = 0;
     char fail[sizeof s->fail] = "";
-    for (unsigned strategy = 0; strategy < 4; strategy++) {
+    for (unsigned strategy = 0; strategy < 5; strategy++) {
         if (strategy)
             sched_free(s);
         r = attempt_one(b, K, II, strategy, s);
@@ -1716,6 +1935,78 @@ void asm_pipe_cache_free(asm_ctx *c)
     c->npcache = c->pcache_cap = 0;
 }
 
+/* One block's search: unroll K = 1, 2, 4 ... ; for each, II upward from the
+ * larger of its MII and its register floor (K x Huff's MinAvg: no schedule
+ * of K iterations fits in fewer cycles); the cost is (trips / K + stages -
+ * 1) II cycles, the smallest wins. cached_K: only that (K, II). */
+typedef struct search {
+    sched best;
+    double cost;
+    unsigned res, rec;
+    char binding[64], fail[240];
+} search;
+
+static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, search *out)
+{
+    asm_pipe *p = b->p;
+    memset(out, 0, sizeof *out);
+    unsigned rec = b->nstreams ? b->m->unit[UNIT_SCALAR].latency : 1;
+    out->rec = rec ? rec : 1;
+    npu_sched_loop floor_inputs;
+    memset(&floor_inputs, 0, sizeof floor_inputs);
+    min_lifetimes(b, &floor_inputs);
+    double minavg = 0;
+    if (floor_inputs.regs_v)
+        minavg = (double)floor_inputs.lifetime_sum_v / floor_inputs.regs_v;
+    if (floor_inputs.regs_p && (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p > minavg)
+        minavg = (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p;
+    char binding[64];
+    int best_tight = 0;
+    for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b->nbody <= PIPE_MAX_NODES; K *= 2) {
+        unsigned res = res_mii(b, K, binding, sizeof binding);
+        unsigned mii = res > out->rec ? res : out->rec;
+        if (cached_K && K != cached_K)
+            continue;
+        if (out->best.n && (double)mii * (p->trips / K) >= out->cost)
+            break; /* no larger unroll can win */
+        if (out->best.n && !best_tight && K > 2 * out->best.K)
+            break; /* registers, not resources, set the best II: unrolling further frees none
+                      (one more doubling still may, by interleaving two iterations) */
+        unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
+        unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
+        unsigned limit = first * 4 + 64;
+        for (unsigned II = first; II <= limit; II += 1 + (II - first) / 16) {
+            if (out->best.n && (p->trips / K) * II >= out->cost)
+                break;
+            sched s;
+            int r = attempt(b, K, II, &s);
+            if (r < 0) {
+                sched_free(&s);
+                return -1;
+            }
+            if (r == 0) {
+                if (s.fail[0])
+                    snprintf(out->fail, sizeof out->fail, "%s", s.fail);
+                sched_free(&s);
+                continue;
+            }
+            double cost = (p->trips / K + s.stages - 1) * II;
+            if (!out->best.n || cost < out->cost) {
+                sched_free(&out->best);
+                best_tight = II == mii;
+                out->best = s;
+                out->cost = cost;
+                out->res = res;
+                snprintf(out->binding, sizeof out->binding, "%s", binding);
+            } else {
+                sched_free(&s);
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
 int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
 {
     char q[96];
@@ -1729,9 +2020,13 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         return asm_error(c, directive.col, ".endpipeline without .pipeline");
     c->pipe = NULL;
     pipe_block b = { .c = c, .p = p, .m = c->opts ? c->opts->machine : NULL };
-    int rc = -1;
+    asm_pipe merged_p = { 0 };
+    pipe_block mb = { .c = c, .p = &merged_p, .m = b.m };
+    search found[2];
+    memset(found, 0, sizeof found);
+    int rc = -1, nmerged = 0;
     b.info = calloc(p->nops + 1, sizeof *b.info);
-    int plain_reg[PIPE_MAX_VIRTUALS];
+    int plain_reg[PIPE_MAX_VIRTUALS], merged_reg[PIPE_MAX_VIRTUALS];
     if (!b.info) {
         c->status = NPU_ENOMEM;
         asm_error(c, 0, "out of memory");
@@ -1749,87 +2044,73 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
                          !b.m ? "no machine" : !c->opts->schedule ? "schedule off" : "one trip expected", NULL);
         goto out;
     }
-    /* Search: unroll K = 1, 2, 4 ... ; for each, II upward from the larger
-     * of its MII and its register floor (K x Huff's MinAvg: no schedule of K
-     * iterations fits in fewer cycles); the cost is (trips / K + stages - 1)
-     * II cycles, the smallest wins. A block already scheduled in this
-     * assembly (a macro expanded once per buffer) reuses its (K, II). */
-    unsigned rec = b.nstreams ? b.m->unit[UNIT_SCALAR].latency : 1;
-    rec = rec ? rec : 1;
-    npu_sched_loop floor_inputs;
-    memset(&floor_inputs, 0, sizeof floor_inputs);
-    min_lifetimes(&b, &floor_inputs);
-    double minavg = 0;
-    if (floor_inputs.regs_v)
-        minavg = (double)floor_inputs.lifetime_sum_v / floor_inputs.regs_v;
-    if (floor_inputs.regs_p && (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p > minavg)
-        minavg = (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p;
-    sched best;
-    memset(&best, 0, sizeof best);
-    double best_cost = 0;
-    unsigned best_res = 0;
-    char best_binding[64] = "", binding[64], last_fail[240] = "";
-    unsigned cached_K = 0, cached_II = 0;
-    int best_tight = 0;
-    if (cache_find(c, p, &cached_K, &cached_II) < 0)
+    /* Two blocks: as written, and with its repeated computations merged
+     * (when it has any); each searched (search_block), the faster scheduled,
+     * the merged one on a tie (fewer instructions). A block already
+     * scheduled in this assembly (a macro expanded once per buffer) reuses
+     * its block and (K, II). */
+    nmerged = merge_repeats(&b, &merged_p);
+    if (nmerged < 0)
+        goto oom;
+    if (nmerged > 0) {
+        mb.info = calloc(merged_p.nops + 1, sizeof *mb.info);
+        if (!mb.info)
+            goto oom;
+        if (analyse(&mb) < 0 || plain_registers(&mb, merged_reg) < 0)
+            goto out;
+    }
+    unsigned cached_K[2] = { 0, 0 }, cached_II[2] = { 0, 0 };
+    if (cache_find(c, p, &cached_K[0], &cached_II[0]) < 0 ||
+        (nmerged > 0 && cache_find(c, &merged_p, &cached_K[1], &cached_II[1]) < 0))
         goto out;
-    for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b.nbody <= PIPE_MAX_NODES; K *= 2) {
-        unsigned res = res_mii(&b, K, binding, sizeof binding);
-        unsigned mii = res > rec ? res : rec;
-        if (cached_K && K != cached_K)
-            continue;
-        if (best.n && (double)mii * (p->trips / K) >= best_cost)
-            break; /* no larger unroll can win */
-        if (best.n && !best_tight && K > 2 * best.K)
-            break; /* registers, not resources, set the best II: unrolling further frees none
-                      (one more doubling still may, by interleaving two iterations) */
-        unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
-        unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
-        unsigned limit = first * 4 + 64;
-        for (unsigned II = first; II <= limit; II += 1 + (II - first) / 16) {
-            if (best.n && (p->trips / K) * II >= best_cost)
-                break;
-            sched s;
-            int r = attempt(&b, K, II, &s);
-            if (r < 0) {
-                sched_free(&s);
-                c->status = NPU_ENOMEM;
-                asm_error(c, 0, "out of memory");
-                goto out;
-            }
-            if (r == 0) {
-                if (s.fail[0])
-                    snprintf(last_fail, sizeof last_fail, "%s", s.fail);
-                sched_free(&s);
-                continue;
-            }
-            double cost = (p->trips / K + s.stages - 1) * II;
-            if (!best.n || cost < best_cost) {
-                sched_free(&best);
-                best_tight = II == mii;
-                best = s;
-                best_cost = cost;
-                best_res = res;
-                snprintf(best_binding, sizeof best_binding, "%s", binding);
-            } else {
-                sched_free(&s);
-            }
-            break;
+    for (int v = 0; v < (nmerged > 0 ? 2 : 1); v++) {
+        if ((cached_K[0] || cached_K[1]) && !cached_K[v])
+            continue; /* the other block won before */
+        if (search_block(v ? &mb : &b, cached_K[v], cached_II[v], &found[v]) < 0)
+            goto oom;
+    }
+    int w = found[1].best.n && (!found[0].best.n || found[1].cost <= found[0].cost);
+    if (!found[w].best.n) {
+        const char *fail = found[0].fail[0] ? found[0].fail : found[1].fail;
+        asm_error_at(c, p->file, p->line, 1, "cannot schedule the .pipeline loop%s%s",
+                     fail[0] ? ": " : "", fail);
+        goto out;
+    }
+    if (!cached_K[w] && cache_add(c, w ? &merged_p : p, found[w].best.K, found[w].best.II) < 0)
+        goto out;
+    pipe_block *wb = w ? &mb : &b;
+    rc = emit_scheduled(wb, &found[w].best, w ? merged_reg : plain_reg, found[w].res, found[w].rec,
+                        found[w].binding);
+    if (rc == 0) {
+        /* The loop as written, and what the search merged; the register
+         * floor of the bound is the lower of the two blocks' (either may run). */
+        npu_sched_loop *l = &c->prog->loops[c->prog->nloops - 1];
+        l->ops = (unsigned)p->nops;
+        l->merged = w ? (unsigned)nmerged : 0;
+        if (nmerged > 0) {
+            npu_sched_loop other;
+            memset(&other, 0, sizeof other);
+            min_lifetimes(w ? &b : &mb, &other);
+            if (other.lifetime_sum_v < l->lifetime_sum_v)
+                l->lifetime_sum_v = other.lifetime_sum_v;
+            if (other.lifetime_sum_p < l->lifetime_sum_p)
+                l->lifetime_sum_p = other.lifetime_sum_p;
         }
     }
-    if (!best.n) {
-        asm_error_at(c, p->file, p->line, 1, "cannot schedule the .pipeline loop%s%s",
-                     last_fail[0] ? ": " : "", last_fail);
-        goto out;
-    }
-    if (!cached_K && cache_add(c, p, best.K, best.II) < 0)
-        goto out;
-    rc = emit_scheduled(&b, &best, plain_reg, best_res, rec, best_binding);
-    sched_free(&best);
+    goto out;
+oom:
+    c->status = NPU_ENOMEM;
+    asm_error(c, 0, "out of memory");
 out:
+    sched_free(&found[0].best);
+    sched_free(&found[1].best);
     free(b.kernel_cycles);
     free(b.marks);
     free(b.info);
+    free(mb.kernel_cycles);
+    free(mb.marks);
+    free(mb.info);
+    free(merged_p.ops);
     asm_pipe_free(p);
     return rc;
 }

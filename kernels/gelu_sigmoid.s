@@ -13,8 +13,9 @@
 ; @note       fp32 vector (two caps keep inf - inf out of l and e^h l).
 ; @note       fp16 does not need the split (the rounding is far below an fp16 ULP).
 ; @note       x is loaded a second time for the last product instead of held in a register through
-; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
-; @note       instructions per fp16 vector.
+; @note       two SFU latencies (lib/eltwise.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
+; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 ; @note       fp32: where e^(-1.702 x) overflows the result is -0 for a true value below 2^-120.
 .include "lib/lin_sigmoid.s"
 

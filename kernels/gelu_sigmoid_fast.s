@@ -14,8 +14,9 @@
 ; @note       absolute (every result more than 2^-24 off is within 2.02 ULP). gelu_sigmoid (10
 ; @note       instructions) splits -1.702 x into h + l and keeps 3 ULP everywhere. fp16: 1 ULP.
 ; @note       x is loaded a second time for the last product instead of held in a register through
-; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
-; @note       instructions per fp16 vector.
+; @note       two SFU latencies (lib/eltwise.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
+; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 .include "lib/lin_sigmoid.s"
 
 ; silu's short form with k = 1.702, which is not exact: that is the shortcut.

@@ -16,26 +16,31 @@
 ; @note       met). What is left is mostly e^x's rounding and that of n + 2, each magnified up to
 ; @note       twice where the result sits just below a power of two; the short form (mish_fast,
 ; @note       8 instructions) measures 3.63. fp16 takes the short form: its roundings are far
-; @note       inside an fp16 ULP.
+; @note       inside an fp16 ULP. x is loaded a second time for the last product instead of held
+; @note       through the SFU chain (lib/eltwise.s, LIN_WIDE_X; fp16 widens it twice); where holding
+; @note       x schedules as fast (fp16 on the default config) the assembler merges the repeat
+; @note       (docs/scheduling.md). At 1x64x56x56 it took fp32 from 169,481 to 131,996 cycles on the
+; @note       default config and 309,082 to 215,541 with SFU latency 30, fp16 from 227,432 to
+; @note       171,084 with SFU latency 30.
 .include "lib/lin_exp.s"
 
 ; fp32: x n / (n + 2) with the quotient corrected by one fma step (one
 ; rounding instead of two); fp16 takes LIN_MISH_FAST (two roundings).
-.macro mish_f32 y, x
+.macro mish_f32 y, x, xl
     LIN_MISH_N %n\@, \x
     vaddi.f32 %d\@, %n\@, 2.0           ; d = n + 2
     vrcp.f32  %r\@, %d\@
     vmul.f32  %q\@, %n\@, %r\@          ; q = n / d, two roundings
     vfnma.f32 %e\@, %q\@, %d\@, %n\@    ; n - q d, exact
     vfma.f32  %t\@, %e\@, %r\@, %q\@    ; q + (n - q d) / d: one rounding
-    vmul.f32  \y, %t\@, \x
+    vmul.f32  \y, %t\@, \xl
 .endm
 
 .macro mish_math y, x
 .if DT_BYTES == 2
-    LIN_WIDE LIN_MISH_FAST, \y, \x
+    LIN_WIDE_X LIN_MISH_FAST, \y, \x     ; x read again for the product
 .else
-    mish_f32 \y, \x
+    LIN_WIDE_X mish_f32, \y, \x          ; x read again for the product
 .endif
 .endm
 

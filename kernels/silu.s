@@ -15,8 +15,9 @@
 ; @note       taken (a vsel) where its residual is NaN (x = +-inf, e^-x = inf); fp16 keeps the
 ; @note       short form (1 ULP).
 ; @note       x is loaded a second time for the last product instead of held in a register through
-; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
-; @note       instructions per fp16 vector.
+; @note       two SFU latencies (lib/eltwise.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
+; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is -0 where the true value is
 ; @note       below 104 * 2^-128 in magnitude: the absolute bound covers only those.
 .include "lib/lin_sigmoid.s"

@@ -13,8 +13,9 @@
 ; @note       quotient x / (1 + e^-x) once: 1.4 ULP. fp32: for x < -88.72, e^-x overflows and the
 ; @note       result is -0 where the true value is below 104 * 2^-128 in magnitude (abs bound).
 ; @note       x is loaded a second time for the last product instead of held in a register through
-; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
-; @note       instructions per fp16 vector.
+; @note       two SFU latencies (lib/eltwise.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
+; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 .include "lib/lin_sigmoid.s"
 
 .macro silu_fast_f32 y, x, xl

@@ -21,7 +21,7 @@
     LIN_SWISH %s\@, \a, \al, vmuli.f32, -1.0   ; silu(a)
     vmul.f32  \y, %s\@, \b
 .endm
-; fp32 reads a again for the product (lib/lin_sigmoid.s, LIN_X_AGAIN); fp16
+; fp32 reads a again for the product (lib/eltwise.s, LIN_X_AGAIN); fp16
 ; keeps its widened halves instead, as two more conversions would cost more
 ; vector slots than the registers they free.
 .macro swiglu_math y, a, b

@@ -18,8 +18,9 @@
 ; @note       and 3.0 ULP.) fp16 keeps the short form x * rcp(1 + e^(-beta x)) for every beta:
 ; @note       RN(beta x) in fp32 is far below an fp16 ULP (1 ULP).
 ; @note       x is loaded a second time for the last product instead of held in a register through
-; @note       two SFU latencies (lib/lin_sigmoid.s, LIN_WIDE_X); fp16 widens it twice: 15
-; @note       instructions per fp16 vector.
+; @note       two SFU latencies (lib/eltwise.s, LIN_WIDE_X); fp16 widens it twice: 15
+; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
+; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 ; @note       fp32: where e^(-beta x) overflows the result is a signed zero for a true value of
 ; @note       at most 2.7e-37 / |beta|: below 2^-120 (abs bound) for |beta| >= 1/2; a smaller beta
 ; @note       can fail the bound just past x = -88.7 / beta (beta = 0.001: 46 of 2^20 inputs).
@@ -27,7 +28,7 @@
 
 ; s6 = -beta (binary32 bits: vmuls reads it as vbcast does), v29 = -beta,
 ; v28 = 88 / beta: where e^(-beta x) stops mattering (LIN_SPLIT_H).
-; x is read again for the quotient (lib/lin_sigmoid.s, LIN_WIDE_X).
+; x is read again for the quotient (lib/eltwise.s, LIN_WIDE_X).
 .macro swish_short y, x, xl
     LIN_SWISH \y, \x, \xl, vmuls.f32, s6
 .endm

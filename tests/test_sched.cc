@@ -262,11 +262,23 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
             vals.push_back("%x2");
         }
         unsigned nops = 2 + rng() % 14;
+        std::vector<std::string> ops;  // each op's text after its destination, for repeats
         for (unsigned i = 0; i < nops; i++) {
             std::string v = "%v" + std::to_string(i);
+            if (!ops.empty() && rng() % 4 == 0) {  // a repeat of an earlier op: the search may merge it
+                const std::string &o = ops[rng() % ops.size()];
+                body += "    " + o.substr(0, o.find(' ')) + " " + v + o.substr(o.find(' ')) + "\n";
+                vals.push_back(v);
+                continue;
+            }
             const std::string &a = vals[rng() % vals.size()], &b = vals[rng() % vals.size()];
             switch (rng() % 4) {
-            case 0: body += "    " + std::string(unary[rng() % 4]) + " " + v + ", " + a + "\n"; break;
+            case 0: {
+                std::string op = unary[rng() % 4];
+                body += "    " + op + " " + v + ", " + a + "\n";
+                ops.push_back(op + " , " + a);
+                break;
+            }
             case 1: body += "    vfma.f32 " + v + ", " + a + ", " + b + ", " + vals[rng() % vals.size()] + "\n"; break;
             case 2: {
                 std::string pr = "%p" + std::to_string(i);
@@ -294,6 +306,57 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
     }
     EXPECT_GT(passes, 700u);
     EXPECT_GT(kernel_insns, 3000u);
+}
+
+// A repeated load (a kernel reading x again for a late use, LIN_X_AGAIN) is
+// merged into the first where holding x schedules as fast (fewer
+// instructions), and kept where registers bind: the faster block wins.
+TEST(Sched, RepeatedLoadIsMergedOnlyWhereThatIsNotSlower)
+{
+    const std::string chain =
+        "    vld.f32 %x, [s10]\n    vmul.f32 %sq, %x, %x\n    vfma.f32 %p, %sq, v29, v28\n"
+        "    vmul.f32 %z, %p, %x\n    vexp.f32 %e, %z\n    vaddi.f32 %d, %e, 1.0\n    vrcp.f32 %r, %d\n";
+    const std::string again = chain + "    vld.f32 %xl, [s10]\n    vmul.f32 %y, %r, %xl\n    vst.f32 %y, [s11]\n";
+    const std::string held = chain + "    vmul.f32 %y, %r, %x\n    vst.f32 %y, [s11]\n";
+    std::mt19937 rng(7);
+    const std::vector<uint8_t> in = random_bytes(rng, 32768);
+    struct Case {
+        const char *what;
+        unsigned sfu, valu;
+        bool merged;
+    } cases[] = {
+        {"default latencies: the SFU binds either way, so x is held", 12, 4, true},
+        {"SFU latency 30: registers bind, so x is read again", 30, 6, false},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        npu_timing_config t = default_timing();
+        t.unit[UNIT_SFU].latency = c.sfu;
+        t.unit[UNIT_VALU].latency = c.valu;
+        npu_asm_machine m = machine_of(t);
+        Assembled a(loop(again, 256), &m, true), h(loop(held, 256), &m, true), off(loop(again, 256), &m, false);
+        const npu_sched_loop &la = main_loop(a), &lh = main_loop(h);
+        EXPECT_EQ(la.ops, 12u);  // as written, with both bumps
+        EXPECT_EQ(la.merged, c.merged ? 1u : 0u);
+        EXPECT_EQ(lh.merged, 0u);
+        const double per_a = double(la.ii) / la.unroll, per_h = double(lh.ii) / lh.unroll;
+        if (c.merged)
+            EXPECT_EQ(per_a, per_h) << "merged: the same schedule as x held";
+        else
+            EXPECT_LT(per_a, per_h) << "kept: faster than holding x";
+        // the bound's register floor is the lower of the two blocks'
+        EXPECT_LE(la.lifetime_sum_v, lh.lifetime_sum_v);
+        Outcome r = run(a.p, &t, in), w = run(off.p, nullptr, in);
+        EXPECT_TRUE(r.ub == w.ub) << "scheduled and written order differ";
+        EXPECT_GT(check_kernels(a.p, t), 0u);
+    }
+    // A store between the two loads: memory may have changed, never merged.
+    npu_asm_machine m = machine_of(default_timing());
+    Assembled s(loop("    vld.f32 %x, [s10]\n    vst.f32 %x, [s11]\n    vld.f32 %x2, [s10]\n"
+                     "    vadd.f32 %y, %x2, %x\n    vst.f32 %y, [s11]\n",
+                     256),
+                &m, true);
+    EXPECT_EQ(main_loop(s).merged, 0u);
 }
 
 TEST(Sched, BadBlocksGetOneClearLine)

@@ -26,6 +26,8 @@ typedef struct npu_sched_loop {
     size_t kernel_begin, kernel_end; /* the steady-state kernel (empty when not scheduled) */
     unsigned scheduled;      /* 0: written order (schedule off, or no machine) */
     unsigned ops;            /* instructions of one iteration as written */
+    unsigned merged;         /* of those, repeats merged into an earlier identical one: holding
+                                the value scheduled at least as fast as computing it again */
     unsigned unroll;         /* iterations per kernel pass */
     unsigned ii;             /* cycles per kernel pass (achieved) */
     unsigned mii, mii_res, mii_rec; /* its lower bounds: resources, recurrences */

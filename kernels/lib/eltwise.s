@@ -79,6 +79,18 @@
 done\@:
 .endm
 
+; xl = the input vector x again (a, of two inputs), by a second load of the
+; address ELT_COMPUTE_LINEAR loaded it from ([s10], bumped only after the
+; math), so within an iteration the two loads give the same bits. For math
+; that needs x at its end: a load is cheap where the SFU or the vector slots
+; bind, and its value lives a few cycles, where x kept in a register would
+; live the whole chain. The masked tail's load of x is masked, this one is
+; not: lanes past the tile's end are read from the UB (the input buffers
+; come first in it) and never stored.
+.macro LIN_X_AGAIN xl
+    vld.DT    \xl, [s10]
+.endm
+
 ; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
 ; s30 = the tile's byte offset in the tensor, s24 = its bytes.
 .macro ELT_PADFIX OUTB
@@ -306,5 +318,23 @@ finished\@:
     vcvtn.f16 \y, %flo\@, %fhi\@
 .else
     \f      \y, \x
+.endif
+.endm
+
+; LIN_WIDE for an f that reads x late (`f y, x, xl`): as LIN_WIDE, with xl
+; from LIN_X_AGAIN (fp16: the reloaded vector widened again, two more
+; conversions per vector).
+.macro LIN_WIDE_X f, y, x
+    LIN_X_AGAIN %x2\@
+.if DT_BYTES == 2
+    vcvtl.f32 %lo\@, \x
+    vcvth.f32 %hi\@, \x
+    vcvtl.f32 %lo2\@, %x2\@
+    vcvth.f32 %hi2\@, %x2\@
+    \f        %flo\@, %lo\@, %lo2\@
+    \f        %fhi\@, %hi\@, %hi2\@
+    vcvtn.f16 \y, %flo\@, %fhi\@
+.else
+    \f        \y, \x, %x2\@
 .endif
 .endm

@@ -102,11 +102,12 @@
 .endm
 
 ; y = x n / (n + 2) with the quotient rounded twice (rcp, mul): mish_fast,
-; and mish's fp16 path.
-.macro LIN_MISH_FAST y, x
+; and mish's fp16 path. xl is x again for the product (LIN_WIDE_X), or x.
+.macro LIN_MISH_FAST y, x, xl
     LIN_MISH_N %n\@, \x
     vaddi.f32 %d\@, %n\@, 2.0           ; n + 2
     vrcp.f32  %r\@, %d\@
     vmul.f32  %q\@, %n\@, %r\@          ; n / (n + 2)
-    vmul.f32  \y, %q\@, \x
+    vmul.f32  \y, %q\@, \xl
 .endm
+

@@ -17,37 +17,9 @@
 ; of the register file once the SFU is slow, and the loop's II would rise to
 ; make room. So the swish forms take x twice, `name y, x, xl`: x for the
 ; sigmoid and xl, the same values, for the late uses. A kernel passes x as
-; xl, or reads the input again (LIN_X_AGAIN, LIN_WIDE_X): a load is cheap
-; where the SFU binds, and the value it gives lives a few cycles.
+; xl, or reads the input again (lib/eltwise.s: LIN_X_AGAIN, LIN_WIDE_X): a
+; load is cheap where the SFU binds, and the value it gives lives a few cycles.
 .include "lib/eltwise.s"
-
-; xl = the input vector x again, by a second load of the address the
-; skeleton loaded it from: ELT_COMPUTE_LINEAR reads x (a, of two inputs)
-; from [s10], which is not written in the loop, so within an iteration the
-; two loads give the same bits. The masked tail's load of x is masked, this
-; one is not: lanes past the tile's end are read from the UB (the input
-; buffers come first in it) and never stored.
-.macro LIN_X_AGAIN xl
-    vld.DT    \xl, [s10]
-.endm
-
-; LIN_WIDE for an f that reads x late (`f y, x, xl`): as LIN_WIDE, with xl
-; from LIN_X_AGAIN (fp16: the reloaded vector widened again, two more
-; conversions per vector).
-.macro LIN_WIDE_X f, y, x
-    LIN_X_AGAIN %x2\@
-.if DT_BYTES == 2
-    vcvtl.f32 %lo\@, \x
-    vcvth.f32 %hi\@, \x
-    vcvtl.f32 %lo2\@, %x2\@
-    vcvth.f32 %hi2\@, %x2\@
-    \f        %flo\@, %lo\@, %lo2\@
-    \f        %fhi\@, %hi\@, %hi2\@
-    vcvtn.f16 \y, %flo\@, %fhi\@
-.else
-    \f        \y, \x, %x2\@
-.endif
-.endm
 
 ; ---- sigmoid ---------------------------------------------------------------
 ; y = 1 / (1 + e^-x), with e^-x, 1 + e^-x and the reciprocal each rounded.

@@ -578,6 +578,10 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
                    "(at most %u values live)\n",
                    s.where.c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
                    s.binding.c_str(), l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
+        if (l.merged)
+            out += fmt("  repeats merged: %u (each into its earlier identical instruction: holding the value "
+                       "schedules at least as fast as computing it again)\n",
+                       l.merged);
         if (tables)
             out += s.table;
     }
@@ -592,6 +596,7 @@ nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)
         a.push_back({{"where", s.where},
                      {"scheduled", bool(l.scheduled)},
                      {"instructions", l.ops},
+                     {"merged_instructions", l.merged},
                      {"iterations_per_pass", l.unroll},
                      {"ii", l.ii},
                      {"cycles_per_iteration", double(l.ii) / l.unroll},

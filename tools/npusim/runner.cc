@@ -45,7 +45,8 @@ std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::v
         auto same = [&](const ScheduledLoop &o) {
             const npu_sched_loop &a = o.info;
             return o.where == s.where && a.scheduled == l.scheduled && a.unroll == l.unroll && a.ii == l.ii &&
-                   a.stages == l.stages && a.vregs == l.vregs && a.pregs == l.pregs && a.ops == l.ops;
+                   a.stages == l.stages && a.vregs == l.vregs && a.pregs == l.pregs && a.ops == l.ops &&
+                   a.merged == l.merged;
         };
         auto it = std::find_if(out.begin(), out.end(), same);
         if (it == out.end()) {
