@@ -38,12 +38,16 @@
 ; LIN_EXPM1(max(min(x, 0), -88)), bit for bit. So nothing selects, and no
 ; value waits beside the exponential for the linear branch: x or max(x, 0)
 ; would span the whole chain, one vector register per iteration in flight.
-.macro LIN_ELU_PASS y, x
+; c is needed again after the two SFU steps: xl is x read again for it
+; (LIN_WIDE_X), or x; the assembler merges the second c into the first where
+; holding it schedules as fast (docs/scheduling.md).
+.macro LIN_ELU_PASS y, x, xl
     vmaxi.f32 %c\@, \x, -88.0
     vmini.f32 %m\@, %c\@, 0.0
     vexp.f32  %u\@, %m\@                ; u = e^min(c, 0)
     vln.f32   %l\@, %u\@
-    vsub.f32  %d\@, %c\@, %l\@          ; c - ln u
+    vmaxi.f32 %cl\@, \xl, -88.0         ; c again
+    vsub.f32  %d\@, %cl\@, %l\@         ; c - ln u
     vsubi.f32 %um\@, %u\@, 1.0
     vfma.f32  \y, %u\@, %d\@, %um\@
 .endm
@@ -72,23 +76,26 @@
 ; y = x > threshold ? x : log1p(e^x) (PyTorch's softplus for beta = 1): both
 ; branches are computed and a vsel picks (beyond the threshold e^x may
 ; overflow; those lanes are not chosen). \thr is the threshold's register.
-.macro LIN_SOFTPLUS y, x, thr
-    vcle.f32  %k\@, \x, \thr            ; the log1p lanes
+; The choice needs x after the SFU steps: xl is x read again (LIN_WIDE_X),
+; or x; the assembler merges the repeat where holding x schedules as fast.
+.macro LIN_SOFTPLUS y, x, xl, thr
     vexp.f32  %t\@, \x
     LIN_LOG1P %s\@, %t\@
-    vsel.f32  \y, %s\@, \x, %k\@
+    vcle.f32  %k\@, \xl, \thr           ; the log1p lanes
+    vsel.f32  \y, %s\@, \xl, %k\@
 .endm
 
 ; The same for beta x, beta a power of two (beta x and the division by beta
 ; exact): y = beta x > threshold ? x : log1p(e^(beta x)) / beta. \beta and
 ; \rbeta are the registers of beta and 1/beta.
-.macro LIN_SOFTPLUS_POW2 y, x, thr, beta, rbeta
+.macro LIN_SOFTPLUS_POW2 y, x, xl, thr, beta, rbeta
     vmul.f32  %a\@, \x, \beta           ; beta x
-    vcle.f32  %k\@, %a\@, \thr
     vexp.f32  %t\@, %a\@
     LIN_LOG1P %l\@, %t\@
     vmul.f32  %s\@, %l\@, \rbeta         ; / beta
-    vsel.f32  \y, %s\@, \x, %k\@
+    vmul.f32  %al\@, \xl, \beta         ; beta x again
+    vcle.f32  %k\@, %al\@, \thr
+    vsel.f32  \y, %s\@, \xl, %k\@
 .endm
 
 ; ---- mish ------------------------------------------------------------------------
