@@ -206,11 +206,8 @@ static int directive_equ(asm_ctx *c, asm_lexer *lx)
     asm_value v;
     if (asm_parse_expr(lx, &v) < 0)
         return -1;
-    asm_token end = asm_lex_next(lx);
-    if (end.kind != TOK_EOL)
-        return end.kind == TOK_BAD ? -1
-                                   : asm_error(c, end.col, "unexpected trailing text %s",
-                                               asm_tok_str(&end, q, sizeof q));
+    if (asm_expect_eol(c, asm_lex_next(lx)) < 0)
+        return -1;
     asm_const *k = malloc(sizeof *k);
     if (!k || asm_map_put(&c->consts, name.text, name.len, k) < 0) {
         free(k);
@@ -226,17 +223,13 @@ static int directive_equ(asm_ctx *c, asm_lexer *lx)
  * and kernels can make the core trap "illegal instruction" on purpose. */
 static int directive_word(asm_ctx *c, asm_lexer *lx, asm_token t)
 {
-    char q[96];
     asm_value v;
     if (asm_parse_expr(lx, &v) < 0)
         return -1;
     if (v.is_float)
         return asm_error(c, t.col, ".word takes an integer, not a float");
-    asm_token end = asm_lex_next(lx);
-    if (end.kind != TOK_EOL)
-        return end.kind == TOK_BAD ? -1
-                                   : asm_error(c, end.col, "unexpected trailing text %s",
-                                               asm_tok_str(&end, q, sizeof q));
+    if (asm_expect_eol(c, asm_lex_next(lx)) < 0)
+        return -1;
     uint64_t word = (uint64_t)v.i;
     npu_insn insn;
     if (npu_decode(word, &insn) != 0) {

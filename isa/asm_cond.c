@@ -156,16 +156,7 @@ static int is_defined(const asm_ctx *c, const asm_token *t)
            asm_map_get(&c->macros, t->text, t->len);
 }
 
-static int expect_eol(asm_ctx *c, asm_lexer *lx)
-{
-    char q[96];
-    asm_token t = asm_lex_next(lx);
-    if (t.kind == TOK_EOL)
-        return 0;
-    return t.kind == TOK_BAD ? -1
-                             : asm_error(c, t.col, "unexpected trailing text %s",
-                                         asm_tok_str(&t, q, sizeof q));
-}
+static int expect_eol(asm_ctx *c, asm_lexer *lx) { return asm_expect_eol(c, asm_lex_next(lx)); }
 
 /* The condition of .if/.ifdef/.ifndef, read only when the block's parent is
  * being assembled (a skipped block may name things that do not exist). */

@@ -443,16 +443,7 @@ static int emit(asm_ctx *c, const npu_insn *in)
     return 0;
 }
 
-static int expect_end(asm_lexer *lx)
-{
-    char q[QBUF];
-    asm_token t = asm_lex_next(lx);
-    if (t.kind == TOK_EOL)
-        return 0;
-    if (t.kind == TOK_BAD)
-        return -1;
-    return asm_error(lx->ctx, t.col, "unexpected trailing text %s", asm_tok_str(&t, q, sizeof q));
-}
+static int expect_end(asm_lexer *lx) { return asm_expect_eol(lx->ctx, asm_lex_next(lx)); }
 
 /* Between operands: a comma, or an error that says how many were wanted. */
 static int expect_comma(asm_lexer *lx, const npu_insn_desc *d, unsigned wanted)

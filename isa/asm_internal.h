@@ -196,6 +196,10 @@ int asm_error_at(asm_ctx *c, uint32_t file, uint32_t line, int col, const char *
     __attribute__((format(printf, 5, 6)));
 /* `'text'` (shortened when long, control bytes escaped) or `end of line`. */
 const char *asm_tok_str(const asm_token *t, char *buf, size_t size);
+/* 0 when t (the token after a statement) ends the line; otherwise the
+ * "unexpected trailing text" error (-1, or -1 quietly for a bad token the
+ * lexer has already reported). */
+int asm_expect_eol(struct asm_ctx *c, asm_token t);
 /* Quotes arbitrary bytes the same way. */
 const char *asm_quote(const char *s, size_t len, char *buf, size_t size);
 /* Makes room for `need` elements of `elem` bytes in *ptr; reports "out of

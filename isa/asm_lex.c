@@ -207,3 +207,13 @@ const char *asm_tok_str(const asm_token *t, char *buf, size_t size)
         return asm_quote(t->text - 1, t->len + 2, buf, size);
     return asm_quote(t->text, t->len, buf, size);
 }
+
+int asm_expect_eol(asm_ctx *c, asm_token t)
+{
+    char q[96];
+    if (t.kind == TOK_EOL)
+        return 0;
+    if (t.kind == TOK_BAD)
+        return -1;
+    return asm_error(c, t.col, "unexpected trailing text %s", asm_tok_str(&t, q, sizeof q));
+}

@@ -131,11 +131,8 @@ int asm_macro_record(asm_ctx *c)
         asm_lexer lx;
         asm_lex_init(&lx, c, c->cur.text, c->cur.len);
         asm_lex_next(&lx); /* .endm */
-        asm_token t = asm_lex_next(&lx);
-        char q[96];
-        if (t.kind != TOK_EOL)
-            return t.kind == TOK_BAD ? -1 : asm_error(c, t.col, "unexpected trailing text %s",
-                                                      asm_tok_str(&t, q, sizeof q));
+        if (asm_expect_eol(c, asm_lex_next(&lx)) < 0)
+            return -1;
         if (asm_map_put(&c->macros, m->name, strlen(m->name), m) < 0) {
             c->status = NPU_ENOMEM;
             return asm_error(c, 0, "out of memory");

@@ -83,7 +83,6 @@ static int parse_sreg(asm_ctx *c, asm_lexer *lx, uint8_t *out)
 
 int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
 {
-    char q[96];
     if (c->pipe)
         return asm_error(c, directive.col, ".pipeline blocks do not nest");
     asm_pipe *p = calloc(1, sizeof *p);
@@ -118,11 +117,7 @@ int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
         p->trips = d;
         comma = asm_lex_next(lx);
     }
-    if (comma.kind != TOK_EOL)
-        return comma.kind == TOK_BAD ? -1
-                                     : asm_error(c, comma.col, "unexpected trailing text %s",
-                                                 asm_tok_str(&comma, q, sizeof q));
-    return 0;
+    return asm_expect_eol(c, comma);
 }
 
 int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field)
@@ -966,6 +961,29 @@ static int ims(sched *s)
  * is placed next to an end of its lifetime. No eviction: when an
  * instruction finds no row within II cycles of its window, the attempt
  * fails. */
+/* Places id at the first cycle from `from` to `to` (step +1 or -1) whose rows
+ * it fits: 1 placed, 0 none fits, -1 out of memory. */
+static int place_first_fit(sched *s, unsigned id, long from, long to, int step)
+{
+    for (long c = from; step > 0 ? c <= to : c >= to; c += step)
+        if (fits(s, id, c))
+            return place(s, id, c) < 0 ? -1 : 1;
+    return 0;
+}
+
+/* Makes v's predecessors (up) or successors candidates for the order. */
+static void sms_neighbours(const sched *s, unsigned char *state, unsigned v, int up)
+{
+    const unsigned *ls = up ? s->pred_start : s->succ_start;
+    const unsigned *ll = up ? s->pred_list : s->succ_list;
+    for (unsigned q = ls[v]; q < ls[v + 1]; q++) {
+        const edge *e = &s->e[ll[q]];
+        unsigned w = up ? e->from : e->to;
+        if (state[w] == 0)
+            state[w] = 1;
+    }
+}
+
 static int sms(sched *s)
 {
     const unsigned II = s->II, nb = s->K * (unsigned)s->b->nbody;
@@ -1010,29 +1028,13 @@ static int sms(sched *s)
                     state[v] = 2;
                     order[no++] = v;
                     got++;
-                    const unsigned *ls = up ? s->pred_start : s->succ_start;
-                    const unsigned *ll = up ? s->pred_list : s->succ_list;
-                    for (unsigned q = ls[v]; q < ls[v + 1]; q++) {
-                        const edge *e = &s->e[ll[q]];
-                        unsigned w = up ? e->from : e->to;
-                        if (state[w] == 0)
-                            state[w] = 1;
-                    }
+                    sms_neighbours(s, state, v, up);
                 }
                 /* turn: the other side of everything ordered so far */
                 up = !up;
-                for (unsigned i = lo; i < hi; i++) {
-                    if (state[i] != 2)
-                        continue;
-                    const unsigned *ls = up ? s->pred_start : s->succ_start;
-                    const unsigned *ll = up ? s->pred_list : s->succ_list;
-                    for (unsigned q = ls[i]; q < ls[i + 1]; q++) {
-                        const edge *e = &s->e[ll[q]];
-                        unsigned w = up ? e->from : e->to;
-                        if (state[w] == 0)
-                            state[w] = 1;
-                    }
-                }
+                for (unsigned i = lo; i < hi; i++)
+                    if (state[i] == 2)
+                        sms_neighbours(s, state, i, up);
                 idle = got ? 0 : idle + 1;
             }
         }
@@ -1051,38 +1053,18 @@ static int sms(sched *s)
             if (s->n[e->to].placed && s->n[e->to].t - (long)e->lat < late)
                 late = s->n[e->to].t - (long)e->lat;
         }
-        long t = LONG_MIN;
         if (late == LONG_MAX) {
             /* a copy's first instruction starts k II / K into the pass */
             long from = early != LONG_MIN ? early : depth[id] + (long)n->copy * (long)II / (long)s->K;
-            for (long c = from; c < from + (long)II && t == LONG_MIN; c++)
-                if (fits(s, id, c))
-                    t = c;
+            ok = place_first_fit(s, id, from, from + (long)II - 1, 1);
         } else if (early == LONG_MIN) {
-            for (long c = late; c > late - (long)II && t == LONG_MIN; c--)
-                if (fits(s, id, c))
-                    t = c;
+            ok = place_first_fit(s, id, late, late - (long)II + 1, -1);
         } else {
-            long to = late < early + (long)II - 1 ? late : early + (long)II - 1;
-            for (long c = early; c <= to && t == LONG_MIN; c++)
-                if (fits(s, id, c))
-                    t = c;
+            ok = place_first_fit(s, id, early, late < early + (long)II - 1 ? late : early + (long)II - 1, 1);
         }
-        if (t == LONG_MIN)
-            ok = 0;
-        else if (place(s, id, t) < 0)
-            ok = -1;
     }
-    for (unsigned id = nb; ok > 0 && id < s->nn; id++) { /* the bumps, in the first stage */
-        long t = LONG_MIN;
-        for (long c = 0; c < (long)II && t == LONG_MIN; c++)
-            if (fits(s, id, c))
-                t = c;
-        if (t == LONG_MIN)
-            ok = 0;
-        else if (place(s, id, t) < 0)
-            ok = -1;
-    }
+    for (unsigned id = nb; ok > 0 && id < s->nn; id++) /* the bumps, in the first stage */
+        ok = place_first_fit(s, id, 0, (long)II - 1, 1);
     free(depth);
     free(order);
     free(state);
@@ -2009,12 +1991,8 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
 
 int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
 {
-    char q[96];
-    asm_token t = asm_lex_next(lx);
-    if (t.kind != TOK_EOL)
-        return t.kind == TOK_BAD ? -1
-                                 : asm_error(c, t.col, "unexpected trailing text %s",
-                                             asm_tok_str(&t, q, sizeof q));
+    if (asm_expect_eol(c, asm_lex_next(lx)) < 0)
+        return -1;
     asm_pipe *p = c->pipe;
     if (!p)
         return asm_error(c, directive.col, ".endpipeline without .pipeline");

@@ -72,7 +72,9 @@
 ; y = x Phi(x) from the tail q = Phi(-a) = e^(-a^2/2) t g(t), a = min(|x|,
 ; 14.5), t = 1 / (1 + a/2): x >= 0 gives x (1 - q), x < 0 gives (x S) E with
 ; S = t g(t) and E = e^(-a^2/2) = e^h (1 + l), h + l = -a^2/2 split exactly.
-.macro LIN_GELU_ERF y, x
+; xl is x again for the late uses (LIN_WIDE_X), or x: the assembler merges
+; the repeat where holding x schedules as fast (docs/scheduling.md).
+.macro LIN_GELU_ERF y, x, xl
     vabs.f32   %ab\@, \x
     vmini.f32  %a\@, %ab\@, 14.5
     vmuli.f32  %n\@, %a\@, -0.5             ; -a/2, exact
@@ -95,10 +97,10 @@
     vmul.f32   %S\@, %g\@, %t\@              ; S = t g(t)
     vmul.f32   %q\@, %S\@, %E\@              ; q
     vrsubi.f32 %omq\@, %q\@, 1.0             ; 1 - q
-    vmul.f32   %pos\@, %omq\@, \x            ; x >= 0: x (1 - q)
-    vmul.f32   %xs\@, %S\@, \x
+    vmul.f32   %pos\@, %omq\@, \xl           ; x >= 0: x (1 - q)
+    vmul.f32   %xs\@, %S\@, \xl
     vmul.f32   %neg\@, %xs\@, %E\@           ; x < 0: (x S) E
-    vcgei.f32  %p\@, \x, 0.0
+    vcgei.f32  %p\@, \xl, 0.0
     vsel.f32   \y, %pos\@, %neg\@, %p\@
 .endm
 
@@ -107,8 +109,8 @@
 ; in t and two first-order corrections riding on m = l + kappa rr (l from
 ; -a^2/2 = h + l, rr = 1 - t - t a/2 the reciprocal's error), added as
 ; - E (H m) before - E H. A select takes the series where it applies (the
-; X4 form's predicated product).
-.macro LIN_GELU_ERF_ACC y, x
+; X4 form's predicated product). xl as in LIN_GELU_ERF.
+.macro LIN_GELU_ERF_ACC y, x, xl
     vabs.f32   %ab\@, \x
     vmini.f32  %a\@, %ab\@, 14.5
     vclti.f32  %ser\@, %a\@, 0.875          ; the series form
@@ -131,16 +133,16 @@
     vfmai.f32  %H6\@, %H5\@, %t\@, -0.0003564812650438398
     vfmai.f32  %H\@, %H6\@, %t\@, 0.3989522159099579  ; H(t)
     vmul.f32   %Hm\@, %H\@, %m\@             ; H m
-    vmini.f32  %mn\@, \x, 0.0
-    vsub.f32   %mx\@, \x, %mn\@              ; max(x, 0); NaN for x = -inf
+    vmini.f32  %mn\@, \xl, 0.0
+    vsub.f32   %mx\@, \xl, %mn\@             ; max(x, 0); NaN for x = -inf
     vfnma.f32  %T1\@, %E\@, %Hm\@, %mx\@     ; - E H m
     vfnma.f32  %T\@, %E\@, %H\@, %T1\@       ; - E H: the tail form, one rounding
-    vmul.f32   %w\@, \x, \x                  ; w = x^2
+    vmul.f32   %w\@, \xl, \xl                ; w = x^2
     vfmai.f32  %R0\@, %w\@, v29, -0.0011674345005303621
     vfmai.f32  %R1\@, %R0\@, %w\@, 0.009966415353119373
     vfmai.f32  %R2\@, %R1\@, %w\@, -0.06648948043584824
     vfmai.f32  %R\@, %R2\@, %w\@, 0.3989422619342804  ; R(w)
-    vfmai.f32  %B\@, \x, %R\@, 0.5          ; 1/2 + x R
-    vmul.f32   %s\@, \x, %B\@                ; the series form
+    vfmai.f32  %B\@, \xl, %R\@, 0.5         ; 1/2 + x R
+    vmul.f32   %s\@, \xl, %B\@               ; the series form
     vsel.f32   \y, %s\@, %T\@, %ser\@
 .endm
