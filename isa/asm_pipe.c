@@ -389,13 +389,15 @@ static int analyse(pipe_block *b)
 
 /* ---- repeated computations ----------------------------------------------------------- */
 
-/* The virtual register fields of an instruction (concrete() maps the same). */
+/* The fields of an instruction that may hold a virtual register: field f is
+ * *virt_field(in, f), its bit in pipe_op.virt is virt_field_id[f]. */
+enum { VIRT_FIELDS = 5 };
+static const npu_field virt_field_id[VIRT_FIELDS] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
 static uint8_t *virt_field(npu_insn *in, int f)
 {
-    uint8_t *fields[] = { &in->rd, &in->rs1, &in->rs2, &in->rs3, &in->pg };
+    uint8_t *fields[VIRT_FIELDS] = { &in->rd, &in->rs1, &in->rs2, &in->rs3, &in->pg };
     return fields[f];
 }
-static const npu_field virt_field_id[] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
 
 /* The block with each repeated computation merged into its first: an
  * instruction identical to an earlier one (opcode, type, immediate, mask and
@@ -423,7 +425,7 @@ static int merge_repeats(const pipe_block *b, asm_pipe *out)
     for (size_t i = 0; i < p->nops; i++) {
         pipe_op o = p->ops[i];
         const op_info *oi = &b->info[i];
-        for (int f = 0; f < 5; f++)
+        for (int f = 0; f < VIRT_FIELDS; f++)
             if (o.virt >> virt_field_id[f] & 1 && *virt_field(&o.in, f) != oi->def_virt)
                 *virt_field(&o.in, f) = (uint8_t)map[*virt_field(&o.in, f)];
         const npu_insn_desc *d = npu_desc((npu_opcode)o.in.op);
@@ -439,7 +441,7 @@ static int merge_repeats(const pipe_block *b, asm_pipe *out)
                 q->in.vl != o.in.vl || q->in.imm != o.in.imm || qi->def_virt < 0)
                 continue;
             npu_insn a = q->in, c = o.in;
-            for (int f = 0; f < 5; f++) { /* the written fields aside */
+            for (int f = 0; f < VIRT_FIELDS; f++) { /* the written fields aside */
                 if (q->virt >> virt_field_id[f] & 1 && *virt_field(&a, f) == qi->def_virt)
                     *virt_field(&a, f) = 0xff;
                 if (o.virt >> virt_field_id[f] & 1 && *virt_field(&c, f) == oi->def_virt)
@@ -1447,11 +1449,9 @@ static void patch(asm_ctx *c, size_t at, size_t target)
 static npu_insn concrete(const pipe_op *o, const int *reg_of_virt)
 {
     npu_insn in = o->in;
-    uint8_t *fields[] = { &in.rd, &in.rs1, &in.rs2, &in.rs3, &in.pg };
-    const npu_field ids[] = { NPU_FLD_RD, NPU_FLD_RS1, NPU_FLD_RS2, NPU_FLD_RS3, NPU_FLD_PG };
-    for (int f = 0; f < 5; f++)
-        if (o->virt >> ids[f] & 1)
-            *fields[f] = (uint8_t)reg_of_virt[*fields[f]];
+    for (int f = 0; f < VIRT_FIELDS; f++)
+        if (o->virt >> virt_field_id[f] & 1)
+            *virt_field(&in, f) = (uint8_t)reg_of_virt[*virt_field(&in, f)];
     return in;
 }
 
