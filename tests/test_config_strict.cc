@@ -101,11 +101,35 @@ TEST(ConfigStrict, SecondYamlDocumentIsAnError)
 {
     const std::string want = ": a second YAML document (after '---'): a config file is one document";
     const std::string p = tmpdir() + "/config.yaml";
-    expect_error(show_file(p, "core: {vlen: 256}\n---\ncore: {vlen: 512}\n"), p + ":3:1" + want);
-    expect_error(show_file(p, "core: {vlen: 256}\n---\n"), p + ":3:1" + want);
+    // The position is the second document's `---`.
+    expect_error(show_file(p, "core: {vlen: 256}\n---\ncore: {vlen: 512}\n"), p + ":2:1" + want);
+    expect_error(show_file(p, "core: {vlen: 256}\n---\n"), p + ":2:1" + want);
     // One document with an explicit start is fine.
     Result r = show_file(p, "---\ncore: {vlen: 512}\n");
     EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(ConfigStrict, StrayCommaIsOneLineNotAHang)
+{
+    // fuzz_config found it: yaml-cpp 0.7's LoadAll never gets past a `,` at
+    // the top level (it looped, growing, until the fuzzer's 2 GB limit).
+    const std::string p = tmpdir() + "/config.yaml";
+    const std::string want =
+        ": cannot parse this: it is not the start of a YAML value (a stray ',' or ']' outside a [ ] or { } list?)";
+    expect_error(show_file(p, ", x"), p + ":1:1" + want);
+    expect_error(show_file(p, "# a comment\n, the smallest UB that\ncore: {vlen: 128}\n"), p + ":2:1" + want);
+}
+
+TEST(ConfigStrict, AFolderIsNotAConfigFile)
+{
+    // A folder as the config, as its base, or as a sweep spec: one line, exit
+    // 2 (each was an "internal error", exit 3).
+    const std::string d = tmpdir();
+    expect_error(run_cli("config show " + d), d + ": cannot open config file");
+    expect_error(run_cli("run relu --config " + d), d + ": cannot open config file");
+    const std::string p = d + "/based.yaml";
+    expect_error(show_file(p, "base: /\n"), "/: cannot open config file");
+    expect_error(run_cli("sweep " + d + " -o " + d + "/out"), d + ": cannot open sweep spec");
 }
 
 // ---- 4: ranges and alignment from the schema ---------------------------------------------

@@ -1,12 +1,20 @@
 // Sweep specs: validation messages, grid/zip expansion, point-id stability,
-// one spec per output folder.
+// one spec per output folder, per-point limits, and a stopped or killed
+// sweep taking its point processes with it.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <thread>
 
 #include "error.h"
 #include "sweep.h"
@@ -82,10 +90,19 @@ TEST(Sweep, SpecErrorsNameFileLineAndKey)
     EXPECT_EQ(error_of("kernels: [relu]\nzip:\n  core.vlen: [128, 256]\n  system.cores: [1]\n"),
               "bad.yaml:3:3: zip.system.cores: has 1 values but zip.core.vlen has 2 (zip lists move in lock-step)");
     EXPECT_EQ(error_of("kernels: [relu]\nsweep: 3\n"),
-              "bad.yaml:2:1: sweep: unknown key (base, kernels, dtypes, shapes, set, grid, zip)");
+              "bad.yaml:2:1: sweep: unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits)");
     EXPECT_EQ(error_of("dtypes: [fp16]\n"), "bad.yaml: kernels: at least one kernel is needed");
     EXPECT_EQ(error_of("kernels: [relu]\ngrid:\n  core.vlen: [100]\n"),
               "bad.yaml:3:15: grid.core.vlen: 100 is out of range (128 .. 2048 bits)");
+}
+
+TEST(Sweep, ASpecIsOneYamlDocument)
+{
+    EXPECT_EQ(error_of("kernels: [relu]\n---\nkernels: [gelu_tanh]\n"),
+              "bad.yaml:2:1: a second YAML document (after '---'): a sweep spec is one document");
+    // yaml-cpp's Load reads a stray top-level ',' as an empty document.
+    EXPECT_EQ(error_of(", kernels: [relu]\n"), "bad.yaml:1:1: cannot parse this: it is not the start of a YAML value "
+                                                "(a stray ',' or ']' outside a [ ] or { } list?)");
 }
 
 TEST(Sweep, KeyInGridAndZipIsAnError)
@@ -172,7 +189,7 @@ unsigned run_into(const std::string &dir, const std::string &spec_text)
     o.out_dir = dir;
     o.jobs = 1;
     o.npusim_exe = "/bin/true";
-    return run_sweep(spec, expand_sweep(spec), o);
+    return run_sweep(spec, expand_sweep(spec), o).failed;
 }
 
 std::string read_all(const std::string &path)
@@ -202,17 +219,74 @@ TEST(Sweep, FolderBelongsToOneSpec)
     const std::string manifest = read_all(dir + "/points.json");
     // The same spec again resumes.
     EXPECT_EQ(run_into(dir, a), 0u);
-    // Another spec is refused and leaves the folder as it was.
-    EXPECT_EQ(error_of_run(dir, b),
-              dir + ": holds another sweep's points (2 points, this spec has 1, first difference at point 0); use "
-                    "another output folder");
+    // Another spec is refused, naming what differs, and leaves the folder as it was.
+    EXPECT_EQ(error_of_run(dir, b), dir + ": holds the sweep of another spec (kernels: [\"relu\"] there, "
+                                          "[\"gelu_tanh\"] in this spec); use another output folder");
     EXPECT_EQ(error_of_run(dir, "kernels: [relu]\ngrid:\n  core.vlen: [128, 256, 512]\n"),
-              dir + ": holds another sweep's points (2 points, this spec has 3, first difference at point 2); use "
-                    "another output folder");
+              dir + ": holds the sweep of another spec (grid: [{\"core.vlen\":[\"128\",\"256\"]}] there, "
+                    "[{\"core.vlen\":[\"128\",\"256\",\"512\"]}] in this spec); use another output folder");
     EXPECT_EQ(read_all(dir + "/points.json"), manifest);
     MergeSummary m = merge_sweep(dir, dir + "/out.csv", "");
     EXPECT_EQ(m.points, 2u);
     EXPECT_EQ(m.done, 2u);
+    // A folder from before spec.json is judged by its points alone.
+    std::filesystem::remove(dir + "/spec.json");
+    EXPECT_EQ(error_of_run(dir, b),
+              dir + ": holds another sweep's points (2 points, this spec has 1, first difference at point 0); use "
+                    "another output folder");
+    EXPECT_EQ(run_into(dir, a), 0u);  // the same spec resumes and records itself
+    EXPECT_NE(read_all(dir + "/spec.json"), "");
+}
+
+TEST(Sweep, SpecsWithTheSamePointsButAnotherBaseOrSetAreRefused)
+{
+    // The default core.vlen is 256: `set` changes no point, yet it is another spec.
+    const std::string dir = fresh_dir("sweep_same_points");
+    ASSERT_EQ(run_into(dir, "kernels: [relu]\n"), 0u);
+    const std::string set = "kernels: [relu]\nset: {core.vlen: 256}\n";
+    EXPECT_EQ(expand_sweep(load_sweep_text(set, "x.yaml"))[0].id,
+              expand_sweep(load_sweep_text("kernels: [relu]\n", "x.yaml"))[0].id);
+    EXPECT_EQ(error_of_run(dir, set), dir + ": holds the sweep of another spec (set.core.vlen: unset there, 256 in "
+                                            "this spec); use another output folder");
+    // The base is judged by its values: the same values resume from any path,
+    // an edited base file is another spec.
+    const std::string base_dir = fresh_dir("sweep_bases"), out = fresh_dir("sweep_base_out");
+    std::filesystem::create_directories(base_dir);
+    std::ofstream(base_dir + "/a.yaml") << "core:\n  vlen: 512\n";
+    std::ofstream(base_dir + "/b.yaml") << "# the same machine\ncore: {vlen: 512}\n";
+    ASSERT_EQ(run_into(out, "base: " + base_dir + "/a.yaml\nkernels: [relu]\n"), 0u);
+    EXPECT_EQ(run_into(out, "base: " + base_dir + "/b.yaml\nkernels: [relu]\n"), 0u);
+    std::ofstream(base_dir + "/a.yaml") << "core:\n  vlen: 512\nl2:\n  mshrs: 8\n";
+    EXPECT_EQ(error_of_run(out, "base: " + base_dir + "/a.yaml\nkernels: [relu]\n"),
+              out + ": holds the sweep of another spec (base.l2.mshrs: 32 there, 8 in this spec); use another output "
+                    "folder");
+    // Limits are not part of the spec's content: raising one resumes.
+    EXPECT_EQ(run_into(out, "base: " + base_dir + "/b.yaml\nkernels: [relu]\nlimits: {max_cycles: 9}\n"), 0u);
+}
+
+TEST(Sweep, LimitsAreWholeNumbersUnderKnownKeys)
+{
+    SweepSpec s = load_sweep_text("kernels: [relu]\nlimits: {max_cycles: 100000, max_instructions: 0}\n", "l.yaml");
+    EXPECT_EQ(s.limits.max_cycles, std::optional<uint64_t>(100000));
+    EXPECT_EQ(s.limits.max_instructions, std::optional<uint64_t>(0));
+    EXPECT_FALSE(load_sweep_text("kernels: [relu]\n", "l.yaml").limits.max_cycles);
+    const std::string whole = ": expected a whole number (0 .. 2^64 - 1; 0: no limit)";
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits: {max_cycles: -5}\n"),
+              "bad.yaml:2:22: limits.max_cycles" + whole + ", got '-5'");
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_instructions: 1.5\n"),
+              "bad.yaml:3:21: limits.max_instructions" + whole + ", got '1.5'");
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 18446744073709551616\n"),
+              "bad.yaml:3:15: limits.max_cycles" + whole + ", got '18446744073709551616'");
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: [1]\n"), "bad.yaml:3:15: limits.max_cycles" + whole);
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycle: 5\n"),
+              "bad.yaml:3:3: limits.max_cycle: unknown key (max_cycles, max_instructions)");
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 5\n  max_cycles: 6\n"),
+              "bad.yaml:4:3: limits.max_cycles: repeated key (first at line 3)");
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits: 5\n"),
+              "bad.yaml:2:9: limits: expected a mapping (max_cycles, max_instructions)");
+    EXPECT_EQ(parse_count("18446744073709551615"), std::optional<uint64_t>(UINT64_MAX));
+    EXPECT_FALSE(parse_count(""));
+    EXPECT_FALSE(parse_count("+1"));
 }
 
 TEST(Sweep, MergeRefusesForeignResults)
@@ -242,4 +316,211 @@ TEST(Sweep, ShardSyntax)
     EXPECT_THROW(parse_shard("3/3"), Error);
     EXPECT_THROW(parse_shard("1"), Error);
     EXPECT_THROW(parse_shard("1/0"), Error);
+}
+
+namespace {
+
+// The npusim binary of this build: unit_tests is BUILD/tests/unit_tests.
+std::string npusim_binary()
+{
+    return (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "npusim").string();
+}
+
+// A kernel that never ends on its own.
+std::string loop_kernel()
+{
+    const std::string path = ::testing::TempDir() + "/sweep_loop.s";
+    std::ofstream(path) << "; @kernel     loop\n; @input      x range=-8,8\n; @output     y\n; @dtypes     fp32\n"
+                           "; @reference  relu\n; @bound      fp32 ulp=0\ntop:\n    j top\n";
+    return path;
+}
+
+// Parent pid and state of a process, from /proc/PID/stat; state 0 if it is gone.
+std::pair<pid_t, char> proc_stat(pid_t pid)
+{
+    std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 > stat.size())
+        return {0, 0};
+    return {pid_t(std::atol(stat.c_str() + paren + 4)), stat[paren + 2]};
+}
+
+bool alive(pid_t pid)
+{
+    char state = proc_stat(pid).second;
+    return state != 0 && state != 'Z';  // a zombie has ended
+}
+
+// Polls `done` every 20 ms for at most `seconds`.
+template <class F> bool within(double seconds, F done)
+{
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+}
+
+// `npusim sweep ARGS...` in the background with stderr in a file. On
+// destruction it and any point found are SIGKILLed if still there, so a
+// failing test leaves no process behind.
+class SweepProcess {
+public:
+    explicit SweepProcess(std::vector<std::string> args) : err_(::testing::TempDir() + "/sweep_stderr.txt")
+    {
+        args.insert(args.begin(), {npusim_binary(), "sweep"});
+        std::vector<char *> argv;
+        for (std::string &a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_ = fork();
+        if (pid_ == 0) {
+            for (int sig : {SIGTERM, SIGINT, SIGHUP})  // as from a shell, whatever this test inherited
+                signal(sig, SIG_DFL);
+            setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+            if (!freopen(err_.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout))
+                _exit(126);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+    }
+    ~SweepProcess()
+    {
+        if (status_ < 0 && pid_ > 0) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+        if (point_ > 0 && alive(point_))
+            kill(point_, SIGKILL);
+        if (point_ > 0)
+            waitpid(point_, nullptr, 0);  // an orphan handed to a Subreaper; else ECHILD at once
+    }
+    pid_t pid() const { return pid_; }
+    // The sweep's `npusim run` child once it runs; -1 if none within 20 s.
+    pid_t wait_for_point()
+    {
+        within(20, [&] {
+            for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+                const pid_t p = std::atoi(e.path().filename().c_str());
+                const std::string cmdline = read_all("/proc/" + std::to_string(p) + "/cmdline");
+                if (p > 0 && proc_stat(p).first == pid_ && alive(p) &&
+                    cmdline.find(std::string("\0run\0", 5)) != std::string::npos)
+                    point_ = p;
+            }
+            return point_ > 0;
+        });
+        return point_;
+    }
+    // The wait status once the sweep ended, -1 if it runs after `seconds`.
+    int wait(double seconds)
+    {
+        within(seconds, [&] { return waitpid(pid_, &status_, WNOHANG) == pid_; });
+        return status_;
+    }
+    std::string err() const { return read_all(err_); }
+
+private:
+    pid_t pid_ = -1, point_ = -1;
+    int status_ = -1;
+    std::string err_;
+};
+
+// While it lives, orphans among this process's descendants (the points of a
+// SIGKILLed sweep) become its children, so a test can reap them: an init
+// that reaps nothing (as in some containers) would keep them as zombies.
+struct Subreaper {
+    Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+    ~Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+};
+
+std::string loop_spec(const std::string &name, const std::string &more = "")
+{
+    return write_spec(name, "kernels: [" + loop_kernel() + "]\ndtypes: [fp32]\nshapes: ['1,8,2,2']\n" + more);
+}
+
+}  // namespace
+
+TEST(Sweep, PointStoppedByALimitFailsNamingItAndTheSweepGoesOn)
+{
+    const std::string spec = write_spec("limited.yaml", "kernels: [" + loop_kernel() +
+                                                            ", relu]\ndtypes: [fp32]\nshapes: ['1,8,2,2']\n"
+                                                            "limits: {max_cycles: 1000}\n");
+    const std::string dir = fresh_dir("sweep_limited");
+    const std::vector<SweepPoint> points = expand_sweep(load_sweep(spec));
+    const std::string loop_status = dir + "/points/" + points[0].id + "/status";
+    {
+        SweepProcess sweep({spec, "-o", dir, "-j", "1"});
+        const int st = sweep.wait(60);
+        ASSERT_TRUE(WIFEXITED(st)) << sweep.err();
+        EXPECT_EQ(WEXITSTATUS(st), 1);
+        EXPECT_NE(sweep.err().find("2/2 points done (0 skipped as already done, 1 failed)"), std::string::npos)
+            << sweep.err();
+    }
+    EXPECT_EQ(read_all(loop_status),
+              "failed: trap: core 0: max_cycles at pc 0 (j @0) [" + loop_kernel() +
+                  ":8], core stopped at cycle 1000, after 1001 instructions: stopped at cycle 1000 (--max-cycles)\n");
+    EXPECT_EQ(read_all(dir + "/points/" + points[1].id + "/status"), "ok\n");
+    // The flags override the spec's limits; the same spec resumes (limits are
+    // not part of it) and reruns only the failed point.
+    SweepProcess again({spec, "-o", dir, "-j", "1", "--max-cycles", "0", "--max-instructions", "500"});
+    const int st = again.wait(60);
+    ASSERT_TRUE(WIFEXITED(st)) << again.err();
+    EXPECT_EQ(WEXITSTATUS(st), 1);
+    EXPECT_NE(again.err().find("2/2 points done (1 skipped as already done, 1 failed)"), std::string::npos)
+        << again.err();
+    EXPECT_NE(read_all(loop_status).find("after 500 instructions: stopped after 500 instructions (--max-instructions)"),
+              std::string::npos)
+        << read_all(loop_status);
+}
+
+TEST(Sweep, LimitFlagsAreWholeNumbers)
+{
+    SweepProcess sweep({loop_spec("flags.yaml"), "-o", fresh_dir("sweep_flags"), "--max-cycles", "-1"});
+    const int st = sweep.wait(30);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 2);
+    EXPECT_EQ(sweep.err(), "sweep: --max-cycles: expected a whole number (0 .. 2^64 - 1; 0: no limit), got '-1'\n");
+}
+
+TEST(Sweep, KilledSweepTakesItsPointWithIt)
+{
+    // No instruction limit: the point runs until something stops it.
+    const Subreaper subreaper;
+    SweepProcess sweep(
+        {loop_spec("endless.yaml"), "-o", fresh_dir("sweep_killed"), "-j", "1", "--max-instructions", "0"});
+    const pid_t point = sweep.wait_for_point();
+    ASSERT_GT(point, 0) << "no `npusim run` child appeared\n" << sweep.err();
+    kill(sweep.pid(), SIGKILL);
+    const int st = sweep.wait(10);
+    ASSERT_NE(st, -1) << "the sweep still runs 10 s after SIGKILL";
+    ASSERT_TRUE(WIFSIGNALED(st));
+    EXPECT_TRUE(within(5, [&] { return !alive(point); })) << "point " << point << " outlived its sweep";
+}
+
+TEST(Sweep, StoppedSweepStopsItsPointsAndExits128PlusTheSignal)
+{
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        SCOPED_TRACE(strsignal(sig));
+        const std::string dir = fresh_dir("sweep_stopped");
+        const std::string spec = loop_spec("stopped.yaml", "limits: {max_instructions: 0}\n");
+        SweepProcess sweep({spec, "-o", dir, "-j", "1"});
+        const pid_t point = sweep.wait_for_point();
+        ASSERT_GT(point, 0) << "no `npusim run` child appeared\n" << sweep.err();
+        kill(sweep.pid(), sig);
+        const int st = sweep.wait(10);
+        ASSERT_NE(st, -1) << "the sweep still runs 10 s after the signal";
+        ASSERT_TRUE(WIFEXITED(st)) << sweep.err();
+        EXPECT_EQ(WEXITSTATUS(st), 128 + sig);
+        EXPECT_FALSE(alive(point));  // waited for before the sweep exits
+        EXPECT_NE(sweep.err().find("sweep: stopped by signal " + std::to_string(sig) + " (" + strsignal(sig) +
+                                   "); the points it stopped have no status and run on the next run\n"),
+                  std::string::npos)
+            << sweep.err();
+        // The stopped point is no result: merge counts it missing.
+        const std::string id = expand_sweep(load_sweep(spec))[0].id;
+        EXPECT_FALSE(std::filesystem::exists(dir + "/points/" + id + "/status"));
+        EXPECT_EQ(merge_sweep(dir, dir + "/out.csv", "").missing, 1u);
+    }
 }

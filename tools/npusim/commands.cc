@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "atomic_file.h"
 #include "compare.h"
@@ -25,13 +26,27 @@ struct SweepArgs {
     unsigned jobs = 0;
     std::string shard = "0/1";
     bool list = false;
+    std::string max_cycles, max_instructions;  // empty: the spec's limits (else the run's defaults)
 };
+
+// --max-cycles N, --max-instructions N of a sweep.
+std::optional<uint64_t> sweep_limit(const std::string &flag, const std::string &text)
+{
+    if (text.empty())
+        return std::nullopt;
+    std::optional<uint64_t> n = parse_count(text);
+    if (!n)
+        throw Error("sweep: " + flag + ": expected a whole number (0 .. 2^64 - 1; 0: no limit), got '" + text + "'");
+    return n;
+}
 
 int cmd_sweep(const SweepArgs &a)
 {
     SweepSpec spec = load_sweep(a.spec);
     std::vector<SweepPoint> points = expand_sweep(spec);
     auto [shard, shards] = parse_shard(a.shard);
+    SweepLimits limits{sweep_limit("--max-cycles", a.max_cycles),
+                       sweep_limit("--max-instructions", a.max_instructions)};
     if (a.list) {
         for (const SweepPoint &p : points) {
             if (p.index % shards != shard)
@@ -53,8 +68,11 @@ int cmd_sweep(const SweepArgs &a)
     o.shards = shards;
     o.npusim_exe = self_exe();
     o.progress_tty = isatty(2);
-    unsigned failed = run_sweep(spec, points, o);
-    return failed ? 1 : 0;
+    o.limits = limits;
+    SweepResult r = run_sweep(spec, points, o);
+    if (r.stopped_by)
+        return 128 + r.stopped_by;
+    return r.failed ? 1 : 0;
 }
 
 int cmd_merge(const std::string &dir, const std::string &csv, const std::string &jsonl)
@@ -142,6 +160,14 @@ std::vector<Command> add_study_commands(CLI::App &app)
     s->add_option("-j,--jobs", sw->jobs, "Points run in parallel (default: the number of cores)");
     s->add_option("--shard", sw->shard, "Run only shard i of n (points with index % n == i), as i/n");
     s->add_flag("--list", sw->list, "List the points (index, id, kernel, dtype, shape, overrides) and exit");
+    s->add_option("--max-cycles", sw->max_cycles,
+                  "Stop each point after N cycles, failing it (0: no limit; overrides the spec's limits.max_cycles; "
+                  "default: no limit)")
+        ->type_name("N");
+    s->add_option("--max-instructions", sw->max_instructions,
+                  "Stop each point after N instructions per core, failing it (0: no limit; overrides the spec's "
+                  "limits.max_instructions; default: 1000 x (vectors of all tensors + 64))")
+        ->type_name("N");
     cmds.push_back({s, [sw] { return cmd_sweep(*sw); }});
 
     auto dir = std::make_shared<std::string>();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "yaml_document.h"
 
 namespace npusim {
 namespace {
@@ -460,22 +461,6 @@ void check_multiples(const Config &cfg, const FileKeys &given)
     }
 }
 
-// Parses `text` as exactly one YAML document: a second one (after `---`)
-// would be dropped unread.
-YAML::Node parse_one_document(const std::string &text, const std::string &file)
-{
-    std::vector<YAML::Node> docs;
-    try {
-        docs = YAML::LoadAll(text);
-    } catch (const YAML::Exception &e) {
-        throw Error(mark_prefix(file, e.mark) + e.msg);
-    }
-    if (docs.size() > 1)
-        throw Error(mark_prefix(file, docs[1].Mark()) +
-                    "a second YAML document (after '---'): a config file is one document");
-    return docs.empty() ? YAML::Node() : docs[0];
-}
-
 // Applies one file's keys over `cfg` and checks the rules between them.
 void load_document(Config &cfg, const YAML::Node &root, const std::string &file)
 {
@@ -563,7 +548,7 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
     std::stringstream text;
     if (!in || !(text << in.rdbuf()))
         throw Error(path + ": cannot open config file");
-    YAML::Node root = parse_one_document(text.str(), path);
+    YAML::Node root = load_one_yaml_document(text.str(), path, "a config file");
     Config cfg = default_config();
     if (root.IsMap())
         check_unique_keys(root, "", path);  // before root["base"] picks one of two
@@ -595,7 +580,7 @@ Config load_config(const std::string &path)
 Config load_config_text(const std::string &text, const std::string &name)
 {
     Config cfg = default_config();
-    load_document(cfg, parse_one_document(text, name), name);
+    load_document(cfg, load_one_yaml_document(text, name, "a config file"), name);
     cfg.source = name;
     return cfg;
 }

@@ -4,17 +4,21 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -23,6 +27,7 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "yaml_document.h"
 #include "limits.h"
 
 namespace npusim {
@@ -140,6 +145,29 @@ std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const 
     return out;
 }
 
+// limits: {max_cycles: N, max_instructions: N}, each a whole number.
+SweepLimits limits_from(const YAML::Node &n, const std::string &file)
+{
+    if (!n.IsMap())
+        throw Error(where(file, n.Mark()) + "limits: expected a mapping (max_cycles, max_instructions)");
+    SweepLimits l;
+    std::map<std::string, int> seen;
+    for (const auto &kv : n) {
+        const std::string key = kv.first.Scalar(), name = "limits." + key;
+        std::optional<uint64_t> *slot = key == "max_cycles"         ? &l.max_cycles
+                                        : key == "max_instructions" ? &l.max_instructions
+                                                                    : nullptr;
+        if (!slot)
+            throw Error(where(file, kv.first.Mark()) + name + ": unknown key (max_cycles, max_instructions)");
+        check_unique_key(seen, kv.first, file, name);
+        *slot = kv.second.IsScalar() ? parse_count(kv.second.Scalar()) : std::nullopt;
+        if (!*slot)
+            throw Error(where(file, kv.second.Mark()) + name + ": expected a whole number (0 .. 2^64 - 1; 0: no limit)" +
+                        (kv.second.IsScalar() ? ", got '" + kv.second.Scalar() + "'" : ""));
+    }
+    return l;
+}
+
 uint64_t fnv1a(const std::string &s)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -189,23 +217,108 @@ nlohmann::json point_json(const SweepPoint &p)
             {"overrides", o}};
 }
 
-// Runs one point as a child process; returns its exit status (-1: could not start).
-pid_t start_point(const SweepPoint &p, const std::string &dir, const std::string &exe)
+// The signals that stop a sweep. While a sweep runs they and SIGCHLD stay
+// blocked except inside wait() (sigsuspend), so none can arrive between the
+// check of stop_signal and the wait, and they reach no child.
+const int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+volatile sig_atomic_t stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig)
 {
-    std::string log = dir + "/log.txt";
+    stop_signal = sig;
+}
+
+extern "C" void on_child_exit(int) {}  // only wakes wait()
+
+class SignalGate {
+public:
+    SignalGate()
+    {
+        stop_signal = 0;
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGCHLD);
+        for (int sig : kStopSignals)
+            sigaddset(&block, sig);
+        sigprocmask(SIG_BLOCK, &block, &old_mask_);
+        wait_mask_ = old_mask_;
+        struct sigaction sa = {};
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < std::size(kStopSignals); i++) {
+            sigdelset(&wait_mask_, kStopSignals[i]);
+            sigaction(kStopSignals[i], nullptr, &old_action_[i]);
+            sa.sa_handler = on_stop_signal;
+            if (old_action_[i].sa_handler != SIG_IGN)  // under nohup SIGHUP stays ignored
+                sigaction(kStopSignals[i], &sa, nullptr);
+        }
+        sigdelset(&wait_mask_, SIGCHLD);
+        sa.sa_handler = on_child_exit;
+        sigaction(SIGCHLD, &sa, &old_chld_);
+    }
+    ~SignalGate()
+    {
+        restore_actions();
+        sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    }
+    // Until a child ends or a stop signal arrives.
+    void wait() const { sigsuspend(&wait_mask_); }
+    // In a forked child before exec: the dispositions and mask the sweep had.
+    void restore_in_child() const
+    {
+        restore_actions();
+        sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    }
+
+private:
+    void restore_actions() const
+    {
+        for (size_t i = 0; i < std::size(kStopSignals); i++)
+            sigaction(kStopSignals[i], &old_action_[i], nullptr);
+        sigaction(SIGCHLD, &old_chld_, nullptr);
+    }
+    sigset_t old_mask_, wait_mask_;
+    struct sigaction old_action_[std::size(kStopSignals)], old_chld_;
+};
+
+// The `npusim run` command line of one point.
+std::vector<std::string> point_args(const SweepPoint &p, const std::string &dir, const std::string &exe,
+                                    const SweepLimits &limits)
+{
+    std::vector<std::string> args = {exe, "run", p.kernel, "--dtype", p.dtype, "--shape", p.shape,
+                                     "--config", dir + "/config.yaml", "--json", dir + "/stats.json", "-q"};
+    if (limits.max_cycles)
+        args.insert(args.end(), {"--max-cycles", std::to_string(*limits.max_cycles)});
+    if (limits.max_instructions)
+        args.insert(args.end(), {"--max-instructions", std::to_string(*limits.max_instructions)});
+    return args;
+}
+
+// Starts one point as a child process writing DIR/log.txt; -1: fork failed.
+pid_t start_point(const std::vector<std::string> &args, const std::string &dir, const SignalGate &gate)
+{
+    const std::string log = dir + "/log.txt";
+    std::vector<char *> argv;
+    for (const std::string &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t sweep = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    // The point dies with the sweep, even a SIGKILLed one; if the sweep died
+    // before prctl, the parent is already another process.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != sweep)
+        _exit(127);
+    gate.restore_in_child();
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
         dup2(fd, 2);
         close(fd);
     }
-    std::string cfg = dir + "/config.yaml", json = dir + "/stats.json";
-    execl(exe.c_str(), exe.c_str(), "run", p.kernel.c_str(), "--dtype", p.dtype.c_str(), "--shape", p.shape.c_str(),
-          "--config", cfg.c_str(), "--json", json.c_str(), "-q", (char *)nullptr);
-    std::fprintf(stderr, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
 }
 
@@ -274,10 +387,74 @@ std::vector<std::string> manifest_ids(const std::string &dir)
     return ids;
 }
 
-// A folder belongs to one spec: its points.json must list exactly these
-// points (the same spec again resumes; shards of one spec agree).
-void check_folder_is_ours(const std::string &dir, const std::vector<SweepPoint> &points)
+// What a spec runs, in a canonical form (DIR/spec.json): the base config's
+// values (not its path or text), the lists and the overrides. Not the limits:
+// rerunning the points a limit stopped with a higher one is the same sweep.
+nlohmann::json spec_fingerprint(const SweepSpec &s)
 {
+    nlohmann::json base = nlohmann::json::object(), set = nlohmann::json::object();
+    for (const auto &kv : config_values(s.base.empty() ? default_config() : load_config(s.base)))
+        base[kv.first] = kv.second;
+    for (const auto &kv : s.set)
+        set[kv.first] = kv.second;
+    auto axes_json = [](const std::vector<SweepAxis> &axes) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const SweepAxis &x : axes)
+            a.push_back({{x.key, x.values}});
+        return a;
+    };
+    return {{"base", base}, {"kernels", s.kernels}, {"dtypes", s.dtypes}, {"shapes", s.shapes},
+            {"set", set},   {"grid", axes_json(s.grid)}, {"zip", axes_json(s.zip)}};
+}
+
+std::string value_text(const nlohmann::json &j)
+{
+    return j.is_null() ? "unset" : j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+// The first field two fingerprints differ in, down to the key in base and
+// set: "base.core.vlen: 128 there, 256 in this spec"; "" if none.
+std::string first_difference(const nlohmann::json &there, const nlohmann::json &here)
+{
+    for (const char *field : {"base", "kernels", "dtypes", "shapes", "set", "grid", "zip"}) {
+        nlohmann::json a = there.value(field, nlohmann::json()), b = here.value(field, nlohmann::json());
+        if (a == b)
+            continue;
+        std::string name = field;
+        if (a.is_object() && b.is_object()) {
+            nlohmann::json keys = a;
+            keys.update(b);
+            for (auto it = keys.begin(); it != keys.end(); ++it) {
+                nlohmann::json x = a.value(it.key(), nlohmann::json()), y = b.value(it.key(), nlohmann::json());
+                if (x != y) {
+                    name += "." + it.key();
+                    a = x;
+                    b = y;
+                    break;
+                }
+            }
+        }
+        return name + ": " + value_text(a) + " there, " + value_text(b) + " in this spec";
+    }
+    return "";
+}
+
+// A folder belongs to one spec: its spec.json must record this spec's content
+// and its points.json list exactly these points (the same spec again resumes;
+// shards of one spec agree). A folder from before spec.json is judged by the
+// points alone.
+void check_folder_is_ours(const std::string &dir, const nlohmann::json &fingerprint,
+                          const std::vector<SweepPoint> &points)
+{
+    const std::string recorded = read_text(dir + "/spec.json");
+    if (!recorded.empty()) {
+        nlohmann::json there = nlohmann::json::parse(recorded, nullptr, false);
+        if (there.is_discarded() || !there.is_object())
+            throw Error(dir + "/spec.json: not valid JSON");
+        const std::string diff = first_difference(there, fingerprint);
+        if (!diff.empty())
+            throw Error(dir + ": holds the sweep of another spec (" + diff + "); use another output folder");
+    }
     const std::vector<std::string> ids = manifest_ids(dir);
     if (ids.empty())
         return;
@@ -316,6 +493,17 @@ void check_no_foreign_results(const std::string &dir)
 
 }  // namespace
 
+std::optional<uint64_t> parse_count(const std::string &text)
+{
+    if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    errno = 0;
+    unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE)
+        return std::nullopt;
+    return n;
+}
+
 std::pair<unsigned, unsigned> parse_shard(const std::string &text)
 {
     unsigned i = 0, n = 0;
@@ -329,26 +517,17 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
 
 SweepSpec load_sweep(const std::string &path)
 {
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile &) {
+    struct stat st;
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !in || !(text << in.rdbuf()))
         throw Error(path + ": cannot open sweep spec");
-    } catch (const YAML::Exception &e) {
-        throw Error(where(path, e.mark) + e.msg);
-    }
-    return sweep_from_node(root, path);
+    return load_sweep_text(text.str(), path);
 }
 
 SweepSpec load_sweep_text(const std::string &text, const std::string &path)
 {
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception &e) {
-        throw Error(where(path, e.mark) + e.msg);
-    }
-    return sweep_from_node(root, path);
+    return sweep_from_node(load_one_yaml_document(text, path, "a sweep spec"), path);
 }
 
 static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path)
@@ -356,13 +535,13 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     SweepSpec s;
     s.path = path;
     if (!root.IsMap())
-        throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip)");
+        throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip, limits)");
     std::map<std::string, int> seen;
     for (const auto &kv : root) {
         const std::string key = kv.first.Scalar();
         const YAML::Node &v = kv.second;
         if (key == "base" || key == "kernels" || key == "dtypes" || key == "shapes" || key == "set" ||
-            key == "grid" || key == "zip")
+            key == "grid" || key == "zip" || key == "limits")
             check_unique_key(seen, kv.first, path, key);
         if (key == "base") {
             std::string b = scalar_text(v, path, key);
@@ -401,9 +580,11 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
                     throw Error(where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +
                                 " values but zip." + s.zip[0].key + " has " + std::to_string(s.zip[0].values.size()) +
                                 " (zip lists move in lock-step)");
+        } else if (key == "limits") {
+            s.limits = limits_from(v, path);
         } else {
             throw Error(where(path, kv.first.Mark()) + key +
-                        ": unknown key (base, kernels, dtypes, shapes, set, grid, zip)");
+                        ": unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits)");
         }
     }
     if (s.kernels.empty())
@@ -503,12 +684,13 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
     return points;
 }
 
-unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts)
+SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts)
 {
-    (void)spec;
-    check_folder_is_ours(opts.out_dir, points);
+    const nlohmann::json fingerprint = spec_fingerprint(spec);
+    check_folder_is_ours(opts.out_dir, fingerprint, points);
     make_dirs(opts.out_dir + "/points");
     check_sweep_fits(opts.out_dir, points.size(), 64 << 10);  // ~64 KiB per point (no traces)
+    write_file_atomic(opts.out_dir + "/spec.json", fingerprint.dump(1) + "\n");
     nlohmann::json manifest = nlohmann::json::array();
     for (const SweepPoint &p : points)
         manifest.push_back(point_json(p));
@@ -526,6 +708,11 @@ unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points,
         else
             todo.push_back(&p);
     }
+    SweepLimits limits = spec.limits;
+    if (opts.limits.max_cycles)
+        limits.max_cycles = opts.limits.max_cycles;
+    if (opts.limits.max_instructions)
+        limits.max_instructions = opts.limits.max_instructions;
     const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
     std::map<pid_t, const SweepPoint *> running;
     size_t next = 0, done = 0;
@@ -549,21 +736,32 @@ unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points,
         }
         std::fflush(stderr);
     };
-    while (next < todo.size() || !running.empty()) {
-        while (next < todo.size() && running.size() < jobs) {
+    const SignalGate gate;
+    bool forwarded = false;
+    while ((!stop_signal && next < todo.size()) || !running.empty()) {
+        while (!stop_signal && next < todo.size() && running.size() < jobs) {
             const SweepPoint &p = *todo[next++];
             std::string dir = opts.out_dir + "/points/" + p.id;
             make_dirs(dir);
             std::remove((dir + "/status").c_str());
             write_file_atomic(dir + "/config.yaml", config_to_yaml(p.config));
             write_file_atomic(dir + "/point.json", point_json(p).dump(1) + "\n");
-            pid_t pid = start_point(p, dir, opts.npusim_exe);
+            pid_t pid = start_point(point_args(p, dir, opts.npusim_exe, limits), dir, gate);
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
             running[pid] = &p;
         }
+        if (stop_signal && !forwarded) {
+            for (const auto &r : running)
+                kill(r.first, SIGTERM);
+            forwarded = true;
+        }
         int st = 0;
-        pid_t pid = waitpid(-1, &st, 0);
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid == 0) {
+            gate.wait();
+            continue;
+        }
         if (pid < 0)
             break;
         auto it = running.find(pid);
@@ -571,15 +769,20 @@ unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points,
             continue;
         const SweepPoint &p = *it->second;
         running.erase(it);
+        if (stop_signal && WIFSIGNALED(st))
+            continue;  // stopped with the sweep: no status, so the next run runs it
         std::string dir = opts.out_dir + "/points/" + p.id;
-        int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         std::string status;
-        if (code == 0) {
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
             status = "ok\n";
         } else {
             failed++;
             std::string why = last_line(read_text(dir + "/log.txt"));
-            status = "failed: " + (why.empty() ? "exit status " + std::to_string(code) : why) + "\n";
+            if (why.empty())
+                why = WIFEXITED(st) ? "exit status " + std::to_string(WEXITSTATUS(st))
+                                    : std::string("killed by signal ") + std::to_string(WTERMSIG(st)) + " (" +
+                                          strsignal(WTERMSIG(st)) + ")";
+            status = "failed: " + why + "\n";
         }
         write_file_atomic(dir + "/status", status);
         done++;
@@ -590,7 +793,11 @@ unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points,
         }
     }
     report(true);
-    return failed;
+    if (stop_signal)
+        std::fprintf(stderr,
+                     "sweep: stopped by signal %d (%s); the points it stopped have no status and run on the next run\n",
+                     int(stop_signal), strsignal(stop_signal));
+    return {failed, stop_signal};
 }
 
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path)

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct SweepAxis {
     std::vector<std::string> values;
 };
 
+// Limits passed to every point's `npusim run`; unset: the run's default
+// (no cycle limit; 1000 x (vectors of all tensors + 64) instructions).
+// A point stopped by one fails with the run's trap message.
+struct SweepLimits {
+    std::optional<uint64_t> max_cycles, max_instructions;  // 0: no limit
+};
+
 struct SweepSpec {
     std::string path;                 // the spec file
     std::string base;                 // base config file (resolved path), empty = defaults
@@ -25,6 +33,7 @@ struct SweepSpec {
     std::vector<std::pair<std::string, std::string>> set;  // fixed overrides
     std::vector<SweepAxis> grid;      // crossed
     std::vector<SweepAxis> zip;       // lock-step (equal lengths)
+    SweepLimits limits;               // limits: {max_cycles: N, max_instructions: N}
 };
 
 struct SweepPoint {
@@ -59,13 +68,23 @@ struct SweepRunOptions {
     unsigned shard = 0, shards = 1;   // this process runs points with index % shards == shard
     std::string npusim_exe;           // the binary that runs one point
     bool progress_tty = false;
+    SweepLimits limits;               // each one set overrides the spec's (--max-cycles, --max-instructions)
 };
 
-// Runs the points of this shard that are not done yet. Returns the number of
-// failed points. Each point gets DIR/points/ID/{config.yaml,stats.json,log.txt,status}.
-// A folder belongs to one spec: if DIR/points.json lists other points (ids in
-// order) than `points`, throws without touching the folder.
-unsigned run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts);
+struct SweepResult {
+    unsigned failed = 0;              // points that ended with an error (a limit included)
+    int stopped_by = 0;               // the signal (SIGTERM, SIGINT, SIGHUP) that stopped the sweep; 0: none
+};
+
+// Runs the points of this shard that are not done yet. Each point gets
+// DIR/points/ID/{config.yaml,point.json,stats.json,log.txt,status}.
+// A folder belongs to one spec: DIR/spec.json records the spec's content
+// (the base config's values, kernels, dtypes, shapes, set, grid, zip; not its
+// limits) and DIR/points.json its points; another spec is refused before the
+// folder is touched. SIGTERM, SIGINT or SIGHUP stops the sweep: its running
+// points get SIGTERM, are waited for and left without a status (a rerun runs
+// them). A point dies with the sweep process, even a SIGKILLed one.
+SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &points, const SweepRunOptions &opts);
 
 struct MergeSummary {
     size_t points = 0, done = 0, failed = 0, missing = 0;
@@ -75,6 +94,9 @@ struct MergeSummary {
 // result folders under DIR/points/ for ids not listed there (another sweep's
 // results) are an error, never silently left out.
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path);
+
+// A limit's decimal text (0 .. 2^64 - 1); nullopt if it is not one.
+std::optional<uint64_t> parse_count(const std::string &text);
 
 // "i/n" -> (i, n), 0 <= i < n.
 std::pair<unsigned, unsigned> parse_shard(const std::string &text);

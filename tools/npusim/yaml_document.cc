@@ -1,0 +1,57 @@
+#include "yaml_document.h"
+
+#include <yaml-cpp/eventhandler.h>
+
+#include <sstream>
+
+#include "error.h"
+
+namespace npusim {
+namespace {
+
+std::string at(const std::string &file, const YAML::Mark &m)
+{
+    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
+// Records where each document starts; the nodes themselves come from
+// YAML::Load once the text is known to hold one document.
+struct DocumentStarts : YAML::EventHandler {
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark &m) override { starts.push_back(m); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark &, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark &, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark &, const std::string &, YAML::anchor_t, const std::string &) override {}
+    void OnSequenceStart(const YAML::Mark &, const std::string &, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark &, const std::string &, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
+}  // namespace
+
+YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what)
+{
+    try {
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        DocumentStarts docs;
+        // Two documents decide: one more is an error, and a parser that
+        // does not move past a document's start never would.
+        while (docs.starts.size() < 2 && parser.HandleNextDocument(docs)) {
+        }
+        if (docs.starts.size() == 2) {
+            const YAML::Mark &first = docs.starts[0], &second = docs.starts[1];
+            if (second.pos == first.pos)
+                throw Error(at(file, second) + "cannot parse this: it is not the start of a YAML value (a stray ',' "
+                                               "or ']' outside a [ ] or { } list?)");
+            throw Error(at(file, second) + "a second YAML document (after '---'): " + what + " is one document");
+        }
+        return YAML::Load(text);
+    } catch (const YAML::Exception &e) {
+        throw Error(at(file, e.mark) + e.msg);
+    }
+}
+
+}  // namespace npusim

@@ -1,0 +1,18 @@
+// One YAML document from a text, for config files and sweep specs.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+namespace npusim {
+
+// Parses `text` (named `file` in messages) as exactly one YAML document.
+// Throws npusim::Error `file:line:col: ...` on a syntax error, on a second
+// document (after `---`; it would be dropped unread) and on text the parser
+// cannot get past (yaml-cpp 0.7's LoadAll loops forever on a stray `,` at
+// the top level, and Load reads it as an empty document). `what` names the
+// file's kind in the message: "a config file", "a sweep spec".
+YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what);
+
+}  // namespace npusim
