@@ -33,7 +33,7 @@
     vmul.f32  %q\@, %m\@, v24           ; min(x, 0) / alpha, exact
     vmaxi.f32 %c\@, %q\@, -88.0
     LIN_EXPM1 %e\@, %c\@
-    vmaxi.f32 %p\@, \xl, 0.0
+    vmaxi.f32 %p\@, \xl, -0.0           ; -0 for x <= 0: the sum keeps expm1's sign
     vfma.f32  \y, %e\@, v26, %p\@       ; max(x, 0) + alpha expm1(...)
 .endm
 
@@ -44,15 +44,15 @@
     vmini.f32 %m\@, \x, 0.0
     vmax.f32  %c\@, %m\@, v27           ; >= -88 alpha
     vmul.f32  %y0\@, %c\@, v24          ; y0
-    vfnma.f32 %r\@, %y0\@, v26, %c\@    ; min(x, 0) - y0 alpha, exact
-    vmul.f32  %lo\@, %r\@, v24          ; ylo
+    vfms.f32  %r\@, %y0\@, v26, %c\@    ; y0 alpha - min(x, 0), exact
+    vmul.f32  %lo\@, %r\@, v24          ; -ylo
     vexp.f32  %u\@, %y0\@               ; u
     vln.f32   %l\@, %u\@
     vsub.f32  %d\@, %y0\@, %l\@
-    vsubi.f32 %um\@, %u\@, 1.0
-    vfma.f32  %e0\@, %u\@, %d\@, %um\@  ; expm1(y0)
-    vfma.f32  %e\@, %u\@, %lo\@, %e0\@  ; + u ylo
-    vmaxi.f32 %p\@, \xl, 0.0
+    vrsubi.f32 %w\@, %u\@, 1.0
+    vfms.f32  %e0\@, %u\@, %d\@, %w\@   ; expm1(y0)
+    vfnma.f32 %e\@, %u\@, %lo\@, %e0\@  ; + u ylo (the negated forms keep a zero's sign)
+    vmaxi.f32 %p\@, \xl, -0.0
     vfma.f32  \y, %e\@, v26, %p\@
 .endm
 

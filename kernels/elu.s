@@ -29,7 +29,7 @@
 .macro elu_f32 y, x, xl
     LIN_ELU_PASS %e\@, \x, \xl
     vmini.f32 %n\@, %e\@, 0.0           ; expm1(min(x, 0))
-    vmaxi.f32 %p\@, %e\@, 0.0           ; max(x, 0)
+    vmaxi.f32 %p\@, %e\@, -0.0          ; max(x, 0), -0 for x <= 0: the sum keeps expm1's sign
     vfma.f32  \y, %n\@, v26, %p\@
 .endm
 

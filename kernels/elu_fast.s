@@ -24,9 +24,9 @@
 .macro elu_fast_f32 y, x, xl
     vmini.f32 %m\@, \x, 0.0
     vexp.f32  %u\@, %m\@                ; e^min(x, 0)
-    vsubi.f32 %e\@, %u\@, 1.0           ; - 1, exact
-    vmaxi.f32 %p\@, \xl, 0.0            ; xl: x read again (LIN_WIDE_X)
-    vfma.f32  \y, %e\@, v26, %p\@       ; max(x, 0) + alpha (e^min(x, 0) - 1)
+    vrsubi.f32 %e\@, %u\@, 1.0          ; 1 - e^min(x, 0), exact
+    vmaxi.f32 %p\@, \xl, -0.0           ; max(x, 0), -0 for x <= 0; xl: x read again (LIN_WIDE_X)
+    vfnma.f32 \y, %e\@, v26, %p\@       ; max(x, 0) + alpha (e^min(x, 0) - 1): x = -0 gives -0
 .endm
 
 .macro elu_fast_math y, x

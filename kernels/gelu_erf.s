@@ -6,7 +6,11 @@
 ; @split      blocks
 ; @reference  gelu_erf
 ; @bound      fp16 ulp=1
-; @bound      fp32 ulp=3
+; @bound      fp32 ulp=3 zero_sign=any
+; @note       zero_sign=any (fp32): below x = -14.42 the tail underflows and max(x, 0) - E H, with
+; @note       max(x, 0) formed as x - min(x, 0) (+0) so that x = -inf gives NaN, is +0 where binary64
+; @note       rounds to -0. A -0 there costs two more instructions per vector (min(T, max(x, -0)));
+; @note       x = -0 itself gives -0 (the series), and fp16 keeps every sign (the short form).
 ; @note       fp32 goal 3 ULP: met, 34 instructions per fp32 vector (gelu_erf_fast: 27, 5.35 ULP).
 ; @note       Both forms are computed and a select picks one per lane. |x| < 7/8: x (1/2 +
 ; @note       x R(x^2)), R of degree 4 (2^-24.4; x R is at most 1.6 times Phi there). Beyond:

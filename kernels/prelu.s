@@ -16,7 +16,7 @@
 
 ; a: the vector register holding alpha of x's channels (lib/perchan.s).
 .macro prelu_math y, x, a
-    vmaxi.DT %pos\@, \x, 0.0
+    vmaxi.DT %pos\@, \x, -0.0          ; -0 for x <= 0: the sum keeps alpha * x exactly there
     vmini.DT %neg\@, \x, 0.0
     vfma.DT  \y, \a, %neg\@, %pos\@  ; alpha * min(x, 0) + max(x, 0)
 .endm

@@ -25,7 +25,7 @@
 .macro selu_f32 y, x, xl
     LIN_ELU_PASS %e\@, \x, \xl
     vmuli.f32 %t\@, %e\@, SELU_SCALE
-    vmaxi.f32 %s\@, %t\@, 0.0           ; scale max(x, 0)
+    vmaxi.f32 %s\@, %t\@, -0.0          ; scale max(x, 0), -0 for x <= 0
     vmini.f32 %n\@, %e\@, 0.0           ; expm1(min(x, 0))
     vfma.f32  %l\@, %n\@, v24, %s\@     ; + expm1 lo(scale alpha)
     vfma.f32  \y, %n\@, v26, %l\@       ; + expm1 hi(scale alpha): one rounding

@@ -87,6 +87,14 @@ int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, np
     if (abs_err > bound->max_abs && ulp > a->max_ulp_beyond_abs)
         a->max_ulp_beyond_abs = ulp;
     int pass = ulp <= bound->max_ulp || abs_err <= bound->max_abs;
+    if (!isnan(got) != !isnan(ref)) {
+        a->nan_mismatches++;
+        pass = 0;
+    }
+    if (got == 0 && round_to(ref, dt) == 0 && signbit(got) != signbit(round_to(ref, dt))) {
+        a->zero_sign_mismatches++;
+        pass &= bound->any_zero_sign;
+    }
     if (!pass)
         a->failures++;
     return pass;

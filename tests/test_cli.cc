@@ -8,10 +8,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "limits.h"
+#include "npusim/errors.h"
 #include "npy.h"
 
 #include "cli_helpers.h"
@@ -103,6 +106,129 @@ TEST(Cli, InputAloneSetsDtypeAndShapeAsTheReadmeSays)
     Result bad = run_cli("run relu --dtype fp32 --input x=" + x);
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(bad.err, x + ": dtype f16 does not match --dtype fp32\n");
+}
+
+TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
+{
+    // max(x, 0) against tanh's reference on x = -0: every value is right
+    // (0 ULP), only the sign is not (tanh(-0) = -0, as IEEE, C and PyTorch).
+    const std::string kernel = "; @kernel     plus_zero\n; @input      x range=-1,1\n; @output     y\n"
+                               "; @dtypes     fp16 fp32\n; @reference  tanh\n; @bound      fp16 ulp=1e9\n"
+                               "; @bound      fp32 ulp=1e9%s\n.include \"lib/eltwise.s\"\n"
+                               ".macro plus_zero_math y, x\n    vmaxi.DT \\y, \\x, 0.0\n.endm\n"
+                               "    ELTWISE_1IN_LINEAR plus_zero_math\n    halt\n";
+    const std::string exact = tmpdir() + "/plus_zero.s", any = tmpdir() + "/plus_zero_any.s";
+    char text[1024];
+    std::snprintf(text, sizeof text, kernel.c_str(), "");
+    write(exact, text);
+    std::snprintf(text, sizeof text, kernel.c_str(), " zero_sign=any");
+    write(any, text);
+    npusim::NpyArray x;
+    x.dtype = NPU_F32;
+    x.shape = {1, 1, 2, 4};
+    x.data.assign(8 * 4, 0);
+    for (size_t i = 3; i < x.data.size(); i += 4)
+        x.data[i] = 0x80;  // -0.0f
+    const std::string xp = tmpdir() + "/minus_zero.npy";
+    npusim::write_npy(xp, x);
+
+    Result r = run_cli("run " + exact + " --input x=" + xp);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("  Zeros of the wrong sign:   8\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  Failures:                  8\n"), std::string::npos) << r.out;
+    nlohmann::json j = nlohmann::json::parse(run_cli("run " + exact + " --input x=" + xp + " --json -").out);
+    EXPECT_EQ(j["accuracy"]["zero_sign_mismatches"], 8);
+    EXPECT_EQ(j["accuracy"]["nan_mismatches"], 0);
+    EXPECT_EQ(j["accuracy"]["bound_zero_sign"], "exact");
+    EXPECT_EQ(j["accuracy"]["max_ulp"], 0.0);
+
+    r = run_cli("run " + any + " --input x=" + xp);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("  Zeros of the wrong sign:   8 (allowed: the manifest's zero_sign=any)\n"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(Cli, TwoOutputsOnOneFileAreAnError)
+{
+    const std::string d = tmpdir();
+    Result r = run_cli("run relu --shape 1,1,4,4 --json " + d + "/both --trace " + d + "/./both");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, d + "/./both: named by both --json and --trace (each output needs a file of its own)\n");
+    EXPECT_EQ(r.out, "");
+    r = run_cli("run relu --shape 1,1,4,4 --output y=" + d + "/y.npy --vcd " + d + "/y.npy");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, d + "/y.npy: named by both --vcd and --output y (each output needs a file of its own)\n");
+    r = run_cli("run relu --shape 1,1,4,4 --output y=" + d + "/y1.npy --output y=" + d + "/y2.npy");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--output y=" + d + "/y2.npy: output 'y' is named twice\n");
+    EXPECT_NE(::access((d + "/both").c_str(), F_OK), 0);
+    EXPECT_NE(::access((d + "/y.npy").c_str(), F_OK), 0);
+}
+
+TEST(Cli, AVcdCutShortIsAnErrorAndLeavesNoFile)
+{
+    // A file size limit stands in for a full disk: SystemC's writes fail
+    // silently, and the file would have ended mid-record under its name.
+    const std::string vcd = tmpdir() + "/cut.vcd";
+    const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 40; SC_COPYRIGHT_MESSAGE=DISABLE " + std::string(NPUSIM_EXE) +
+                            " run gelu_tanh --shape 1,4,32,32 -q --vcd " + vcd + "\" 2>" + tmpdir() + "/cut.err";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+    EXPECT_EQ(slurp(tmpdir() + "/cut.err"),
+              vcd + ": the VCD was not written whole (disk full or a file size limit?)\n");
+    EXPECT_NE(::access(vcd.c_str(), F_OK), 0);
+    // Without the limit the same run writes it whole.
+    Result r = run_cli("run gelu_tanh --shape 1,4,32,32 -q --vcd " + vcd);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_GT(slurp(vcd).size(), 40u * 1024);
+}
+
+// The peak resident size of `npusim ARGS`, in bytes (wait4's ru_maxrss).
+uint64_t peak_rss(const std::string &args)
+{
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const std::string cmd = "exec " + std::string(NPUSIM_EXE) + " " + args + " -q >/dev/null 2>&1";
+        execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru {};
+    EXPECT_EQ(wait4(pid, &status, 0, &ru), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args;
+    return uint64_t(ru.ru_maxrss) * 1024;
+}
+
+TEST(Cli, TheMemoryEstimateIsWithinOneAndAHalfOfTheMeasuredPeak)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "ASan's shadow and quarantine are not the run's memory";
+#endif
+    struct Case {
+        const char *args;
+        uint64_t n, c, h, w;
+        unsigned esize, tensors, cores;
+        uint64_t ub, l2_lines;
+    };
+    const uint64_t l2 = (2u << 20) / 128;  // configs/default.yaml
+    const Case cases[] = {
+        {"run relu --shape 1,64,112,112", 1, 64, 112, 112, 4, 2, 1, 262144, l2},
+        {"run geglu --dtype fp16 --shape 1,64,112,112", 1, 64, 112, 112, 2, 3, 1, 262144, l2},
+        {"run relu --shape 2,64,112,112 --set sim.mode=functional", 2, 64, 112, 112, 4, 2, 1, 262144, 0},
+        {"run relu --shape 1,8,8,8 --set l2.size_bytes=268435456", 1, 8, 8, 8, 4, 2, 1, 262144, (256u << 20) / 128},
+        {"run relu --shape 1,8,8,8 --set core.ub_bytes=134217728", 1, 8, 8, 8, 4, 2, 1, 134217728, l2},
+        {"run relu --shape 1,64,56,56 --set system.cores=16", 1, 64, 56, 56, 4, 2, 16, 262144, l2},
+        {"run relu --shape 1,1,1,1", 1, 1, 1, 1, 4, 2, 1, 262144, l2},
+    };
+    for (const Case &k : cases) {
+        npu_layout layout{};
+        ASSERT_EQ(npu_layout_init(&layout, k.n, k.c, k.h, k.w, k.esize), NPU_OK);
+        const double estimate = double(npusim::run_bytes_needed(layout, {k.tensors, k.cores, k.ub, k.l2_lines}));
+        const double measured = double(peak_rss(k.args));
+        EXPECT_LE(estimate, 1.5 * measured) << k.args << ": estimate " << estimate << ", measured " << measured;
+        EXPECT_GE(estimate, measured / 1.5) << k.args << ": estimate " << estimate << ", measured " << measured;
+    }
 }
 
 TEST(Cli, OutOfRangeNumbersAndEmptyTensorsGetTheirOwnLine)

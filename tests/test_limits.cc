@@ -21,13 +21,14 @@ npu_layout layout(uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigned esize
 
 }  // namespace
 
-TEST(Limits, RunBytesCountTensorsCopiesReferencesAndCores)
+TEST(Limits, RunBytesCountTheProcessTensorsCopiesCoresAndL2)
 {
-    // fp32 1x8x2x2: C0 = 8, one C1 block: 128 GM bytes, 32 logical elements
-    // at 4 (copy) + 8 (reference) bytes.
+    // fp32 1x8x2x2: C0 = 8, one C1 block: 128 GM bytes, and 32 logical
+    // elements of 4 bytes in the NCHW copy.
     npu_layout l = layout(1, 8, 2, 2, 4);
-    EXPECT_EQ(run_bytes_needed(l, 1, 0, 0), 128u + 32u * 12u);
-    EXPECT_EQ(run_bytes_needed(l, 2, 1, 32768), 2u * (128u + 384u) + 32768u + 16384u);
+    EXPECT_EQ(run_bytes_needed(l, RunFootprint{1, 0, 0, 0}), kProcessBytes + 128u + 32u * 4u);
+    EXPECT_EQ(run_bytes_needed(l, RunFootprint{2, 3, 32768, 1000}),
+              kProcessBytes + 2u * (128u + 128u) + 3u * (32768u + kCoreStateBytes) + 1000u * kL2BytesPerLine);
 }
 
 TEST(Limits, RunBytesSaturateInsteadOfWrapping)
@@ -37,26 +38,28 @@ TEST(Limits, RunBytesSaturateInsteadOfWrapping)
     l.c1 = 1ull << 16;
     l.c0 = 16;
     l.esize = 2;
-    EXPECT_EQ(run_bytes_needed(l, 3, 1, 0), UINT64_MAX);
+    EXPECT_EQ(run_bytes_needed(l, RunFootprint{3, 1, 0, 0}), UINT64_MAX);
+    EXPECT_EQ(run_bytes_needed(layout(1, 1, 1, 1, 2), RunFootprint{1, 1, 0, UINT64_MAX / 2}), UINT64_MAX);
 }
 
 TEST(Limits, HugeShapeIsRefusedWithAnEstimate)
 {
     npu_layout l = layout(100000, 100000, 100, 100, 2);
     try {
-        check_run_fits(l, 2, 1, 262144, 16ull << 30);
+        check_run_fits(l, RunFootprint{2, 1, 262144, 16384}, 16ull << 30);
         FAIL() << "expected an error";
     } catch (const Error &e) {
         std::string m = e.what();
         EXPECT_NE(m.find("--shape 100000,100000,100,100: the run needs about"), std::string::npos) << m;
-        EXPECT_NE(m.find(" PB of memory (2 tensors of "), std::string::npos) << m;
+        EXPECT_NE(m.find(" of memory (2 tensors of "), std::string::npos) << m;
+        EXPECT_NE(m.find(" each with its NCHW copy, 1 core of 279 kB, the L2's tags 1.31 MB)"), std::string::npos) << m;
         EXPECT_NE(m.find("but only 17.2 GB are available"), std::string::npos) << m;
     }
 }
 
 TEST(Limits, SmallShapeFitsTheRealMachine)
 {
-    EXPECT_NO_THROW(check_run_fits(layout(1, 64, 56, 56, 2), 2, 2, 262144));
+    EXPECT_NO_THROW(check_run_fits(layout(1, 64, 56, 56, 2), RunFootprint{2, 2, 262144, 16384}));
     EXPECT_GT(available_memory_bytes(), 1u << 20);
 }
 

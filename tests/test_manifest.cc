@@ -128,6 +128,38 @@ TEST(Manifest, UnknownBoundDtypeIsNamed)
                  "unknown dtype 'fp8' (fp16, fp32)");
 }
 
+TEST(Manifest, ADtypeHasOneBoundAndOnlyListedDtypesHaveOne)
+{
+    expect_error("two_bounds", manifest_with(8, "; @bound      fp16 ulp=2", true), "8:15",
+                 "second @bound for fp16 (a dtype has one bound)");
+    expect_error("unlisted_bound", manifest_with(5, "; @dtypes     fp16"), "8:15",
+                 "@bound for fp32, which @dtypes does not list");
+    expect_error("dtype_twice", manifest_with(5, "; @dtypes     fp16 fp32 fp16"), "5:25",
+                 "dtype fp16 listed twice in @dtypes");
+}
+
+TEST(Manifest, ParamDefaultMustBeFinite)
+{
+    expect_error("param_nan", manifest_with(4, "; @param      alpha nan slope"), "4:21",
+                 "@param alpha default nan is not finite");
+    expect_error("param_inf", manifest_with(4, "; @param      alpha -inf slope"), "4:21",
+                 "@param alpha default -inf is not finite");
+}
+
+TEST(Manifest, ZeroSignIsExactOrAny)
+{
+    expect_error("zero_sign_bad", manifest_with(7, "; @bound      fp16 ulp=0 zero_sign=maybe"), "7:36",
+                 "zero_sign takes exact or any, not 'maybe'");
+    // The base kernel only halts: its +0 outputs against relu's reference
+    // pass or fail on value alone either way, so both spellings load.
+    for (const char *z : {"exact", "any"}) {
+        std::string path = tmpdir() + "/zero_sign_" + z + ".s";
+        write(path, manifest_with(7, std::string("; @bound      fp16 ulp=0 zero_sign=") + z));
+        Result r = run_cli("run " + path + " --dtype fp16 --shape 1,1,4,4");
+        EXPECT_NE(r.status, 2) << r.err;
+    }
+}
+
 TEST(Manifest, EveryShippedKernelLoads)
 {
     Result r = run_cli("kernels");

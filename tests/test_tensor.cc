@@ -91,7 +91,7 @@ TEST(Accuracy, BoundPassesOnUlpOrAbsolute)
 {
     npu_accuracy a;
     npu_accuracy_init(&a);
-    npu_bound b{1.0, 1e-8};
+    npu_bound b{1.0, 1e-8, 0};
     EXPECT_TRUE(npu_accuracy_add(&a, 0, 1.0 + 0x1p-23, 1.0, NPU_F32, &b));
     EXPECT_FALSE(npu_accuracy_add(&a, 1, 1.0 + 0x1p-21, 1.0, NPU_F32, &b));
     EXPECT_TRUE(npu_accuracy_add(&a, 2, 1e-9, 0.0, NPU_F32, &b));  // many ULP, tiny absolute
@@ -102,6 +102,32 @@ TEST(Accuracy, BoundPassesOnUlpOrAbsolute)
     // the largest error there is element 1's 4 ULP.
     EXPECT_GT(a.max_ulp, 1e6);
     EXPECT_EQ(a.max_ulp_beyond_abs, 4.0);
+}
+
+TEST(Accuracy, ZeroSignAndNanNessAreCheckedAndCountedApart)
+{
+    npu_accuracy a;
+    npu_accuracy_init(&a);
+    npu_bound b{1e9, 1.0, 0};  // any value passes: only sign of zero and NaN-ness can fail
+    EXPECT_FALSE(npu_accuracy_add(&a, 0, 0.0, -0.0, NPU_F32, &b));    // tanh(-0) = -0
+    EXPECT_FALSE(npu_accuracy_add(&a, 1, -0.0, 0.0, NPU_F16, &b));
+    EXPECT_FALSE(npu_accuracy_add(&a, 2, 0.0, -1e-300, NPU_F32, &b)); // rounds to -0
+    EXPECT_TRUE(npu_accuracy_add(&a, 3, -0.0, -0.0, NPU_F32, &b));
+    EXPECT_TRUE(npu_accuracy_add(&a, 4, -1e-30, 1e-30, NPU_F32, &b)); // not zeros: a value error
+    EXPECT_FALSE(npu_accuracy_add(&a, 5, NAN, 1.0, NPU_F32, &b));
+    EXPECT_FALSE(npu_accuracy_add(&a, 6, 1.0, NAN, NPU_F16, &b));
+    EXPECT_TRUE(npu_accuracy_add(&a, 7, NAN, NAN, NPU_F32, &b));
+    EXPECT_EQ(a.zero_sign_mismatches, 3u);
+    EXPECT_EQ(a.nan_mismatches, 2u);
+    EXPECT_EQ(a.failures, 5u);
+    // zero_sign=any: the zeros are counted but pass; NaN-ness still fails.
+    npu_accuracy any;
+    npu_accuracy_init(&any);
+    npu_bound lax{1e9, 1.0, 1};
+    EXPECT_TRUE(npu_accuracy_add(&any, 0, 0.0, -0.0, NPU_F32, &lax));
+    EXPECT_FALSE(npu_accuracy_add(&any, 1, NAN, 0.0, NPU_F32, &lax));
+    EXPECT_EQ(any.zero_sign_mismatches, 1u);
+    EXPECT_EQ(any.failures, 1u);
 }
 
 TEST(Reference, EveryFunctionHasAFormulaAndKnownValues)

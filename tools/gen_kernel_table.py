@@ -61,7 +61,9 @@ def main():
         "elements the manifest's abs bound does not cover (an element also passes where its "
         "absolute error is within that bound: results near zero, where ULPs shrink); the "
         "manifests' bounds come from wider sweeps (every fp16 input; 2^20 fp32 inputs over every "
-        "binade), see tests/test_library.cc.",
+        "binade), see tests/test_library.cc. Every zero result must have the reference's sign "
+        "and every NaN be where the reference's is, except where the bound says *zeros of either "
+        "sign* (the manifest's `zero_sign=any`, with a note of why).",
         "",
         "| kernel | dtype | ipv | cyc/elem | eff | bound by | max ULP | bound | result |",
         "|---|---|---:|---:|---:|---|---:|---|---|",
@@ -72,6 +74,8 @@ def main():
             b = j["bound"]
             a = j["accuracy"]
             bound = f"{a['bound_ulp']:g} ULP" + (f" / abs {a['bound_abs']:.3g}" if a["bound_abs"] else "")
+            if a.get("bound_zero_sign") == "any":
+                bound += " / zeros of either sign"
             res = "pass" if a["failures"] == 0 and a["padding_ok"] else "FAIL"
             binding = b["binding_resource"]
             lines.append(

@@ -31,6 +31,8 @@ const npu_reference *npu_reference_at(unsigned i); /* NULL past the end */
 typedef struct npu_bound {
     double max_ulp;
     double max_abs;
+    int any_zero_sign; /* 1: a zero result may have either sign (the manifest's
+                          `zero_sign=any`, for a kernel documented to differ) */
 } npu_bound;
 
 typedef struct npu_accuracy {
@@ -41,6 +43,9 @@ typedef struct npu_accuracy {
     double max_ulp_beyond_abs; /* the largest ULP error among elements the bound's
                                   absolute part does not cover (abs error > max_abs) */
     double sum_ulp;
+    uint64_t nan_mismatches;  /* elements where exactly one of result and reference is NaN */
+    uint64_t zero_sign_mismatches; /* zero results whose sign differs from the correctly
+                                      rounded reference's (+0 for -0 or the reverse) */
     uint64_t worst_index; /* element with the largest ULP error */
     double worst_got, worst_ref;
 } npu_accuracy;
@@ -55,7 +60,9 @@ double npu_load_lane(const void *data, uint64_t i, npu_dtype dt);
 void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v);
 
 void npu_accuracy_init(npu_accuracy *a);
-/* Adds one element; returns 1 when it passes the bound. */
+/* Adds one element; returns 1 when it passes the bound: NaN exactly where the
+ * reference is NaN, a zero with the reference's sign (unless
+ * bound->any_zero_sign), and within max_ulp or max_abs. */
 int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
                      const npu_bound *bound);
 

@@ -26,8 +26,8 @@
     vexp.f32  %u\@, \a                  ; u
     vln.f32   %l\@, %u\@                ; ln u
     vsub.f32  %d\@, \a, %l\@            ; a - ln u
-    vsubi.f32 %m\@, %u\@, 1.0           ; u - 1, exact
-    vfma.f32  \y, %u\@, %d\@, %m\@      ; (u - 1) + u (a - ln u)
+    vrsubi.f32 %w\@, %u\@, 1.0          ; 1 - u, exact
+    vfms.f32  \y, %u\@, %d\@, %w\@      ; (u - 1) + u (a - ln u): - (1 - u) keeps a zero's sign
 .endm
 
 ; y = x > 0 ? x : expm1(max(x, -88)): both branches of the ELU family in one
@@ -48,8 +48,8 @@
     vln.f32   %l\@, %u\@
     vmaxi.f32 %cl\@, \xl, -88.0         ; c again
     vsub.f32  %d\@, %cl\@, %l\@         ; c - ln u
-    vsubi.f32 %um\@, %u\@, 1.0
-    vfma.f32  \y, %u\@, %d\@, %um\@
+    vrsubi.f32 %w\@, %u\@, 1.0          ; 1 - u
+    vfms.f32  \y, %u\@, %d\@, %w\@      ; u d - (1 - u): x = -0 gives -0
 .endm
 
 ; ---- log1p and softplus ---------------------------------------------------------

@@ -74,10 +74,10 @@
 .macro LIN_QUOTIENT_PAIR y, xl, hi, lo
     vrcp.f32  %r\@, \hi                 ; r = RN(1/hi)
     vmul.f32  %y0\@, \xl, %r\@          ; y0 = RN(x r)
-    vfnma.f32 %e\@, %y0\@, \hi, \xl     ; x - y0 hi, exact
-    vfnma.f32 %R\@, %y0\@, \lo, %e\@    ; R = x - y0 (hi + lo)
+    vfms.f32  %e\@, %y0\@, \hi, \xl     ; y0 hi - x, exact
+    vfma.f32  %R\@, %y0\@, \lo, %e\@    ; -R = y0 (hi + lo) - x
     vceq.f32  %ok\@, %R\@, %R\@
-    vfma.f32  %f\@, %R\@, %r\@, %y0\@   ; y0 + R / hi
+    vfnma.f32 %f\@, %R\@, %r\@, %y0\@   ; y0 + R / hi (negated: y0 = -0 stays -0)
     vsel.f32  \y, %f\@, %y0\@, %ok\@
 .endm
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "top.h"
@@ -74,7 +75,7 @@ struct VcdFile {
         // SystemC opens the file only when simulation starts; fail early and clearly.
         FILE *probe = std::fopen(written.c_str(), "w");
         if (!probe)
-            throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+            throw VcdFileError(path + ": cannot write: " + std::strerror(errno));
         std::fclose(probe);
         tf = sc_core::sc_create_vcd_trace_file(base.c_str());
         tf->set_time_unit(1, sc_core::SC_NS);  // one cycle per VCD time unit
@@ -83,13 +84,44 @@ struct VcdFile {
     {
         if (!tf)
             return;
+        // SystemC ends the file with the time it is closed at, and does not
+        // check its writes: a file that ends otherwise was cut (a full disk,
+        // a file size limit) and must not take the final name.
+        const auto end = uint64_t(sc_core::sc_time_stamp() / sc_core::sc_time(1, sc_core::SC_NS));
         sc_core::sc_close_vcd_trace_file(tf);
         tf = nullptr;
-        if (std::rename(written.c_str(), path.c_str()) != 0) {
-            int e = errno;
+        std::string error;
+        if (!ends_with_line(written, "#" + std::to_string(end)))
+            error = "the VCD was not written whole (disk full or a file size limit?)";
+        else if (!fsync_file(written))
+            error = std::string("cannot flush to disk: ") + std::strerror(errno);
+        else if (std::rename(written.c_str(), path.c_str()) != 0)
+            error = std::string("cannot rename into place: ") + std::strerror(errno);
+        if (!error.empty()) {
             std::remove(written.c_str());
-            throw std::runtime_error(path + ": cannot rename into place: " + std::strerror(e));
+            throw VcdFileError(path + ": " + error);
         }
+    }
+    // True when the file's last line is `line`.
+    static bool ends_with_line(const std::string &file, const std::string &line)
+    {
+        FILE *f = std::fopen(file.c_str(), "rb");
+        if (!f)
+            return false;
+        const std::string want = "\n" + line + "\n";
+        std::string tail(want.size(), '\0');
+        const bool ok = std::fseek(f, -long(want.size()), SEEK_END) == 0 &&
+                        std::fread(&tail[0], 1, tail.size(), f) == tail.size() && tail == want;
+        std::fclose(f);
+        return ok;
+    }
+    static bool fsync_file(const std::string &file)
+    {
+        const int fd = open(file.c_str(), O_RDONLY);
+        const bool ok = fd >= 0 && fsync(fd) == 0;
+        if (fd >= 0)
+            close(fd);
+        return ok;
     }
     ~VcdFile()
     {

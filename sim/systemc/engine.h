@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "npusim/run.h"
@@ -44,8 +45,14 @@ struct ScOptions {
 // SystemC layer does not depend on the front end.
 using ScEngineFn = std::function<void(npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim)>;
 
-// An engine for RunOptions::engine. Throws std::runtime_error when the VCD
-// cannot be written, std::logic_error on a second run in one process.
+// The VCD could not be written whole (`path: why`, one line for the user);
+// nothing is left under its name.
+struct VcdFileError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// An engine for RunOptions::engine. Throws VcdFileError when the VCD cannot
+// be written, std::logic_error on a second run in one process.
 ScEngineFn systemc_engine(const ScOptions &opts);
 
 // Keeps SystemC quiet: SystemC's reports go to stderr (never stdout, where

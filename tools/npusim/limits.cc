@@ -42,17 +42,25 @@ uint64_t meminfo_available()
 
 }  // namespace
 
-uint64_t run_bytes_needed(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes)
+namespace {
+
+// One tensor: its GM image and its NCHW copy.
+uint64_t tensor_bytes(const npu_layout &layout)
 {
     const uint64_t logical = sat_mul(sat_mul(sat_mul(layout.n, layout.c), layout.h), layout.w);
     const uint64_t gm = sat_mul(sat_mul(sat_mul(sat_mul(sat_mul(layout.n, layout.c1), layout.h), layout.w),
                                         layout.c0),
                                 layout.esize);
-    // GM image + NCHW copy + the reference in double (8 bytes an element).
-    const uint64_t per_tensor = sat_add(gm, sat_mul(logical, uint64_t(layout.esize) + 8));
-    // A core's state is about 10 KiB of registers beside its UB.
-    const uint64_t per_core = sat_add(ub_bytes, 16384);
-    return sat_add(sat_mul(per_tensor, tensors), sat_mul(per_core, cores));
+    return sat_add(gm, sat_mul(logical, layout.esize));
+}
+
+}  // namespace
+
+uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
+{
+    uint64_t need = sat_add(kProcessBytes, sat_mul(tensor_bytes(layout), run.tensors));
+    need = sat_add(need, sat_mul(sat_add(run.ub_bytes, kCoreStateBytes), run.cores));
+    return sat_add(need, sat_mul(run.l2_lines, kL2BytesPerLine));
 }
 
 uint64_t available_memory_bytes()
@@ -89,24 +97,25 @@ std::string human_bytes(uint64_t bytes)
     return buf;
 }
 
-void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes,
-                    uint64_t available)
+void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t available)
 {
-    const uint64_t need = run_bytes_needed(layout, tensors, cores, ub_bytes);
+    const uint64_t need = run_bytes_needed(layout, run);
     if (need <= available)
         return;
     std::ostringstream os;
     os << "--shape " << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w
        << ": the run needs about " << (need == UINT64_MAX ? std::string("more than 18 EB") : human_bytes(need))
-       << " of memory (" << tensors << " tensor" << (tensors == 1 ? "" : "s") << " of "
-       << human_bytes(run_bytes_needed(layout, 1, 0, 0)) << " each, with their NCHW copies and references) but only "
+       << " of memory (" << run.tensors << " tensor" << (run.tensors == 1 ? "" : "s") << " of "
+       << human_bytes(tensor_bytes(layout)) << " each with its NCHW copy, " << run.cores << " core"
+       << (run.cores == 1 ? "" : "s") << " of " << human_bytes(sat_add(run.ub_bytes, kCoreStateBytes))
+       << ", the L2's tags " << human_bytes(sat_mul(run.l2_lines, kL2BytesPerLine)) << ") but only "
        << human_bytes(available) << " are available";
     throw Error(os.str());
 }
 
-void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes)
+void check_run_fits(const npu_layout &layout, const RunFootprint &run)
 {
-    check_run_fits(layout, tensors, cores, ub_bytes, available_memory_bytes());
+    check_run_fits(layout, run, available_memory_bytes());
 }
 
 uint64_t available_disk_bytes(const std::string &dir)

@@ -10,11 +10,25 @@
 
 namespace npusim {
 
-// Host bytes one run allocates, roughly: per tensor its NC1HWC0 image in GM,
-// its logical NCHW copy (inputs generated or read, outputs unpacked) and the
-// double-precision reference; per core its UB and core state. Saturates at
-// UINT64_MAX instead of wrapping.
-uint64_t run_bytes_needed(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes);
+// What a run holds in host memory, for run_bytes_needed().
+struct RunFootprint {
+    unsigned tensors = 0;    // full tensors (inputs and outputs; per-channel ones are small)
+    unsigned cores = 0;
+    uint64_t ub_bytes = 0;   // per core
+    uint64_t l2_lines = 0;   // the L2's lines (0 with memory.model: ideal)
+};
+
+// Host bytes one run touches, measured (tests/test_cli.cc holds it within
+// 1.5x of the peak resident size): the process itself (binary, libraries,
+// SystemC: kProcessBytes), per tensor its NC1HWC0 image in GM and its
+// logical NCHW copy (inputs generated or read, outputs unpacked; the
+// reference is computed per element, not stored), per core its UB and core
+// state, per L2 line its tag and the miss classifier's shadow entries.
+// Saturates at UINT64_MAX instead of wrapping.
+constexpr uint64_t kProcessBytes = 12u << 20;
+constexpr uint64_t kCoreStateBytes = 16u << 10;
+constexpr uint64_t kL2BytesPerLine = 80;
+uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run);
 
 // Memory this process may still allocate: MemAvailable from /proc/meminfo
 // (sysinfo's free + buffer RAM without it), capped by RLIMIT_AS and
@@ -24,9 +38,8 @@ uint64_t available_memory_bytes();
 // Throws npusim::Error ("the run needs about 7.6 TB of memory (...) but only
 // 12.3 GB are available") when run_bytes_needed() exceeds `available`
 // (default: available_memory_bytes()).
-void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes);
-void check_run_fits(const npu_layout &layout, unsigned tensors, unsigned cores, size_t ub_bytes,
-                    uint64_t available);
+void check_run_fits(const npu_layout &layout, const RunFootprint &run);
+void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t available);
 
 // Free bytes on the file system holding `dir` (or its nearest existing
 // parent), for unprivileged users; UINT64_MAX when it cannot be told.

@@ -9,7 +9,9 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "atomic_file.h"
 #include "commands.h"
@@ -61,6 +63,24 @@ struct TraceFlags {
     bool any() const { return !perfetto.empty() || !konata.empty() || !vcd.empty(); }
 };
 
+// Two outputs naming one file would leave only the one written last: an
+// error, whichever spelling of the path each uses (x.json, ./x.json).
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>> &outputs)
+{
+    std::map<std::string, std::string> seen;  // normalised path -> the flag that named it
+    for (const auto &[flag, path] : outputs) {
+        if (path.empty() || path == "-")
+            continue;
+        std::error_code ec;
+        std::string key = std::filesystem::weakly_canonical(path, ec).string();
+        if (ec)
+            key = path;
+        auto [at, fresh] = seen.emplace(key, flag);
+        if (!fresh)
+            throw Error(path + ": named by both " + at->second + " and " + flag + " (each output needs a file of its own)");
+    }
+}
+
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
             const std::string &shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
             const std::vector<std::string> &params, const std::string &json_path, bool quiet, const TraceFlags &tf)
@@ -70,8 +90,16 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     opts.shape = parse_shape(shape);
     for (const std::string &s : inputs)
         opts.inputs.insert(split_assignment("--input", s));
-    for (const std::string &s : outputs)
-        opts.outputs.insert(split_assignment("--output", s));
+    std::vector<std::pair<std::string, std::string>> files = {
+        {"--json", json_path}, {"--trace", tf.perfetto}, {"--konata", tf.konata}, {"--vcd", tf.vcd},
+        {"--mem-trace", base.mem_trace}};
+    for (const std::string &s : outputs) {
+        auto kv = split_assignment("--output", s);
+        if (!opts.outputs.insert(kv).second)
+            throw Error("--output " + s + ": output '" + kv.first + "' is named twice");
+        files.emplace_back("--output " + kv.first, kv.second);
+    }
+    check_distinct_outputs(files);
     for (const std::string &s : params) {
         auto kv = split_assignment("--param", s);
         char *end = nullptr;
@@ -335,7 +363,9 @@ int cmd_kernels(bool json)
         nlohmann::json bounds = nlohmann::json::object();
         std::string btxt;
         for (const auto &kv : m.bounds) {
-            bounds[kv.first] = {{"ulp", kv.second.max_ulp}, {"abs", kv.second.max_abs}};
+            bounds[kv.first] = {{"ulp", kv.second.max_ulp},
+                                {"abs", kv.second.max_abs},
+                                {"zero_sign", kv.second.any_zero_sign ? "any" : "exact"}};
             char b[96];
             std::snprintf(b, sizeof b, "%s%s<=%gulp", btxt.empty() ? "" : " ", kv.first.c_str(), kv.second.max_ulp);
             btxt += b;
@@ -504,6 +534,9 @@ int sc_main(int argc, char **argv)
             if (*c.sub)
                 return c.run();
     } catch (const Error &e) {
+        std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const VcdFileError &e) {
         std::cerr << e.what() << "\n";
         return 2;
     } catch (const std::exception &e) {

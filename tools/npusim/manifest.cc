@@ -113,14 +113,23 @@ void parse_bound(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
     if (w.size() < 3)
         ctx.fail(w[0].second, "@bound needs a dtype and ulp=N and/or abs=X");
     check_dtype(ctx, w[1].first, w[1].second);
-    npu_bound b{0.0, 0.0};
+    if (m.bounds.count(w[1].first))
+        ctx.fail(w[1].second, "second @bound for " + w[1].first + " (a dtype has one bound)");
+    npu_bound b{0.0, 0.0, 0};
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
+        if (opt.rfind("zero_sign=", 0) == 0) {
+            // A kernel documented to return zeros of either sign.
+            if (opt != "zero_sign=any" && opt != "zero_sign=exact")
+                ctx.fail(w[k].second + 10, "zero_sign takes exact or any, not '" + opt.substr(10) + "'");
+            b.any_zero_sign = opt == "zero_sign=any";
+            continue;
+        }
         double *field = opt.rfind("ulp=", 0) == 0   ? &b.max_ulp
                         : opt.rfind("abs=", 0) == 0 ? &b.max_abs
                                                     : nullptr;
         if (!field)
-            ctx.fail(w[k].second, "unknown bound option '" + opt + "' (ulp=N, abs=X)");
+            ctx.fail(w[k].second, "unknown bound option '" + opt + "' (ulp=N, abs=X, zero_sign=any)");
         *field = parse_number(ctx, opt.substr(4), w[k].second + 4);
         if (!std::isfinite(*field) || *field < 0)
             ctx.fail(w[k].second, opt + " must be finite and non-negative");
@@ -177,6 +186,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     std::string line;
     int lineno = 0;
     int kernel_line = 0;  // the @kernel line, once seen
+    std::map<std::string, std::pair<int, size_t>> bound_at;  // dtype -> its @bound's line, column
     Names names;
     while (std::getline(in, line)) {
         lineno++;
@@ -209,10 +219,14 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
                 ctx.fail(w[0].second, "@param needs a name and a default value");
             declare_name(names, ctx, w[1].first, w[1].second);
             ParamDecl p{w[1].first, parse_number(ctx, w[2].first, w[2].second), rest(3)};
+            if (!std::isfinite(p.default_value))
+                ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is not finite");
             m.params.push_back(p);
         } else if (key == "dtypes") {
             for (size_t k = 1; k < w.size(); k++) {
                 check_dtype(ctx, w[k].first, w[k].second);
+                if (m.supports(w[k].first))
+                    ctx.fail(w[k].second, "dtype " + w[k].first + " listed twice in @dtypes");
                 m.dtypes.push_back(w[k].first);
             }
         } else if (key == "reference") {
@@ -223,6 +237,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             m.reference = w[1].first;
         } else if (key == "bound") {
             parse_bound(m, ctx, w);
+            bound_at[w[1].first] = {lineno, w[1].second};
         } else if (key == "split") {
             parse_split(m, ctx, w);
         } else if (key == "note") {
@@ -243,6 +258,9 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     need(!m.reference.empty(), "@reference");
     for (const std::string &dt : m.dtypes)
         need(m.bounds.count(dt) > 0, "@bound for " + dt);
+    for (const auto &b : bound_at)
+        if (!m.supports(b.first))
+            LineCtx{path, b.second.first}.fail(b.second.second, "@bound for " + b.first + ", which @dtypes does not list");
     const npu_reference *ref = npu_reference_find(m.reference.c_str());
     if (ref->num_inputs != m.num_inputs())
         throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +

@@ -443,8 +443,11 @@ nlohmann::json report_json(const RunResult &r)
                      {"max_ulp_beyond_abs", json_number(r.accuracy.max_ulp_beyond_abs)},
                      {"mean_ulp", r.accuracy.checked ? r.accuracy.sum_ulp / double(r.accuracy.checked) : 0.0},
                      {"max_abs_err", json_number(r.accuracy.max_abs_err)},
+                     {"nan_mismatches", r.accuracy.nan_mismatches},
+                     {"zero_sign_mismatches", r.accuracy.zero_sign_mismatches},
                      {"bound_ulp", r.bound.max_ulp},
                      {"bound_abs", r.bound.max_abs},
+                     {"bound_zero_sign", r.bound.any_zero_sign ? "any" : "exact"},
                      {"padding_ok", r.padding_nonzero == 0},
                      {"padding_nonzero", r.padding_nonzero}};
     if (!r.against.empty() && r.checked) {
@@ -533,6 +536,12 @@ std::string report_text(const RunResult &r)
         if (r.accuracy.max_ulp > 0)
             os << fmt("  Worst element:             #%" PRIu64 ": got %.9g, reference %.9g\n", r.accuracy.worst_index,
                       r.accuracy.worst_got, r.accuracy.worst_ref);
+        if (r.accuracy.nan_mismatches)
+            os << fmt("  NaN mismatches:            %" PRIu64 " (NaN where the reference is a number, or the reverse)\n",
+                      r.accuracy.nan_mismatches);
+        if (r.accuracy.zero_sign_mismatches || r.bound.any_zero_sign)
+            os << fmt("  Zeros of the wrong sign:   %" PRIu64 "%s\n", r.accuracy.zero_sign_mismatches,
+                      r.bound.any_zero_sign ? " (allowed: the manifest's zero_sign=any)" : "");
         os << fmt("  Failures:                  %" PRIu64 "\n", r.accuracy.failures);
         for (const FailedElement &f : r.failed)
             os << fmt("    element #%" PRIu64 ": x=%.9g got %.9g, reference %.9g (%.3g ULP)\n", f.index, f.inputs[0],

@@ -622,7 +622,12 @@ RunResult run_kernel(const RunOptions &opts)
         throw Error(shape_from + ": tensor too large");
     // Refuse up front what would not fit in memory, with an estimate, rather
     // than meet the OOM killer half-way.
-    check_run_fits(r.layout, unsigned(m.num_full_tensors()), r.config.cores, r.config.core.ub_bytes);
+    RunFootprint footprint;
+    footprint.tensors = unsigned(m.num_full_tensors());
+    footprint.cores = r.config.cores;
+    footprint.ub_bytes = r.config.core.ub_bytes;
+    footprint.l2_lines = r.config.timed && r.config.memory_l2 ? r.config.l2.size_bytes / r.config.l2.line_bytes : 0;
+    check_run_fits(r.layout, footprint);
 
     // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
     ProgramHolder prog;
@@ -819,7 +824,7 @@ RunResult run_kernel(const RunOptions &opts)
     r.against = opts.against;
     if (r.traps.empty()) {
         const npu_reference *ref = npu_reference_find(m.reference.c_str());
-        const npu_bound unbounded{INFINITY, INFINITY};
+        const npu_bound unbounded{INFINITY, INFINITY, 1};
         double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
         std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
                   against_params);
