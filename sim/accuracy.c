@@ -91,7 +91,7 @@ int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, np
         a->nan_mismatches++;
         pass = 0;
     }
-    if (got == 0 && round_to(ref, dt) == 0 && signbit(got) != signbit(round_to(ref, dt))) {
+    if (got == 0 && round_to(ref, dt) == 0 && signbit(got) != signbit(ref)) { /* rounding keeps the sign */
         a->zero_sign_mismatches++;
         pass &= bound->any_zero_sign;
     }

@@ -7,13 +7,17 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "config.h"
 #include "limits.h"
+#include "manifest.h"
+#include "runner.h"
 #include "npusim/errors.h"
 #include "npy.h"
 
@@ -206,28 +210,36 @@ TEST(Cli, TheMemoryEstimateIsWithinOneAndAHalfOfTheMeasuredPeak)
     GTEST_SKIP() << "ASan's shadow and quarantine are not the run's memory";
 #endif
     struct Case {
-        const char *args;
+        const char *kernel, *dtype;
         uint64_t n, c, h, w;
-        unsigned esize, tensors, cores;
-        uint64_t ub, l2_lines;
+        std::vector<std::string> sets;
     };
-    const uint64_t l2 = (2u << 20) / 128;  // configs/default.yaml
     const Case cases[] = {
-        {"run relu --shape 1,64,112,112", 1, 64, 112, 112, 4, 2, 1, 262144, l2},
-        {"run geglu --dtype fp16 --shape 1,64,112,112", 1, 64, 112, 112, 2, 3, 1, 262144, l2},
-        {"run relu --shape 2,64,112,112 --set sim.mode=functional", 2, 64, 112, 112, 4, 2, 1, 262144, 0},
-        {"run relu --shape 1,8,8,8 --set l2.size_bytes=268435456", 1, 8, 8, 8, 4, 2, 1, 262144, (256u << 20) / 128},
-        {"run relu --shape 1,8,8,8 --set core.ub_bytes=134217728", 1, 8, 8, 8, 4, 2, 1, 134217728, l2},
-        {"run relu --shape 1,64,56,56 --set system.cores=16", 1, 64, 56, 56, 4, 2, 16, 262144, l2},
-        {"run relu --shape 1,1,1,1", 1, 1, 1, 1, 4, 2, 1, 262144, l2},
+        {"relu", "fp32", 1, 64, 112, 112, {}},
+        {"geglu", "fp16", 1, 64, 112, 112, {}},
+        {"relu", "fp32", 2, 64, 112, 112, {"sim.mode=functional"}},
+        {"relu", "fp32", 1, 8, 8, 8, {"l2.size_bytes=268435456"}},
+        {"relu", "fp32", 1, 8, 8, 8, {"core.ub_bytes=134217728"}},
+        {"relu", "fp32", 1, 64, 56, 56, {"system.cores=16"}},
+        {"relu", "fp32", 1, 1, 1, 1, {}},
     };
     for (const Case &k : cases) {
+        std::string args = std::string("run ") + k.kernel + " --dtype " + k.dtype + " --shape " + std::to_string(k.n) +
+                           "," + std::to_string(k.c) + "," + std::to_string(k.h) + "," + std::to_string(k.w);
+        npusim::Config cfg = npusim::default_config();
+        for (const std::string &set : k.sets) {
+            npusim::apply_override(cfg, set);
+            args += " --set " + set;
+        }
         npu_layout layout{};
-        ASSERT_EQ(npu_layout_init(&layout, k.n, k.c, k.h, k.w, k.esize), NPU_OK);
-        const double estimate = double(npusim::run_bytes_needed(layout, {k.tensors, k.cores, k.ub, k.l2_lines}));
-        const double measured = double(peak_rss(k.args));
-        EXPECT_LE(estimate, 1.5 * measured) << k.args << ": estimate " << estimate << ", measured " << measured;
-        EXPECT_GE(estimate, measured / 1.5) << k.args << ": estimate " << estimate << ", measured " << measured;
+        ASSERT_EQ(npu_layout_init(&layout, k.n, k.c, k.h, k.w, std::string(k.dtype) == "fp16" ? 2 : 4), NPU_OK);
+        const npusim::Manifest m = npusim::load_manifest(npusim::resolve_kernel(k.kernel));
+        const double estimate = double(npusim::run_bytes_needed(layout, npusim::run_footprint(cfg, m)));
+        const double measured = double(peak_rss(args));
+        std::printf("%-70s estimate %6.1f MB, measured %6.1f MB: %.2f\n", args.c_str(), estimate / 1e6,
+                    measured / 1e6, estimate / measured);
+        EXPECT_LE(estimate, 1.5 * measured) << args << ": estimate " << estimate << ", measured " << measured;
+        EXPECT_GE(estimate, measured / 1.5) << args << ": estimate " << estimate << ", measured " << measured;
     }
 }
 

@@ -342,11 +342,6 @@ std::string multiple_error(const Config &cfg, const ConfigKey &k)
            std::to_string(product) + (k.unit.empty() ? "" : " " + k.unit) + ")";
 }
 
-std::string mark_prefix(const std::string &file, const YAML::Mark &m)
-{
-    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-}
-
 // What one file gave, for the rules that look at more than one key.
 struct FileKeys {
     std::string file;
@@ -356,7 +351,7 @@ struct FileKeys {
 
 std::string duplicate(const std::string &file, const YAML::Mark &again, const std::string &path, const YAML::Mark &first)
 {
-    return mark_prefix(file, again) + shown(path) + ": duplicate key (first at line " + std::to_string(first.line + 1) +
+    return yaml_where(file, again) + shown(path) + ": duplicate key (first at line " + std::to_string(first.line + 1) +
            ", column " + std::to_string(first.column + 1) + ")";
 }
 
@@ -366,7 +361,7 @@ void check_unique_keys(const YAML::Node &map, const std::string &prefix, const s
     std::map<std::string, YAML::Mark> seen;
     for (const auto &kv : map) {
         if (!kv.first.IsScalar())
-            throw Error(mark_prefix(file, kv.first.Mark()) + (prefix.empty() ? "config" : prefix) +
+            throw Error(yaml_where(file, kv.first.Mark()) + (prefix.empty() ? "config" : prefix) +
                         ": a key must be a plain name, not a list or a mapping");
         const std::string &key = kv.first.Scalar();
         auto ins = seen.emplace(key, kv.first.Mark());
@@ -379,7 +374,7 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, F
 {
     const std::string &file = given.file;
     if (!node.IsMap())
-        throw Error(mark_prefix(file, node.Mark()) + (prefix.empty() ? "config" : shown(prefix)) + ": expected a mapping");
+        throw Error(yaml_where(file, node.Mark()) + (prefix.empty() ? "config" : shown(prefix)) + ": expected a mapping");
     check_unique_keys(node, prefix, file);
     for (const auto &kv : node) {
         std::string key = kv.first.Scalar();
@@ -390,25 +385,25 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, F
             for (const ConfigKey &s : schema())
                 is_section |= s.path.rfind(path + ".", 0) == 0;
             if (!is_section)
-                throw Error(mark_prefix(file, kv.first.Mark()) + shown(path) + ": unknown key");
+                throw Error(yaml_where(file, kv.first.Mark()) + shown(path) + ": unknown key");
             load_node(cfg, kv.second, path, given);
             continue;
         }
         if (!k)
-            throw Error(mark_prefix(file, kv.first.Mark()) + shown(path) + ": unknown key");
+            throw Error(yaml_where(file, kv.first.Mark()) + shown(path) + ": unknown key");
         // `core.vlen: 1` beside `core: {vlen: 2}` is the same key twice.
         auto ins = given.key_at.emplace(path, kv.first.Mark());
         if (!ins.second)
             throw Error(duplicate(file, kv.first.Mark(), path, ins.first->second));
         given.map_at.emplace(path, node.Mark());
-        const std::string where = mark_prefix(file, kv.second.Mark());
+        const std::string where = yaml_where(file, kv.second.Mark());
         if (k->type == KeyType::SlotList) {
             if (!kv.second.IsSequence())
                 throw Error(where + path + ": expected a list of class sets, e.g. [scalar+branch+sync, vector]");
             std::vector<std::string> sets;
             for (const auto &item : kv.second) {
                 if (!item.IsScalar())
-                    throw Error(mark_prefix(file, item.Mark()) + path + ": expected a class set like vector or mem+dma");
+                    throw Error(yaml_where(file, item.Mark()) + path + ": expected a class set like vector or mem+dma");
                 sets.push_back(item.Scalar());
             }
             set_slots(cfg, sets, where);
@@ -437,7 +432,7 @@ void check_issue_width(const Config &cfg, const FileKeys &given)
         at = given.map_at.at("issue.width").pos == given.map_at.at("issue.slots").pos
                  ? given.map_at.at("issue.width")
                  : (width->second.pos < slots->second.pos ? width->second : slots->second);
-    throw Error(mark_prefix(given.file, at) + width_mismatch(cfg));
+    throw Error(yaml_where(given.file, at) + width_mismatch(cfg));
 }
 
 // A file that gives a key with a multiple_of, or one of its factors, must
@@ -455,7 +450,7 @@ void check_multiples(const Config &cfg, const FileKeys &given)
                 continue;
             std::string msg = multiple_error(cfg, k);
             if (!msg.empty())
-                throw Error(mark_prefix(given.file, at->second) + msg);
+                throw Error(yaml_where(given.file, at->second) + msg);
             break;
         }
     }
@@ -555,7 +550,7 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
     if (root.IsMap() && root["base"]) {
         const YAML::Node b = root["base"];
         if (!b.IsScalar())
-            throw Error(mark_prefix(path, b.Mark()) + "base: expected a config file name");
+            throw Error(yaml_where(path, b.Mark()) + "base: expected a config file name");
         std::string base = b.Scalar();
         if (!base.empty() && base[0] != '/') {
             size_t slash = path.rfind('/');

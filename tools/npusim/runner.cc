@@ -554,6 +554,16 @@ std::vector<uint64_t> parse_shape(const std::string &text)
     return dims;
 }
 
+RunFootprint run_footprint(const Config &cfg, const Manifest &m)
+{
+    RunFootprint f;
+    f.tensors = unsigned(m.num_full_tensors());
+    f.cores = cfg.cores;
+    f.ub_bytes = cfg.core.ub_bytes;
+    f.l2_lines = cfg.timed && cfg.memory_l2 ? cfg.l2.size_bytes / cfg.l2.line_bytes : 0;  // only a timed run has one
+    return f;
+}
+
 RunResult run_kernel(const RunOptions &opts)
 {
     auto t0 = std::chrono::steady_clock::now();
@@ -622,12 +632,7 @@ RunResult run_kernel(const RunOptions &opts)
         throw Error(shape_from + ": tensor too large");
     // Refuse up front what would not fit in memory, with an estimate, rather
     // than meet the OOM killer half-way.
-    RunFootprint footprint;
-    footprint.tensors = unsigned(m.num_full_tensors());
-    footprint.cores = r.config.cores;
-    footprint.ub_bytes = r.config.core.ub_bytes;
-    footprint.l2_lines = r.config.timed && r.config.memory_l2 ? r.config.l2.size_bytes / r.config.l2.line_bytes : 0;
-    check_run_fits(r.layout, footprint);
+    check_run_fits(r.layout, run_footprint(r.config, m));
 
     // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
     ProgramHolder prog;

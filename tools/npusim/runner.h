@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config.h"
+#include "limits.h"
 #include "manifest.h"
 #include "npy.h"
 #include "npusim/core.h"
@@ -210,6 +211,10 @@ struct RunResult {
 // Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
 // Guest faults are not exceptions: they come back in RunResult::traps.
 RunResult run_kernel(const RunOptions &opts);
+
+// What a run of kernel `m` on config `cfg` holds in host memory
+// (run_bytes_needed; run_kernel refuses a run that would not fit).
+RunFootprint run_footprint(const Config &cfg, const Manifest &m);
 
 Bound analyse_bound(const RunResult &r);
 

@@ -33,11 +33,6 @@
 namespace npusim {
 namespace {
 
-std::string where(const std::string &file, const YAML::Mark &m)
-{
-    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-}
-
 std::string scalar_text(const YAML::Node &n, const std::string &file, const std::string &key)
 {
     if (n.IsScalar())
@@ -46,12 +41,12 @@ std::string scalar_text(const YAML::Node &n, const std::string &file, const std:
         std::string s;
         for (const auto &item : n) {
             if (!item.IsScalar())
-                throw Error(where(file, item.Mark()) + key + ": expected a scalar");
+                throw Error(yaml_where(file, item.Mark()) + key + ": expected a scalar");
             s += (s.empty() ? "" : ",") + item.Scalar();
         }
         return s;
     }
-    throw Error(where(file, n.Mark()) + key + ": expected a scalar value");
+    throw Error(yaml_where(file, n.Mark()) + key + ": expected a scalar value");
 }
 
 // True if the last value also appears earlier in the list.
@@ -68,11 +63,11 @@ std::vector<std::string> string_list(const YAML::Node &n, const std::string &fil
         return out;
     }
     if (!n.IsSequence() || n.size() == 0)
-        throw Error(where(file, n.Mark()) + key + ": expected a non-empty list");
+        throw Error(yaml_where(file, n.Mark()) + key + ": expected a non-empty list");
     for (const auto &item : n) {
         out.push_back(scalar_text(item, file, key));
         if (repeats_last(out))
-            throw Error(where(file, item.Mark()) + key + ": '" + out.back() +
+            throw Error(yaml_where(file, item.Mark()) + key + ": '" + out.back() +
                         "' is listed twice (its points would share one id)");
     }
     return out;
@@ -84,7 +79,7 @@ void check_unique_key(std::map<std::string, int> &seen, const YAML::Node &k, con
 {
     auto [it, fresh] = seen.emplace(k.Scalar(), k.Mark().line + 1);
     if (!fresh)
-        throw Error(where(file, k.Mark()) + name + ": repeated key (first at line " + std::to_string(it->second) +
+        throw Error(yaml_where(file, k.Mark()) + name + ": repeated key (first at line " + std::to_string(it->second) +
                     ")");
 }
 
@@ -118,11 +113,11 @@ std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const 
 {
     std::vector<SweepAxis> out;
     if (!n.IsMap())
-        throw Error(where(file, n.Mark()) + section + ": expected a mapping of config keys to value lists");
+        throw Error(yaml_where(file, n.Mark()) + section + ": expected a mapping of config keys to value lists");
     std::map<std::string, int> seen;
     for (const auto &kv : n) {
         std::string key = kv.first.Scalar();
-        const std::string w = where(file, kv.first.Mark());
+        const std::string w = yaml_where(file, kv.first.Mark());
         check_key(key, w + section + ".");
         check_unique_key(seen, kv.first, file, section + "." + key);
         for (const SweepAxis &o : other)
@@ -130,14 +125,14 @@ std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const 
                 throw Error(w + section + "." + key + ": also in " + other_section +
                             " (a key is either crossed or zipped, not both)");
         if (!kv.second.IsSequence() || kv.second.size() == 0)
-            throw Error(where(file, kv.second.Mark()) + section + "." + key + ": expected a non-empty list of values");
+            throw Error(yaml_where(file, kv.second.Mark()) + section + "." + key + ": expected a non-empty list of values");
         SweepAxis a{key, {}};
         for (const auto &v : kv.second) {
             a.values.push_back(scalar_text(v, file, section + "." + key));
-            check_value(key, a.values.back(), where(file, v.Mark()) + section + ".");
+            check_value(key, a.values.back(), yaml_where(file, v.Mark()) + section + ".");
             // A zip value may repeat (other keys move with it); a grid value may not.
             if (section == "grid" && repeats_last(a.values))
-                throw Error(where(file, v.Mark()) + section + "." + key + ": '" + a.values.back() +
+                throw Error(yaml_where(file, v.Mark()) + section + "." + key + ": '" + a.values.back() +
                             "' is listed twice (its points would share one id)");
         }
         out.push_back(a);
@@ -149,7 +144,7 @@ std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const 
 SweepLimits limits_from(const YAML::Node &n, const std::string &file)
 {
     if (!n.IsMap())
-        throw Error(where(file, n.Mark()) + "limits: expected a mapping (max_cycles, max_instructions)");
+        throw Error(yaml_where(file, n.Mark()) + "limits: expected a mapping (max_cycles, max_instructions)");
     SweepLimits l;
     std::map<std::string, int> seen;
     for (const auto &kv : n) {
@@ -158,11 +153,11 @@ SweepLimits limits_from(const YAML::Node &n, const std::string &file)
                                         : key == "max_instructions" ? &l.max_instructions
                                                                     : nullptr;
         if (!slot)
-            throw Error(where(file, kv.first.Mark()) + name + ": unknown key (max_cycles, max_instructions)");
+            throw Error(yaml_where(file, kv.first.Mark()) + name + ": unknown key (max_cycles, max_instructions)");
         check_unique_key(seen, kv.first, file, name);
         *slot = kv.second.IsScalar() ? parse_count(kv.second.Scalar()) : std::nullopt;
         if (!*slot)
-            throw Error(where(file, kv.second.Mark()) + name + ": expected a whole number (0 .. 2^64 - 1; 0: no limit)" +
+            throw Error(yaml_where(file, kv.second.Mark()) + name + ": expected a whole number (0 .. 2^64 - 1; 0: no limit)" +
                         (kv.second.IsScalar() ? ", got '" + kv.second.Scalar() + "'" : ""));
     }
     return l;
@@ -550,7 +545,7 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
                 b = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + b;
             }
             if (!file_exists(b))
-                throw Error(where(path, v.Mark()) + "base: no such config file '" + b + "'");
+                throw Error(yaml_where(path, v.Mark()) + "base: no such config file '" + b + "'");
             s.base = b;
         } else if (key == "kernels") {
             s.kernels = string_list(v, path, key);
@@ -558,18 +553,18 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
             s.dtypes = string_list(v, path, key);
             for (const std::string &d : s.dtypes)
                 if (d != "fp16" && d != "fp32")
-                    throw Error(where(path, v.Mark()) + "dtypes: unknown dtype '" + d + "' (fp16, fp32)");
+                    throw Error(yaml_where(path, v.Mark()) + "dtypes: unknown dtype '" + d + "' (fp16, fp32)");
         } else if (key == "shapes") {
             s.shapes = string_list(v, path, key);
         } else if (key == "set") {
             if (!v.IsMap())
-                throw Error(where(path, v.Mark()) + "set: expected a mapping of config keys to values");
+                throw Error(yaml_where(path, v.Mark()) + "set: expected a mapping of config keys to values");
             std::map<std::string, int> set_seen;
             for (const auto &e : v) {
-                check_key(e.first.Scalar(), where(path, e.first.Mark()) + "set.");
+                check_key(e.first.Scalar(), yaml_where(path, e.first.Mark()) + "set.");
                 check_unique_key(set_seen, e.first, path, "set." + e.first.Scalar());
                 s.set.emplace_back(e.first.Scalar(), scalar_text(e.second, path, "set." + e.first.Scalar()));
-                check_value(s.set.back().first, s.set.back().second, where(path, e.second.Mark()) + "set.");
+                check_value(s.set.back().first, s.set.back().second, yaml_where(path, e.second.Mark()) + "set.");
             }
         } else if (key == "grid") {
             s.grid = axes(v, path, "grid", s.zip, "zip");
@@ -577,13 +572,13 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
             s.zip = axes(v, path, "zip", s.grid, "grid");
             for (const SweepAxis &a : s.zip)
                 if (a.values.size() != s.zip[0].values.size())
-                    throw Error(where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +
+                    throw Error(yaml_where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +
                                 " values but zip." + s.zip[0].key + " has " + std::to_string(s.zip[0].values.size()) +
                                 " (zip lists move in lock-step)");
         } else if (key == "limits") {
             s.limits = limits_from(v, path);
         } else {
-            throw Error(where(path, kv.first.Mark()) + key +
+            throw Error(yaml_where(path, kv.first.Mark()) + key +
                         ": unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits)");
         }
     }

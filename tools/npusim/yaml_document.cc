@@ -9,11 +9,6 @@
 namespace npusim {
 namespace {
 
-std::string at(const std::string &file, const YAML::Mark &m)
-{
-    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-}
-
 // Records where each document starts; the nodes themselves come from
 // YAML::Load once the text is known to hold one document.
 struct DocumentStarts : YAML::EventHandler {
@@ -31,6 +26,11 @@ struct DocumentStarts : YAML::EventHandler {
 
 }  // namespace
 
+std::string yaml_where(const std::string &file, const YAML::Mark &m)
+{
+    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
 YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what)
 {
     try {
@@ -44,13 +44,13 @@ YAML::Node load_one_yaml_document(const std::string &text, const std::string &fi
         if (docs.starts.size() == 2) {
             const YAML::Mark &first = docs.starts[0], &second = docs.starts[1];
             if (second.pos == first.pos)
-                throw Error(at(file, second) + "cannot parse this: it is not the start of a YAML value (a stray ',' "
+                throw Error(yaml_where(file, second) + "cannot parse this: it is not the start of a YAML value (a stray ',' "
                                                "or ']' outside a [ ] or { } list?)");
-            throw Error(at(file, second) + "a second YAML document (after '---'): " + what + " is one document");
+            throw Error(yaml_where(file, second) + "a second YAML document (after '---'): " + what + " is one document");
         }
         return YAML::Load(text);
     } catch (const YAML::Exception &e) {
-        throw Error(at(file, e.mark) + e.msg);
+        throw Error(yaml_where(file, e.mark) + e.msg);
     }
 }
 

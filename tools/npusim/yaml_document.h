@@ -7,6 +7,9 @@
 
 namespace npusim {
 
+// "file:line:col: " for a position yaml-cpp reports (0-based line and column).
+std::string yaml_where(const std::string &file, const YAML::Mark &m);
+
 // Parses `text` (named `file` in messages) as exactly one YAML document.
 // Throws npusim::Error `file:line:col: ...` on a syntax error, on a second
 // document (after `---`; it would be dropped unread) and on text the parser
