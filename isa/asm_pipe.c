@@ -691,6 +691,7 @@ static unsigned res_mii(const pipe_block *b, unsigned K, char *binding, size_t s
 }
 
 static long mod(long a, long m) { long r = a % m; return r < 0 ? r + m : r; }
+static long floor_div(long a, long m) { return (a - mod(a, m)) / m; }
 
 /* Emission order within a cycle: the body's instructions (by the lowest slot
  * their class may take), then the bumps (after every read of their pointer
@@ -1131,6 +1132,104 @@ static int stretch(sched *s)
     return 0;
 }
 
+/* Whether edge e carries a vector value its consumer reads. */
+static int reads_vector(const sched *s, const edge *e)
+{
+    const pipe_block *b = s->b;
+    const unsigned nb = s->K * (unsigned)b->nbody;
+    if (e->from >= nb || e->to >= nb)
+        return 0;
+    const op_info *d = &b->info[s->n[e->from].op], *u = &b->info[s->n[e->to].op];
+    if (d->def_virt < 0 || b->p->vfile[d->def_virt] != 'v')
+        return 0;
+    for (int k = 0; k < u->nuses; k++)
+        if (u->uses[k] == d->def_virt)
+            return 1;
+    return 0;
+}
+
+/* The cycles node d's vector value holds its register (0: it writes none). */
+static long vector_life(const sched *s, unsigned d)
+{
+    const node *n = &s->n[d];
+    const op_info *oi = &s->b->info[n->op];
+    if (d >= s->K * (unsigned)s->b->nbody || oi->def_virt < 0 || s->b->p->vfile[oi->def_virt] != 'v')
+        return 0;
+    long end = n->t + (long)n->lat - 1;
+    for (unsigned q = s->succ_start[d]; q < s->succ_start[d + 1]; q++) {
+        const edge *e = &s->e[s->succ_list[q]];
+        if (reads_vector(s, e) && s->n[e->to].t > end)
+            end = s->n[e->to].t;
+    }
+    return end - n->t + 1;
+}
+
+/* The vector lifetimes node i's cycle decides: its own value's and those
+ * of the values it reads. */
+static long lives_around(const sched *s, unsigned i)
+{
+    long sum = vector_life(s, i);
+    for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+        const edge *e = &s->e[s->pred_list[q]];
+        if (reads_vector(s, e))
+            sum += vector_life(s, e->from);
+    }
+    return sum;
+}
+
+/* Stretch moves a node only later, to shorten its own value. Compaction
+ * moves each node, either way, to the cycle between its producers and its
+ * consumers, with free rows, where the vector values it writes and reads
+ * live fewest cycles in all (an instruction that last reads two long
+ * values is better early), and repeats while a pass moves any. */
+static int compact(sched *s)
+{
+    const unsigned nb = s->K * (unsigned)s->b->nbody;
+    for (int pass = 0, moved = 1; moved && pass < 8; pass++) {
+        moved = 0;
+        for (unsigned i = 0; i < nb; i++) {
+            node *n = &s->n[i];
+            long early = LONG_MIN, late = LONG_MAX;
+            for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+                const edge *e = &s->e[s->pred_list[q]];
+                long v = s->n[e->from].t + (long)e->lat;
+                early = v > early ? v : early;
+            }
+            for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+                const edge *e = &s->e[s->succ_list[q]];
+                long v = s->n[e->to].t - (long)e->lat;
+                late = v < late ? v : late;
+            }
+            /* a node with no producer (a load) or no consumer (a store) moves
+             * at most an II: it has no end to be drawn to beyond that */
+            if (early == LONG_MIN)
+                early = n->t - (long)s->II;
+            if (late == LONG_MAX)
+                late = n->t + (long)s->II;
+            if (late - early > 4 * (long)s->II) /* keep the search short */
+                continue;
+            long old = n->t, best_t = old;
+            long best = lives_around(s, i);
+            unplace(s, i);
+            for (long c = early; c <= late; c++) {
+                if (c == old || !fits(s, i, c))
+                    continue;
+                n->t = c;
+                long l = lives_around(s, i);
+                if (l < best) {
+                    best = l;
+                    best_t = c;
+                }
+            }
+            n->t = old;
+            if (place(s, i, best_t) < 0)
+                return -1;
+            moved |= best_t != old;
+        }
+    }
+    return 0;
+}
+
 /* Times start at 0 (late nodes may have gone below): shift by whole IIs,
  * which keeps every row; bumps go to their row in the first stage. */
 static void normalise(sched *s)
@@ -1153,17 +1252,10 @@ typedef struct value {
     long start, end;   /* cycles the register holds it: [def, max(last read, def + lat - 1)] */
 } value;
 
-static int overlaps(long a0, long a1, long b0, long b1, long II)
+static int cmp_long(const void *x, const void *y)
 {
-    /* arcs [a0, a1] and [b0, b1] on a circle of II cycles (each at most II
-     * long): bring both starts into [0, II), then compare one turn apart */
-    long na = mod(a0, II), nb = mod(b0, II);
-    a1 += na - a0;
-    b1 += nb - b0;
-    for (long k = -1; k <= 1; k++)
-        if (na <= b1 + k * II && nb + k * II <= a1)
-            return 1;
-    return 0;
+    const long a = *(const long *)x, b = *(const long *)y;
+    return (a > b) - (a < b);
 }
 
 static int cmp_value(const void *x, const void *y)
@@ -1192,7 +1284,29 @@ static long value_end(const sched *s, unsigned k, unsigned v, const node *d)
     return end;
 }
 
-/* Circular-arc first fit. Fails (0) when a value lives II cycles or more, or
+/* A cycle's instructions issue in emission order (row_order's sort, which
+ * every emitted subset of the row keeps), and each reads its sources before
+ * it writes: a value's register is held from just after its write's issue
+ * to its last read's, in sub-cycles, two per instruction of a cycle (a
+ * read at 2 rank, a write at 2 rank + 1). */
+enum { SUB = 128 };
+
+static void row_ranks(const sched *s, long *rank)
+{
+    unsigned order[64];
+    for (unsigned i = 0; i < s->nn; i++)
+        rank[i] = SUB / 2 - 1;
+    for (unsigned r = 0; r < s->II; r++) {
+        unsigned cnt = s->row_count[r];
+        if (cnt > 64)
+            continue;
+        (void)row_order(s, s->row_nodes[r], cnt, 0, order);
+        for (unsigned i = 0; i < cnt; i++)
+            rank[order[i]] = (long)i;
+    }
+}
+
+/* Circular-arc colouring. Fails (0) when a value lives II cycles or more, or
  * the registers run out; s->fail says which values forced it. */
 static int allocate(sched *s)
 {
@@ -1201,21 +1315,62 @@ static int allocate(sched *s)
     int idx[PIPE_MAX_OPS];
     for (size_t j = 0; j < b->nbody; j++)
         idx[b->body[j]] = (int)j;
-    /* the base schedule's values: [def, max(last read, def + lat - 1)] */
+    /* the base schedule's values: [def, max(last read, def + lat - 1)], in sub-cycles */
     size_t nbase = 0;
     value *base = calloc((size_t)s->K * p->nv + 1, sizeof *base);
-    if (!base)
+    long *rank = malloc(((size_t)s->nn + 1) * sizeof *rank);
+    if (!base || !rank) {
+        free(base);
+        free(rank);
         return -1;
+    }
+    row_ranks(s, rank);
+    /* each value's last read: its cycle and, in it, the latest position */
+    const size_t nval_k = (size_t)s->K * p->nv;
+    long *last_t = malloc((nval_k + 1) * sizeof *last_t), *last_pos = malloc((nval_k + 1) * sizeof *last_pos);
+    if (!last_t || !last_pos) {
+        free(last_t);
+        free(last_pos);
+        free(base);
+        free(rank);
+        return -1;
+    }
+    for (size_t i = 0; i < nval_k; i++)
+        last_t[i] = LONG_MIN;
+    for (unsigned i = 0; i < s->K * (unsigned)b->nbody; i++) {
+        const op_info *oi = &b->info[s->n[i].op];
+        for (int u = 0; u < oi->nuses; u++) {
+            size_t at = (size_t)s->n[i].copy * p->nv + (size_t)oi->uses[u];
+            long t = s->n[i].t, pos = 2 * rank[i];
+            if (t > last_t[at] || (t == last_t[at] && pos > last_pos[at])) {
+                last_t[at] = t;
+                last_pos[at] = pos;
+            }
+        }
+    }
     long longest = 1;
     for (unsigned k = 0; k < s->K; k++)
         for (unsigned v = 0; v < p->nv; v++) {
             if (b->def_op[v] < 0)
                 continue;
-            const node *d = &s->n[node_of(s, k, (size_t)idx[b->def_op[v]])];
-            long end = value_end(s, k, v, d);
-            base[nbase++] = (value){ v, k, d->t, end };
+            unsigned di = node_of(s, k, (size_t)idx[b->def_op[v]]);
+            const node *d = &s->n[di];
+            /* in sub-cycles: a write after a read in the same cycle (or by
+             * the same instruction) may take the register the read frees;
+             * with no read after it, a value holds its register until its
+             * write completes */
+            long end = d->t + (long)d->lat - 1, end_pos = SUB - 1;
+            const size_t at = (size_t)k * p->nv + v;
+            if (last_t[at] > end) {
+                end = last_t[at];
+                end_pos = last_pos[at];
+            }
             longest = end - d->t + 1 > longest ? end - d->t + 1 : longest;
+            base[nbase++] = (value){ v, k, d->t * SUB + 2 * rank[di] + 1, end * SUB + end_pos };
         }
+    free(last_t);
+    free(last_pos);
+    free(rank);
     /* Modulo variable expansion: U copies of the kernel, U a power of two,
      * so that no value lives longer than the U II cycles before the same
      * copy writes its register again. */
@@ -1243,122 +1398,202 @@ static int allocate(sched *s)
         for (size_t i = 0; i < nbase; i++) {
             value v = base[i];
             v.copy += u * s->K;
-            v.start += (long)u * (long)s->II;
-            v.end += (long)u * (long)s->II;
+            v.start += (long)u * (long)s->II * SUB;
+            v.end += (long)u * (long)s->II * SUB;
             vals[nvals++] = v;
         }
     free(base);
-    long II = (long)s->II * (long)s->U; /* the circle the registers turn on */
-    /* Colour from the cycle where fewest values are live: the values that
-     * cross it first, then the others by start, as intervals on a line
-     * (first fit in start order is optimal there), so the colours needed
-     * are at most the most live plus the few that cross the cut. */
-    long cut = 0;
-    unsigned fewest = ~0u;
-    for (long r = 0; r < II; r++) {
-        unsigned live = 0;
-        for (size_t i = 0; i < nvals; i++)
-            live += (unsigned)overlaps(vals[i].start, vals[i].end, r, r, II);
-        if (live < fewest) {
-            fewest = live;
-            cut = r;
-        }
-    }
+    /* the circle the registers turn on, in sub-cycles */
+    long II = (long)s->II * (long)s->U * SUB;
+    /* the values in order of start on the circle, the longer first */
     for (size_t i = 0; i < nvals; i++) {
-        /* start measured from the cut; a value across the cut sorts first */
         long len = vals[i].end - vals[i].start;
-        long st = mod(vals[i].start - cut, II);
-        vals[i].start = st + cut;
+        vals[i].start = mod(vals[i].start, II);
         vals[i].end = vals[i].start + len;
-        if (st + len >= II) { /* crosses the cut: before everything else */
-            vals[i].start -= II;
-            vals[i].end -= II;
-        }
     }
     qsort(vals, nvals, sizeof *vals, cmp_value);
-    /* most values live at once, per file */
+    /* most values live at once, per file (at the values' starts), and the
+     * starts where fewest are: each arc as one or two pieces of [0, II),
+     * counted at a point by binary search in the sorted starts and ends */
     unsigned live_v = 0, live_p = 0;
-    for (long r = 0; r < II; r++) {
-        unsigned lv = 0, lp = 0;
-        for (size_t i = 0; i < nvals; i++)
-            if (overlaps(vals[i].start, vals[i].end, r, r, II)) {
-                if (p->vfile[vals[i].virt] == 'v')
-                    lv++;
-                else
-                    lp++;
-            }
-        live_v = lv > live_v ? lv : live_v;
-        live_p = lp > live_p ? lp : live_p;
+    unsigned *live_at = calloc(nvals + 1, sizeof *live_at);
+    long *ps = malloc(4 * (nvals + 1) * sizeof *ps);
+    if (!live_at || !ps) {
+        free(live_at);
+        free(ps);
+        free(vals);
+        return -1;
     }
-    s->max_live = live_v + live_p;
-    /* registers: occupied arcs per physical register */
-    size_t *owner_count = calloc(64, sizeof *owner_count);
-    value **owned = calloc(64, sizeof *owned);
-    int ok = owner_count && owned;
-    for (size_t i = 0; ok && i < nvals; i++) {
-        char f = p->vfile[vals[i].virt];
-        uint32_t pool = f == 'v' ? b->vpool : b->ppool;
-        int base = f == 'v' ? 0 : 32;
-        int got = -1;
-        for (int r = 0; r < 32 && got < 0; r++) {
-            if (!(pool >> r & 1))
+    for (int file = 0; file < 2; file++) {
+        const char f = file ? 'p' : 'v';
+        long *st = ps, *en = ps + 2 * (nvals + 1);
+        size_t np = 0;
+        for (size_t i = 0; i < nvals; i++) {
+            if (p->vfile[vals[i].virt] != f)
                 continue;
-            int free_here = 1;
-            for (size_t o = 0; o < owner_count[base + r] && free_here; o++)
-                if (overlaps(owned[base + r][o].start, owned[base + r][o].end, vals[i].start,
-                             vals[i].end, II))
-                    free_here = 0;
-            if (free_here)
-                got = r;
-        }
-        if (got < 0) {
-            /* name the longest-lived values of this file */
-            size_t o = (size_t)snprintf(s->fail, sizeof s->fail,
-                                        "%s registers run out (%u values live at once); longest lifetimes:",
-                                        f == 'v' ? "vector" : "predicate", f == 'v' ? live_v : live_p);
-            long shown[3] = { -1, -1, -1 };
-            for (int pick = 0; pick < 3; pick++) {
-                long best = -1;
-                size_t bi = 0;
-                for (size_t q = 0; q < nvals; q++) {
-                    long len = vals[q].end - vals[q].start + 1;
-                    int dup = 0;
-                    for (int z = 0; z < pick; z++)
-                        dup |= shown[z] == (long)vals[q].virt;
-                    if (p->vfile[vals[q].virt] == f && !dup && len > best) {
-                        best = len;
-                        bi = q;
-                    }
-                }
-                if (best < 0)
-                    break;
-                shown[pick] = (long)vals[bi].virt;
-                if (o < sizeof s->fail)
-                    o += (size_t)snprintf(s->fail + o, sizeof s->fail - o, " %%%s %ld", p->vname[vals[bi].virt], best);
+            long a = mod(vals[i].start, II), e = a + (vals[i].end - vals[i].start);
+            st[np] = a;
+            en[np++] = e < II ? e : II - 1;
+            if (e >= II) {
+                st[np] = 0;
+                en[np++] = e - II;
             }
-            ok = 0;
-            break;
         }
-        value *arr = realloc(owned[base + got], (owner_count[base + got] + 1) * sizeof *arr);
-        if (!arr) {
-            ok = -1;
-            break;
+        qsort(st, np, sizeof *st, cmp_long);
+        qsort(en, np, sizeof *en, cmp_long);
+        for (size_t r = 0; r < nvals; r++) {
+            long at = mod(vals[r].start, II);
+            size_t lo = 0, hi = np; /* starts <= at */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (st[mid] <= at)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            size_t started = lo;
+            lo = 0, hi = np; /* ends < at */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (en[mid] < at)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            unsigned live = (unsigned)(started - lo);
+            live_at[r] += live;
+            if (file)
+                live_p = live > live_p ? live : live_p;
+            else
+                live_v = live > live_v ? live : live_v;
         }
-        owned[base + got] = arr;
-        arr[owner_count[base + got]++] = vals[i];
-        s->reg[vals[i].copy * p->nv + vals[i].virt] = got;
     }
-    s->vregs = s->pregs = 0;
-    for (int r = 0; r < 64 && owner_count; r++) {
-        if (owner_count[r] && r < 32)
-            s->vregs++;
-        else if (owner_count[r])
-            s->pregs++;
-        if (owned)
-            free(owned[r]);
+    free(ps);
+    s->max_live = live_v + live_p;
+    /* Colour from a cut: the values that cross it first, then the others by
+     * start, as intervals on a line. Each takes, of the registers free for
+     * it, the one whose next value (a crossing one, met again at the end of
+     * the circle) starts soonest after it ends: the registers that stay free
+     * longest are kept for the values that end latest. The colours needed
+     * are at most the most live plus the few that cross the cut, so a few
+     * cuts where fewest values are live are tried, the first that fits
+     * wins. */
+    value *cv = malloc((nvals + 1) * sizeof *cv);
+    int *got_reg = malloc((nvals + 1) * sizeof *got_reg);
+    long wall[64], last_end[64];
+    int ok = cv && got_reg ? 0 : -1;
+    enum { CUTS = 8 };
+    long tried[CUTS];
+    unsigned ntried = 0;
+    char first_fail[sizeof s->fail] = "";
+    /* more values live at once than registers: one cut, for the message */
+    const unsigned cuts = live_v > (unsigned)__builtin_popcount(b->vpool) ||
+                                  live_p > (unsigned)__builtin_popcount(b->ppool & 0xffu)
+                              ? 1
+                              : CUTS;
+    while (ok == 0 && ntried < cuts && ntried < nvals) {
+        long cut = -1, at = -1;
+        for (size_t r = 0; r < nvals; r++) {
+            long point = mod(vals[r].start, II);
+            int seen = 0;
+            for (unsigned t = 0; t < ntried; t++)
+                seen |= tried[t] == point;
+            if (!seen && (at < 0 || live_at[r] < live_at[at])) {
+                at = (long)r;
+                cut = point;
+            }
+        }
+        if (cut < 0)
+            break;
+        tried[ntried++] = cut;
+        /* start measured from the cut (vals is in order of start on the
+         * circle: from the cut round is the order of start), the values
+         * across the cut before everything else */
+        size_t first = 0, nc = 0;
+        while (first < nvals && vals[first].start < cut)
+            first++;
+        for (int crossing = 1; crossing >= 0; crossing--)
+            for (size_t j = 0; j < nvals; j++) {
+                const value *v = &vals[(first + j) % nvals];
+                long len = v->end - v->start, st = mod(v->start - cut, II);
+                if ((st + len >= II) != crossing)
+                    continue;
+                cv[nc] = *v;
+                cv[nc].start = st + cut - (crossing ? II : 0);
+                cv[nc].end = cv[nc].start + len;
+                nc++;
+            }
+        for (int r = 0; r < 64; r++) {
+            wall[r] = LONG_MAX; /* the start, one turn on, of its value across the cut */
+            last_end[r] = LONG_MIN;
+        }
+        ok = 1;
+        for (size_t i = 0; ok && i < nvals; i++) {
+            char f = p->vfile[cv[i].virt];
+            uint32_t pool = f == 'v' ? b->vpool : b->ppool;
+            int base = f == 'v' ? 0 : 32;
+            int got = -1;
+            for (int r = 0; r < 32; r++) {
+                int g = base + r;
+                if (!(pool >> r & 1) || cv[i].start <= last_end[g] || cv[i].end >= wall[g])
+                    continue;
+                if (got < 0 || wall[g] < wall[base + got] ||
+                    (wall[g] == wall[base + got] && last_end[g] > last_end[base + got]))
+                    got = r;
+            }
+            if (got < 0) {
+                ok = 0;
+                if (first_fail[0])
+                    break;
+                /* name the longest-lived values of this file */
+                size_t o = (size_t)snprintf(first_fail, sizeof first_fail,
+                                            "%s registers run out (%u values live at once); longest lifetimes:",
+                                            f == 'v' ? "vector" : "predicate", f == 'v' ? live_v : live_p);
+                long shown[3] = { -1, -1, -1 };
+                for (int pick = 0; pick < 3; pick++) {
+                    long best = -1;
+                    size_t bi = 0;
+                    for (size_t q = 0; q < nvals; q++) { /* in cycles */
+                        long len = floor_div(cv[q].end, SUB) - floor_div(cv[q].start, SUB) + 1;
+                        int dup = 0;
+                        for (int z = 0; z < pick; z++)
+                            dup |= shown[z] == (long)cv[q].virt;
+                        if (p->vfile[cv[q].virt] == f && !dup && len > best) {
+                            best = len;
+                            bi = q;
+                        }
+                    }
+                    if (best < 0)
+                        break;
+                    shown[pick] = (long)cv[bi].virt;
+                    if (o < sizeof first_fail)
+                        o += (size_t)snprintf(first_fail + o, sizeof first_fail - o, " %%%s %ld",
+                                              p->vname[cv[bi].virt], best);
+                }
+                break;
+            }
+            int g = base + got;
+            if (last_end[g] == LONG_MIN && cv[i].start < cut)
+                wall[g] = cv[i].start + II;
+            last_end[g] = cv[i].end;
+            got_reg[i] = got;
+        }
     }
-    free(owned);
-    free(owner_count);
+    if (ok == 1) {
+        uint64_t used = 0;
+        for (size_t i = 0; i < nvals; i++) {
+            s->reg[cv[i].copy * p->nv + cv[i].virt] = got_reg[i];
+            used |= 1ull << ((p->vfile[cv[i].virt] == 'v' ? 0 : 32) + got_reg[i]);
+        }
+        s->vregs = (unsigned)__builtin_popcountll(used & 0xffffffffull);
+        s->pregs = (unsigned)__builtin_popcountll(used >> 32);
+    } else if (ok == 0) {
+        memcpy(s->fail, first_fail, sizeof s->fail);
+        s->vregs = s->pregs = 0;
+    }
+    free(cv);
+    free(got_reg);
+    free(live_at);
     free(vals);
     return ok;
 }
@@ -1379,12 +1614,22 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
         return r;
     if (stretch(s) < 0)
         return -1;
-    normalise(s);
-    long tmax = 0;
-    for (unsigned i = 0; i < s->nn; i++)
-        tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
-    s->stages = (unsigned)(tmax / (long)II) + 1;
-    return allocate(s);
+    /* the placement as it is, else compacted (which can also lengthen what
+     * it does not look at) */
+    for (int pass = 0;; pass++) {
+        normalise(s);
+        long tmax = 0;
+        for (unsigned i = 0; i < s->nn; i++)
+            tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
+        s->stages = (unsigned)(tmax / (long)II) + 1;
+        r = allocate(s);
+        if (r != 0 || pass == 1)
+            return r;
+        free(s->reg);
+        s->reg = NULL;
+        if (compact(s) < 0)
+            return -1;
+    }
 }
 
 /* Placement variants, tried in turn until one fits the registers: IMS with
@@ -1472,7 +1717,7 @@ static int plain_registers(pipe_block *b, int *reg)
     uint32_t busy_v = ~b->vpool, busy_p = ~b->ppool & 0xffu;
     for (size_t i = 0; i < p->nops; i++) {
         for (size_t w = 0; w < p->nv; w++)
-            if (reg[w] >= 0 && !freed[w] && last[w] < (int)i) {
+            if (reg[w] >= 0 && !freed[w] && last[w] <= (int)i) { /* i may write what it last reads */
                 freed[w] = 1;
                 if (p->vfile[w] == 'v')
                     busy_v &= ~(1u << reg[w]);
@@ -1543,8 +1788,10 @@ static int emit_row(sched *s, unsigned row, int min_stage, int max_stage, long s
         if (stage >= min_stage && stage <= max_stage)
             ids[cnt++] = s->row_nodes[row][i];
     }
-    if (row_order(s, ids, cnt, 0, order) < 0 && cnt) /* the kernel's order is valid; a subset stays valid */
-        memcpy(order, ids, cnt * sizeof *ids);
+    /* the kernel's order, which a subset keeps: the registers were allocated
+     * for it (a write may follow a read of the register it takes in one
+     * cycle); its slots stay valid */
+    (void)row_order(s, ids, cnt, 0, order);
     unsigned nb = s->K * (unsigned)b->nbody;
     int regs[PIPE_MAX_VIRTUALS];
     for (unsigned i = 0; i < cnt; i++) {
@@ -1951,9 +2198,10 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
             continue;
         if (out->best.n && (double)mii * (p->trips / K) >= out->cost)
             break; /* no larger unroll can win */
-        if (out->best.n && !best_tight && K > 2 * out->best.K)
-            break; /* registers, not resources, set the best II: unrolling further frees none
-                      (one more doubling still may, by interleaving two iterations) */
+        if (out->best.n && !best_tight && K > 4 * out->best.K)
+            break; /* registers, not resources, set the best II: unrolling further frees none,
+                      but two more doublings still may (interleaved iterations, and a
+                      fraction of a cycle per iteration: 4.5 needs K = 2, 4.25 K = 4) */
         unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
         unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
         unsigned limit = first * 4 + 64;
