@@ -2189,6 +2189,23 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
         minavg = (double)floor_inputs.lifetime_sum_v / floor_inputs.regs_v;
     if (floor_inputs.regs_p && (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p > minavg)
         minavg = (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p;
+    /* the longest latency chain of one iteration, from the first issue to
+     * the last write's completion (written order is topological) */
+    unsigned chain = 0;
+    if (b->m) {
+        long ready[PIPE_MAX_OPS];
+        for (size_t j = 0; j < p->nops; j++) {
+            const op_info *oi = &b->info[j];
+            long t = 0;
+            for (int u = 0; u < oi->nuses; u++) {
+                int d = b->def_op[oi->uses[u]];
+                if (d >= 0 && ready[d] > t)
+                    t = ready[d];
+            }
+            ready[j] = t + (long)b->m->unit[oi->unit].latency;
+            chain = ready[j] > (long)chain ? (unsigned)ready[j] : chain;
+        }
+    }
     char binding[64];
     int best_tight = 0;
     for (unsigned K = 1; K <= PIPE_MAX_UNROLL && K * b->nbody <= PIPE_MAX_NODES; K *= 2) {
@@ -2204,7 +2221,12 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
                       fraction of a cycle per iteration: 4.5 needs K = 2, 4.25 K = 4) */
         unsigned floor_ii = (unsigned)ceil(minavg * K - 1e-9);
         unsigned first = cached_K ? cached_II : mii > floor_ii ? mii : floor_ii;
+        /* up to one iteration at a time (the chain's cycles per iteration):
+         * beyond, written order is as fast, and is what runs when no II fits */
         unsigned limit = first * 4 + 64;
+        const int one_at_a_time = limit >= K * (chain + 2) && K * (chain + 2) >= first;
+        if (one_at_a_time)
+            limit = K * (chain + 2);
         for (unsigned II = first; II <= limit; II += 1 + (II - first) / 16) {
             if (out->best.n && (p->trips / K) * II >= out->cost)
                 break;
@@ -2233,6 +2255,8 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
             }
             break;
         }
+        if (!out->best.n && one_at_a_time)
+            break; /* not even one iteration at a time fits: nor will K more */
     }
     return 0;
 }
@@ -2297,9 +2321,16 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     }
     int w = found[1].best.n && (!found[0].best.n || found[1].cost <= found[0].cost);
     if (!found[w].best.n) {
+        /* No II the search tries fits the registers: the loop in written
+         * order (one iteration at a time, which fits: plain_registers), and
+         * its record says why, naming the longest-lived values. */
         const char *fail = found[0].fail[0] ? found[0].fail : found[1].fail;
-        asm_error_at(c, p->file, p->line, 1, "cannot schedule the .pipeline loop%s%s",
-                     fail[0] ? ": " : "", fail);
+        char why[sizeof found[0].fail + 32];
+        snprintf(why, sizeof why, "no schedule fits%s%s", fail[0] ? ": " : "", fail);
+        size_t begin = c->prog->count;
+        if (emit_plain(&b, plain_reg) < 0)
+            goto out;
+        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0, why, NULL);
         goto out;
     }
     if (!cached_K[w] && cache_add(c, w ? &merged_p : p, found[w].best.K, found[w].best.II) < 0)

@@ -248,6 +248,38 @@ TEST(Sched, AnInstructionMayWriteTheRegisterItLastReads)
     EXPECT_GT(check_passes(on.p, a.events), 0u);
 }
 
+TEST(Sched, WhenNoScheduleFitsTheLoopRunsInWrittenOrderAndSaysWhy)
+{
+    // v8..v31 hold constants, leaving eight registers. Twelve results that
+    // nothing reads each hold a register until their write completes (4
+    // cycles, two VALUs), beside the chain's values: no II fits, not even
+    // one iteration at a time. Written order fits (an instruction may take
+    // a register as soon as its last reader has issued; the timing model's
+    // WAW rule orders the writes), so that is what runs, and the loop's
+    // record names the longest-lived values.
+    std::string body = "    vld.f32 %x, [s10]\n    vld.f32 %x2, [s10 + 0]\n    vcgti.f32 %p0, %x, 0.5\n"
+                       "    vsel.f32 %v0, %x, %x, %p0\n    vfma.f32 %v1, %x2, %v0, %x\n"
+                       "    vfma.f32 %v2, %x2, %v1, %v0\n    vst.f32 %v2, [s11]\n";
+    for (int r = 8; r < 32; r += 2)
+        body += "    vadd.f32 %k" + std::to_string(r) + ", v" + std::to_string(r) + ", v" + std::to_string(r + 1) + "\n";
+    npu_timing_config t = default_timing();
+    npu_asm_machine m = machine_of(t);
+    const std::string src = loop(body, 132);
+    Assembled on(src, &m, true), off(src, &m, false);
+    const npu_sched_loop &l = main_loop(on);
+    ASSERT_EQ(off.rc, NPU_OK) << off.d.message;
+    EXPECT_FALSE(l.scheduled);
+    EXPECT_EQ(l.regs_v, 8u);
+    ASSERT_NE(l.binding, nullptr);
+    const std::string why = l.binding;
+    EXPECT_EQ(why.rfind("no schedule fits: vector registers run out", 0), 0u) << why;
+    EXPECT_NE(why.find("longest lifetimes: %x "), std::string::npos) << why;
+    std::mt19937 rng(5);
+    std::vector<uint8_t> in = random_bytes(rng, 32768);
+    Outcome a = run(on.p, &t, in), b = run(off.p, nullptr, in);
+    EXPECT_TRUE(a.ub == b.ub);
+}
+
 TEST(Sched, TooFewRegistersNamesTheLongLivedValues)
 {
     // 31 constants leave one register for the loop's values.
@@ -326,6 +358,18 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
         body += "    vst.f32 " + vals.back() + ", [s11]\n";
         if (rng() % 2)
             body += "    vst.f32 " + vals[rng() % vals.size()] + ", [s11 + 512 vl]\n";
+        if (trial % 4 == 1) {
+            // register pressure: constants in all but a few more registers
+            // than the body has values, so that overlapping iterations must
+            // share registers (within a cycle too), or no II fits and the
+            // loop runs in written order
+            const unsigned free_regs = unsigned(vals.size()) + 2 + rng() % 6;
+            for (unsigned r = free_regs; r + 1 < 32; r += 2)
+                body += "    vadd.f32 %k" + std::to_string(r) + ", v" + std::to_string(r) + ", v" +
+                        std::to_string(r + 1) + "\n";
+            if ((32 - free_regs) % 2)
+                body += "    vneg.f32 %k31, v31\n";
+        }
         const unsigned n = 100 + rng() % 300;
         const std::string src = loop(body, n);
         Assembled on(src, &m, true), off(src, &m, false);
