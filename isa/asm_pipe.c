@@ -2261,6 +2261,16 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
     return 0;
 }
 
+/* The block as a plain loop in written order, recorded as not scheduled and
+ * why. */
+static int emit_written_order(pipe_block *b, const int *reg, const char *why)
+{
+    size_t begin = b->c->prog->count;
+    if (emit_plain(b, reg) < 0)
+        return -1;
+    return record_loop(b, begin, 0, 0, NULL, 0, 0, why, NULL);
+}
+
 int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
 {
     if (asm_expect_eol(c, asm_lex_next(lx)) < 0)
@@ -2287,11 +2297,8 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     /* Without a machine, with schedule off, or for a loop expected to run
      * once (a masked tail: no iteration would reach a kernel), written order. */
     if (!b.m || !c->opts->schedule || p->trips < 2) {
-        size_t begin = c->prog->count;
-        if (emit_plain(&b, plain_reg) < 0)
-            goto out;
-        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0,
-                         !b.m ? "no machine" : !c->opts->schedule ? "schedule off" : "one trip expected", NULL);
+        rc = emit_written_order(&b, plain_reg,
+                                !b.m ? "no machine" : !c->opts->schedule ? "schedule off" : "one trip expected");
         goto out;
     }
     /* Two blocks: as written, and with its repeated computations merged
@@ -2327,10 +2334,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         const char *fail = found[0].fail[0] ? found[0].fail : found[1].fail;
         char why[sizeof found[0].fail + 32];
         snprintf(why, sizeof why, "no schedule fits%s%s", fail[0] ? ": " : "", fail);
-        size_t begin = c->prog->count;
-        if (emit_plain(&b, plain_reg) < 0)
-            goto out;
-        rc = record_loop(&b, begin, 0, 0, NULL, 0, 0, why, NULL);
+        rc = emit_written_order(&b, plain_reg, why);
         goto out;
     }
     if (!cached_K[w] && cache_add(c, w ? &merged_p : p, found[w].best.K, found[w].best.II) < 0)
