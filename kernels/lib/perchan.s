@@ -35,7 +35,9 @@
 ; tile i+1 is in and tile i+2 (with its parameter block, when it starts a
 ; plane) loads, and its output buffer was stored three tiles ago, so the DMA
 ; engine always has a transfer queued. Tiles are as large as the UB allows
-; (UB_BYTES) beside three parameter buffers, up to 16 KiB, in 1 KiB steps.
+; (UB_BYTES) beside three parameter buffers, up to 16 KiB, in 1 KiB steps;
+; a plane's tiles are equal (whole C0 blocks), and a core's first and last
+; tiles are short, as the elementwise skeletons' are (ELT_RAMP).
 ; Tags: 0..2 the input buffers (and their parameters), 3..5 the outputs.
 ; Planes smaller than a tile cost a tile each (its DMAs, waits and set-up):
 ; a plane of H*W C0 blocks is one tile when H*W*32 <= PC_T.
@@ -58,12 +60,19 @@
 ; out = bytes of the tile at GM x cursor s30 with s28 bytes left: up to the
 ; tile size and the end of its plane. s8 = its offset in the tensor, s9 its
 ; offset in its plane.
-.macro PC_TILE_BYTES out
+.macro PC_TILE_BYTES out, prev
     sub     s8, s30, s1
     remu    s9, s8, s16
     sub     s10, s16, s9            ; bytes to the end of the plane
     min     \out, s28, s23
     min     \out, \out, s10
+    slli    s10, \prev, 1
+    min     \out, \out, s10          ; at most twice the previous tile
+    slli    s31, s14, 7
+    min     s31, s31, s23           ; 128 vectors, at most T
+    sub     s10, s28, s31
+    max     s10, s10, s31
+    min     \out, \out, s10          ; the last tile of a core short (lib/eltwise.s, ELT_RAMP)
 .endm
 
 ; Starts the DMA of the parameter block of the plane holding tensor offset
@@ -128,7 +137,7 @@ done\@:
     beqz    s28, noprefetch\@
     add     s30, s21, s24
     add     s30, s30, s29           ; tile i+2's GM cursor
-    PC_TILE_BYTES s25
+    PC_TILE_BYTES s25, s23          ; (tiles grow only at a core's start)
     li      s31, (IP\@) * PC_T
     dmald   s31, s30, s25, IP\@
     bnez    s9, noprefetch\@        ; tile i+2 continues its plane
@@ -177,10 +186,19 @@ noparam\@:
     divu    s15, s14, s17           ; lanes per vector
     srli    s27, s14, 5
     maxi    s27, s27, 1             ; parameter rows per vector
-    li      s23, PC_T
+    li      s23, PC_T - 1
+    add     s23, s23, s16
+    li      s8, PC_T
+    divu    s23, s23, s8            ; tiles per plane, ceil(plane / PC_T)
+    add     s8, s16, s23
+    addi    s8, s8, -1
+    divu    s8, s8, s23             ; ceil(plane / tiles)
+    addi    s8, s8, 31
+    andi    s23, s8, -32            ; tile bytes: a plane's tiles balanced, in C0 blocks
     mv      s30, s21
     mv      s28, s20
-    PC_TILE_BYTES s24               ; tile 0
+    slli    s29, s14, 6             ; so tile 0 is at most 128 vectors
+    PC_TILE_BYTES s24, s29          ; tile 0
     li      s31, 0
     dmald   s31, s21, s24, 0
     PC_LOAD_PARAM PC_PAR, 0         ; a core's first tile always loads its parameter
@@ -188,7 +206,7 @@ noparam\@:
     sub     s28, s20, s24           ; bytes after tile 0
     beqz    s28, first\@
     add     s30, s21, s24
-    PC_TILE_BYTES s29               ; tile 1
+    PC_TILE_BYTES s29, s24          ; tile 1
     li      s31, PC_T
     dmald   s31, s30, s29, 1
     bnez    s9, first\@
