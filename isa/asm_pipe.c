@@ -1094,12 +1094,14 @@ static int stretch(sched *s)
         }
         if (latest <= n->t)
             continue;
-        /* Moving later shortens the node's own value and lengthens each input
-         * it reads last. Vector registers are the scarce ones: no move that
-         * lengthens more vector values than it shortens (a compare that
-         * would keep its vector input alive to shorten a predicate). */
+        /* Moving later shortens the node's own value (vector or predicate)
+         * and lengthens each vector input it reads last: no move that
+         * lengthens more values than it shortens. A compare that reads one
+         * vector moves next to its select (its input's producer, visited
+         * next, can then follow): predicates are the scarcer file (geglu
+         * and the erf GELUs at SFU latency 30 ran out of them). */
         const op_info *oi = &s->b->info[n->op];
-        int gain = oi->def_virt >= 0 && s->b->p->vfile[oi->def_virt] == 'v';
+        int gain = oi->def_virt >= 0;
         for (int u = 0; u < oi->nuses; u++) {
             unsigned v = (unsigned)oi->uses[u];
             if (s->b->p->vfile[v] != 'v')
