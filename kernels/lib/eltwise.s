@@ -170,7 +170,8 @@ nopad\@:
 ; tile of compute (with two buffers each, both are exposed once per tile).
 ; Tags: 0..2 the input buffers, 3..5 the output buffers. Tiles are as large
 ; as the UB allows (UB_BYTES, predefined for the machine), up to 16 KiB: 6
-; buffers (one input) or 9 (two inputs), in 1 KiB steps.
+; buffers (one input) or 9 (two inputs), in 1 KiB steps; a core's first and
+; last tiles are shorter (SPLIT_TILE, lib/split.s).
 .if UB_BYTES >= 6 * 16384
 .equ T3, 16384
 .else
@@ -182,25 +183,6 @@ nopad\@:
 .equ T3_2, UB_BYTES / 9 / 1024 * 1024
 .endif
 
-; out = the bytes of the tile that starts with `left` bytes left, after a
-; tile of `prev` bytes: as large as the tile size (s23) allows, but at most
-; twice the previous tile (a core's tiles grow from MIN = 128 vectors, at
-; most T, so its first compute starts after a short load) and never leaving
-; less than MIN for the core's last tile (which nothing overlaps: its compute
-; and store are short). Tiles stay whole vectors. s8, s31: temporaries.
-; At 1x64x56x56 on configs/default.yaml every kernel is faster by 0.1 to
-; 0.5% (relu fp16 29,406 -> 29,311); where MIN is T (2048-bit vectors) the
-; tiles are as before.
-.macro ELT_RAMP out, left, prev
-    slli    s31, s14, 7
-    min     s31, s31, s23           ; 128 vectors, at most T
-    sub     s8, \left, s31
-    max     s8, s8, s31             ; what is left but the last tile, at least that tile
-    slli    \out, \prev, 1
-    min     \out, \out, s8
-    min     \out, \out, s23
-    min     \out, \out, \left
-.endm
 
 ; Tile i (I = i mod 3): s24 its bytes, s29 tile i+1's, s25 tile i+2's.
 .macro ELT_TILE3 math, NIN, PAD, T, I
@@ -211,7 +193,7 @@ nopad\@:
     sub     s28, s28, s29           ; bytes after tile i+1
     li      s25, 0
     beqz    s28, noprefetch\@
-    ELT_RAMP s25, s28, s29
+    SPLIT_TILE s25, s28, s29, s23, s14, s8, s31
     add     s30, s21, s24
     add     s30, s30, s29
     li      s31, (IP\@) * \T
@@ -288,9 +270,9 @@ outfree\@:
     divu    s15, s14, s17           ; lanes per vector
     li      s23, ELT_T\@
     slli    s29, s14, 6             ; so tile 0 is at most 128 vectors
-    ELT_RAMP s24, s20, s29          ; tile 0 bytes
+    SPLIT_TILE s24, s20, s29, s23, s14, s8, s31 ; tile 0 bytes
     sub     s28, s20, s24
-    ELT_RAMP s29, s28, s24          ; tile 1 bytes
+    SPLIT_TILE s29, s28, s24, s23, s14, s8, s31 ; tile 1 bytes
     li      s31, 0
     dmald   s31, s21, s24, 0
 .if \NIN == 2

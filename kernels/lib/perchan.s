@@ -37,7 +37,7 @@
 ; engine always has a transfer queued. Tiles are as large as the UB allows
 ; (UB_BYTES) beside three parameter buffers, up to 16 KiB, in 1 KiB steps;
 ; a plane's tiles are equal (whole C0 blocks), and a core's first and last
-; tiles are short, as the elementwise skeletons' are (ELT_RAMP).
+; tiles are short (SPLIT_TILE, lib/split.s), as the elementwise ones'.
 ; Tags: 0..2 the input buffers (and their parameters), 3..5 the outputs.
 ; Planes smaller than a tile cost a tile each (its DMAs, waits and set-up):
 ; a plane of H*W C0 blocks is one tile when H*W*32 <= PC_T.
@@ -57,22 +57,15 @@
 ; tile i+1's, s25 tile i+2's, s26 tiles done, s27 parameter rows per vector
 ; (max(1, vlenb/32)). Temporaries: s8..s13, s28, s30, s31; s19 is free.
 
-; out = bytes of the tile at GM x cursor s30 with s28 bytes left: up to the
-; tile size and the end of its plane. s8 = its offset in the tensor, s9 its
-; offset in its plane.
+; out = bytes of the tile at GM x cursor s30 with s28 bytes left, after a
+; tile of `prev` bytes: SPLIT_TILE's size (lib/split.s), up to the end of its
+; plane. s8 = its offset in the tensor, s9 its offset in its plane.
 .macro PC_TILE_BYTES out, prev
+    SPLIT_TILE \out, s28, \prev, s23, s14, s10, s31
     sub     s8, s30, s1
     remu    s9, s8, s16
     sub     s10, s16, s9            ; bytes to the end of the plane
-    min     \out, s28, s23
     min     \out, \out, s10
-    slli    s10, \prev, 1
-    min     \out, \out, s10          ; at most twice the previous tile
-    slli    s31, s14, 7
-    min     s31, s31, s23           ; 128 vectors, at most T
-    sub     s10, s28, s31
-    max     s10, s10, s31
-    min     \out, \out, s10          ; the last tile of a core short (lib/eltwise.s, ELT_RAMP)
 .endm
 
 ; Starts the DMA of the parameter block of the plane holding tensor offset

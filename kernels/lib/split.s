@@ -24,3 +24,24 @@
     slli    s20, s20, 5             ; bytes for this core
     slli    s25, s25, 5
 .endm
+
+; SPLIT_TILE out, left, prev, tmax, vlenb, t1, t2: the bytes of a core's
+; tile that starts with `left` bytes of its share left, after a tile of
+; `prev` bytes: as large as the tile size `tmax` allows, but at most twice
+; the previous tile (a core's tiles grow from MIN = min(128 vectors, tmax),
+; so its first compute starts after a short load) and never leaving less
+; than MIN for the core's last tile (which nothing overlaps: its compute and
+; store are short). Where MIN is tmax (2048-bit vectors) every tile is as
+; large as it may be. left, tmax and 128 vectors are whole C0 blocks, and so
+; is out. t1, t2: temporaries (not out, left or prev). Measured in
+; docs/kernels.md ("Efficiency on every config").
+.macro SPLIT_TILE out, left, prev, tmax, vlenb, t1, t2
+    slli    \t2, \vlenb, 7
+    min     \t2, \t2, \tmax           ; MIN
+    sub     \t1, \left, \t2
+    max     \t1, \t1, \t2             ; what is left but the last tile, at least MIN
+    slli    \out, \prev, 1
+    min     \out, \out, \t1
+    min     \out, \out, \tmax
+    min     \out, \out, \left
+.endm
