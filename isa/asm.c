@@ -387,7 +387,6 @@ static void cleanup(asm_ctx *c)
     free(c->fixups);
     free(c->linebuf);
     asm_pipe_free(c->pipe);
-    asm_pipe_cache_free(c);
 }
 
 static int is_on_disk(const npu_asm_options *opts) { return !(opts && opts->reader); }

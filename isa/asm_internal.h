@@ -180,8 +180,6 @@ typedef struct asm_ctx {
     unsigned long expansions;
     size_t expanded_lines, expanded_bytes;
     struct asm_pipe *pipe;   /* open .pipeline block, or NULL */
-    struct asm_pipe_cache *pcache; /* (unroll, II) of the blocks scheduled so far */
-    size_t npcache, pcache_cap;
     uint8_t *virt_fields[6]; /* fields of the statement being parsed that name a %virtual */
     size_t nvirt_fields;
 } asm_ctx;
@@ -280,6 +278,10 @@ int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt);
 /* At the end of the input: a block still open is an error. */
 int asm_pipe_check_closed(asm_ctx *c);
 void asm_pipe_free(struct asm_pipe *p);
-void asm_pipe_cache_free(asm_ctx *c);
+/* The process's schedule cache (asm_pipe.c): emptied (tests), and how many
+ * scheduled blocks took a cached (unroll, II) and how many were searched
+ * since the last clear. */
+void asm_pipe_cache_clear(void);
+void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses);
 
 #endif

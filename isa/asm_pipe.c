@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,10 +479,14 @@ typedef struct node {
     int tried;       /* placed at least once (last_t is valid) */
     int late;        /* 1: no predecessor (a load): placed after its consumers, as late as they
                         allow; 2: a pointer bump, last */
+    int writes_v;    /* it writes a vector value (vector_life) */
+    unsigned row_key; /* its place in a cycle's emission order (row_order): bumps after the
+                         body, then by the lowest slot its class may take */
 } node;
 
 typedef struct edge {
     unsigned from, to, lat;
+    int vec; /* it carries a vector value its consumer reads (reads_vector) */
 } edge;
 
 typedef struct sched {
@@ -539,7 +544,7 @@ static int add_edge(sched *s, unsigned from, unsigned to, unsigned lat, unsigned
         s->e = e;
         *cap = nc;
     }
-    s->e[s->ne++] = (edge){ from, to, lat };
+    s->e[s->ne++] = (edge){ from, to, lat, 0 };
     return 0;
 }
 
@@ -574,6 +579,8 @@ static int build_csr(sched *s)
     return 0;
 }
 
+static int reads_vector(const sched *s, const edge *e);
+
 /* Nodes and edges of K iterations: each copy's dataflow (RAW at the
  * producer's latency) and its memory order (a store stays after the
  * accesses before it and before the ones after it); one bump per pointer. */
@@ -591,12 +598,13 @@ static int build_graph(sched *s)
             const op_info *oi = &b->info[b->body[j]];
             node *n = &s->n[node_of(s, k, j)];
             *n = (node){ b->body[j], k, oi->unit, oi->cls, m->unit[oi->unit].latency,
-                         m->unit[oi->unit].interval, 0, 0, 0, -1, 0, 0 };
+                         m->unit[oi->unit].interval, 0, 0, 0, -1, 0, 0, 0, 0 };
+            n->writes_v = oi->def_virt >= 0 && b->p->vfile[oi->def_virt] == 'v';
         }
     for (int st = 0; st < b->nstreams; st++) {
         node *n = &s->n[s->K * b->nbody + (unsigned)st];
         *n = (node){ b->streams[st].op, s->K, UNIT_SCALAR, CLASS_SCALAR, m->unit[UNIT_SCALAR].latency,
-                     m->unit[UNIT_SCALAR].interval, 0, 0, 0, -1, 0, 0 };
+                     m->unit[UNIT_SCALAR].interval, 0, 0, 0, -1, 0, 0, 0, 0 };
     }
     /* body index of each op */
     int idx[PIPE_MAX_OPS];
@@ -622,6 +630,17 @@ static int build_graph(sched *s)
         }
     if (build_csr(s) < 0)
         return -1;
+    for (unsigned i = 0; i < s->ne; i++)
+        s->e[i].vec = reads_vector(s, &s->e[i]);
+    for (unsigned i = 0; i < s->nn; i++) {
+        unsigned first = m->issue_width;
+        for (unsigned sl = 0; sl < m->issue_width; sl++)
+            if (m->slot_classes[sl] >> s->n[i].cls & 1) {
+                first = sl;
+                break;
+            }
+        s->n[i].row_key = (unsigned)(i >= s->K * (unsigned)b->nbody) << 16 | first << 8;
+    }
     for (unsigned i = 0; i < s->nn; i++)
         s->n[i].late = i >= s->K * (unsigned)b->nbody ? 2
                        : s->strategy == 2 ? 0
@@ -704,15 +723,7 @@ static int row_order(const sched *s, const unsigned *ids, unsigned cnt, int with
     if (cnt > 64)
         return -1;
     for (unsigned i = 0; i < cnt; i++) {
-        const node *n = &s->n[ids[i]];
-        unsigned first = m->issue_width;
-        for (unsigned sl = 0; sl < m->issue_width; sl++)
-            if (m->slot_classes[sl] >> n->cls & 1) {
-                first = sl;
-                break;
-            }
-        int is_bump = ids[i] >= s->K * s->b->nbody;
-        key[i] = (unsigned)is_bump << 16 | first << 8;
+        key[i] = s->n[ids[i]].row_key;
         order[i] = ids[i];
     }
     for (unsigned i = 1; i < cnt; i++) /* insertion sort: rows are short */
@@ -782,8 +793,8 @@ static int fits(sched *s, unsigned id, long t)
     unsigned row = (unsigned)mod(t, II);
     unsigned ids[65], order[65];
     unsigned cnt = s->row_count[row];
-    if (cnt >= 64)
-        return 0;
+    if (cnt >= 64 || cnt + 1 + (row == s->loop_row) > s->b->m->issue_width)
+        return 0; /* every instruction of a cycle takes a slot of its own */
     if (cnt) /* an empty row has no array yet */
         memcpy(ids, s->row_nodes[row], cnt * sizeof *ids);
     ids[cnt++] = id;
@@ -825,19 +836,6 @@ static void unplace(sched *s, unsigned id)
     n->placed = 0;
 }
 
-/* Priority: iteration by iteration (so each one's chain is placed whole and
- * its values live briefly), highest first within one. Bumps last. */
-static int before(const node *a, const node *b, unsigned strategy)
-{
-    if (a->late != b->late)
-        return a->late < b->late;
-    if (strategy != 3 && a->copy != b->copy)
-        return a->copy < b->copy;
-    if (a->height != b->height)
-        return a->height > b->height;
-    return a->copy < b->copy;
-}
-
 /* An empty modulo reservation table holding the loop branch in the last
  * row. 0: the branch alone does not fit this II. */
 static int mrt_init(sched *s)
@@ -859,24 +857,69 @@ static int mrt_init(sched *s)
     return 1;
 }
 
+/* IMS' priority, a tuple compared in order: iteration by iteration (so each
+ * one's chain is placed whole and its values live briefly), highest first
+ * within one (strategy 3: every iteration's highest first); bumps last;
+ * ties, the lower node id. */
+typedef struct prio {
+    long k[4];
+    unsigned id;
+} prio;
+
+static int prio_cmp(const void *x, const void *y)
+{
+    const prio *a = x, *b = y;
+    for (int i = 0; i < 4; i++)
+        if (a->k[i] != b->k[i])
+            return a->k[i] < b->k[i] ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int ims_run(sched *s, const unsigned *order, unsigned *pos);
+
 /* Rau's iterative modulo scheduling: highest node first, at the earliest
  * cycle its placed predecessors allow and a free row within II of it; when
  * no row is free, it takes one and evicts what conflicts. */
 static int ims(sched *s)
 {
-    unsigned II = s->II;
     int r0 = mrt_init(s);
     if (r0 <= 0)
         return r0;
+    /* the priority order, and each node's place in it */
+    prio *pr = malloc(s->nn * sizeof *pr);
+    unsigned *order = malloc(s->nn * sizeof *order), *pos = malloc(s->nn * sizeof *pos);
+    int r = -1;
+    if (pr && order && pos) {
+        for (unsigned i = 0; i < s->nn; i++) {
+            const node *n = &s->n[i];
+            pr[i] = (prio){ { n->late, s->strategy != 3 ? (long)n->copy : 0, -(long)n->height, n->copy }, i };
+        }
+        qsort(pr, s->nn, sizeof *pr, prio_cmp);
+        for (unsigned i = 0; i < s->nn; i++) {
+            order[i] = pr[i].id;
+            pos[pr[i].id] = i;
+        }
+        r = ims_run(s, order, pos);
+    }
+    free(pr);
+    free(order);
+    free(pos);
+    return r;
+}
+
+static int ims_run(sched *s, const unsigned *order, unsigned *pos)
+{
+    unsigned II = s->II;
     long budget = (long)s->nn * 6 + 64;
     unsigned left = s->nn;
+    unsigned lo = 0; /* every node before order[lo] is placed */
+#define IMS_UNPLACE(i) (unplace(s, (i)), lo = pos[(i)] < lo ? pos[(i)] : lo, left++)
     while (left > 0) {
         if (budget-- <= 0)
             return 0; /* IMS's budget: this II is given up */
-        unsigned id = s->nn;
-        for (unsigned i = 0; i < s->nn; i++)
-            if (!s->n[i].placed && (id == s->nn || before(&s->n[i], &s->n[id], s->strategy)))
-                id = i;
+        while (s->n[order[lo]].placed)
+            lo++;
+        unsigned id = order[lo]; /* the first unplaced in priority order */
         node *n = &s->n[id];
         /* iteration k of the pass starts no earlier than k II / K: the
          * iterations spread evenly over the pass, as one iteration every
@@ -932,10 +975,8 @@ static int ims(sched *s)
                                 clash = 1;
                                 break;
                             }
-                if (clash) {
-                    unplace(s, i);
-                    left++;
-                }
+                if (clash)
+                    IMS_UNPLACE(i);
             }
             if (!fits(s, id, t))
                 return 0; /* cannot fit even alone: this II is infeasible */
@@ -946,12 +987,11 @@ static int ims(sched *s)
         /* successors now too early leave the schedule */
         for (unsigned q = s->succ_start[id]; q < s->succ_start[id + 1]; q++) {
             const edge *e = &s->e[s->succ_list[q]];
-            if (s->n[e->to].placed && s->n[e->to].t < t + (long)e->lat) {
-                unplace(s, e->to);
-                left++;
-            }
+            if (s->n[e->to].placed && s->n[e->to].t < t + (long)e->lat)
+                IMS_UNPLACE(e->to);
         }
     }
+#undef IMS_UNPLACE
     return 1;
 }
 
@@ -1107,8 +1147,9 @@ static int stretch(sched *s)
             if (s->b->p->vfile[v] != 'v')
                 continue;
             long other = -1; /* the latest other reader of this input (same iteration) */
-            for (unsigned j = 0; j < nb; j++) {
-                if (j == i || s->n[j].copy != n->copy)
+            const unsigned lo = n->copy * (unsigned)s->b->nbody, hi = lo + (unsigned)s->b->nbody;
+            for (unsigned j = lo; j < hi; j++) { /* the nodes of i's iteration */
+                if (j == i)
                     continue;
                 const op_info *oj = &s->b->info[s->n[j].op];
                 for (int w = 0; w < oj->nuses; w++)
@@ -1154,13 +1195,12 @@ static int reads_vector(const sched *s, const edge *e)
 static long vector_life(const sched *s, unsigned d)
 {
     const node *n = &s->n[d];
-    const op_info *oi = &s->b->info[n->op];
-    if (d >= s->K * (unsigned)s->b->nbody || oi->def_virt < 0 || s->b->p->vfile[oi->def_virt] != 'v')
+    if (!n->writes_v)
         return 0;
     long end = n->t + (long)n->lat - 1;
     for (unsigned q = s->succ_start[d]; q < s->succ_start[d + 1]; q++) {
         const edge *e = &s->e[s->succ_list[q]];
-        if (reads_vector(s, e) && s->n[e->to].t > end)
+        if (e->vec && s->n[e->to].t > end)
             end = s->n[e->to].t;
     }
     return end - n->t + 1;
@@ -1173,9 +1213,65 @@ static long lives_around(const sched *s, unsigned i)
     long sum = vector_life(s, i);
     for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
         const edge *e = &s->e[s->pred_list[q]];
-        if (reads_vector(s, e))
+        if (e->vec)
             sum += vector_life(s, e->from);
     }
+    return sum;
+}
+
+/* lives_around(s, i) as a function of node i's cycle c, the others fixed:
+ * its own value lives max(c + lat - 1, its last reader) - c + 1 cycles, and
+ * each vector it reads (once per edge) max(end without i, c) - def + 1. */
+enum { AROUND_MAX = 16 };
+
+typedef struct around {
+    int own;                     /* i writes a vector */
+    long own_lat, own_last;      /* its latency; its last reader's cycle (LONG_MIN: none) */
+    unsigned nin;                /* vector inputs, by edge */
+    long in_end[AROUND_MAX], in_def[AROUND_MAX];
+} around;
+
+/* 0 when i reads more vectors than AROUND_MAX (use lives_around). */
+static int around_init(const sched *s, unsigned i, around *a)
+{
+    const node *n = &s->n[i];
+    a->own = n->writes_v;
+    a->own_lat = (long)n->lat;
+    a->own_last = LONG_MIN;
+    for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+        const edge *e = &s->e[s->succ_list[q]];
+        if (e->vec && s->n[e->to].t > a->own_last)
+            a->own_last = s->n[e->to].t;
+    }
+    a->nin = 0;
+    for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+        const edge *e = &s->e[s->pred_list[q]];
+        if (!e->vec)
+            continue;
+        if (a->nin == AROUND_MAX)
+            return 0;
+        const node *d = &s->n[e->from];
+        long end = d->t + (long)d->lat - 1;
+        for (unsigned r = s->succ_start[e->from]; r < s->succ_start[e->from + 1]; r++) {
+            const edge *f = &s->e[s->succ_list[r]];
+            if (f->vec && f->to != i && s->n[f->to].t > end)
+                end = s->n[f->to].t;
+        }
+        a->in_end[a->nin] = end;
+        a->in_def[a->nin++] = d->t;
+    }
+    return 1;
+}
+
+static long around_at(const around *a, long c)
+{
+    long sum = 0;
+    if (a->own) {
+        long end = c + a->own_lat - 1;
+        sum += (a->own_last > end ? a->own_last : end) - c + 1;
+    }
+    for (unsigned k = 0; k < a->nin; k++)
+        sum += (a->in_end[k] > c ? a->in_end[k] : c) - a->in_def[k] + 1;
     return sum;
 }
 
@@ -1212,13 +1308,20 @@ static int compact(sched *s)
                 continue;
             long old = n->t, best_t = old;
             long best = lives_around(s, i);
+            around a;
+            const int closed = around_init(s, i, &a);
             unplace(s, i);
             for (long c = early; c <= late; c++) {
-                if (c == old || !fits(s, i, c))
+                if (c == old)
                     continue;
-                n->t = c;
-                long l = lives_around(s, i);
-                if (l < best) {
+                long l;
+                if (closed) {
+                    l = around_at(&a, c);
+                } else {
+                    n->t = c; /* lives_around reads only the cycles, not the rows */
+                    l = lives_around(s, i);
+                }
+                if (l < best && fits(s, i, c)) {
                     best = l;
                     best_t = c;
                 }
@@ -1273,12 +1376,9 @@ static int cmp_value(const void *x, const void *y)
 static long value_end(const sched *s, unsigned k, unsigned v, const node *d)
 {
     const pipe_block *b = s->b;
-    const unsigned nb = s->K * (unsigned)b->nbody;
     long end = d->t + (long)d->lat - 1;
-    for (unsigned i = 0; i < nb; i++) {
+    for (unsigned i = node_of(s, k, 0); i < node_of(s, k + 1, 0); i++) { /* iteration k's nodes */
         const op_info *oi = &b->info[s->n[i].op];
-        if (s->n[i].copy != k)
-            continue;
         for (int u = 0; u < oi->nuses; u++)
             if ((unsigned)oi->uses[u] == v && s->n[i].t > end)
                 end = s->n[i].t;
@@ -2097,73 +2197,139 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     return record_loop(b, begin, kb, ke, s, mii_res, mii_rec, binding, schedule_table(s));
 }
 
-/* ---- the schedules of this assembly, by block ------------------------------------ */
+/* ---- the schedules of this process, by block and machine ------------------------- */
 
-typedef struct asm_pipe_cache {
+/* A block scheduled before for the same machine (a macro expanded once per
+ * buffer, the same kernel assembled again for another run or test) takes its
+ * (K, II) without the search. The search is deterministic, and the key holds
+ * everything it reads (the block's instructions, virtual marks, registers and
+ * trips; the machine), so the program is the same bits: only assembly time
+ * changes. Shared by the threads of the process; bounded (the oldest entry
+ * goes first), so a long-lived process does not grow. */
+enum { PIPE_CACHE_MAX = 1024 };
+
+typedef struct pipe_cache_entry {
     unsigned char *key;
     size_t len;
     unsigned K, II;
-} asm_pipe_cache;
+} pipe_cache_entry;
 
-/* A block's identity: its instructions, virtual marks, registers and trips. */
-static unsigned char *cache_key(const asm_pipe *p, size_t *len)
+static struct {
+    pthread_mutex_t lock;
+    pipe_cache_entry e[PIPE_CACHE_MAX];
+    size_t count, next; /* entries held; the slot the next one takes */
+    unsigned long hits, misses;
+} pipe_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static unsigned char *put_bytes(unsigned char *o, const void *v, size_t n)
 {
-    *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + p->nops * (sizeof(npu_insn) + sizeof(unsigned));
-    unsigned char *k = calloc(*len ? *len : 1, 1), *o = k;
+    memcpy(o, v, n);
+    return o + n;
+}
+
+static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, size_t *len)
+{
+    *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + sizeof m->issue_width +
+           sizeof m->slot_classes + NPU_NUM_UNITS * 3 * sizeof(unsigned) + 2 * sizeof(unsigned) +
+           p->nops * (sizeof(npu_insn) + sizeof(unsigned));
+    unsigned char *k = calloc(*len, 1), *o = k;
     if (!k)
         return NULL;
-    memcpy(o, &p->count_reg, sizeof p->count_reg), o += sizeof p->count_reg;
-    memcpy(o, &p->temp_reg, sizeof p->temp_reg), o += sizeof p->temp_reg;
-    memcpy(o, &p->trips, sizeof p->trips), o += sizeof p->trips;
+    /* field by field: padding bytes never take part */
+    o = put_bytes(o, &p->count_reg, sizeof p->count_reg);
+    o = put_bytes(o, &p->temp_reg, sizeof p->temp_reg);
+    o = put_bytes(o, &p->trips, sizeof p->trips);
+    o = put_bytes(o, &m->issue_width, sizeof m->issue_width);
+    o = put_bytes(o, m->slot_classes, sizeof m->slot_classes);
+    for (int u = 0; u < NPU_NUM_UNITS; u++) {
+        o = put_bytes(o, &m->unit[u].count, sizeof(unsigned));
+        o = put_bytes(o, &m->unit[u].latency, sizeof(unsigned));
+        o = put_bytes(o, &m->unit[u].interval, sizeof(unsigned));
+    }
+    o = put_bytes(o, &m->vlen_bytes, sizeof(unsigned));
+    o = put_bytes(o, &m->ub_bytes, sizeof(unsigned));
     for (size_t i = 0; i < p->nops; i++) {
         const npu_insn in = p->ops[i].in;
-        npu_insn clean; /* field by field: padding bytes never take part */
+        npu_insn clean;
         memset(&clean, 0, sizeof clean);
         clean.op = in.op, clean.dt = in.dt, clean.rd = in.rd, clean.rs1 = in.rs1, clean.rs2 = in.rs2;
         clean.rs3 = in.rs3, clean.pg = in.pg, clean.pm = in.pm, clean.vl = in.vl, clean.imm = in.imm;
-        memcpy(o, &clean, sizeof clean), o += sizeof clean;
-        memcpy(o, &p->ops[i].virt, sizeof(unsigned)), o += sizeof(unsigned);
+        o = put_bytes(o, &clean, sizeof clean);
+        o = put_bytes(o, &p->ops[i].virt, sizeof(unsigned));
     }
     return k;
 }
 
-static int cache_find(asm_ctx *c, const asm_pipe *p, unsigned *K, unsigned *II)
+/* 1 and (K, II) when the block was scheduled before, 0 when not, -1 out of
+ * memory. */
+static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, unsigned *K, unsigned *II)
 {
     size_t len;
-    unsigned char *k = cache_key(p, &len);
+    unsigned char *k = cache_key(p, m, &len);
     if (!k) {
         c->status = NPU_ENOMEM;
         return asm_error(c, 0, "out of memory");
     }
-    for (size_t i = 0; i < c->npcache; i++)
-        if (c->pcache[i].len == len && memcmp(c->pcache[i].key, k, len) == 0) {
-            *K = c->pcache[i].K;
-            *II = c->pcache[i].II;
+    int found = 0;
+    pthread_mutex_lock(&pipe_cache.lock);
+    for (size_t i = 0; i < pipe_cache.count && !found; i++)
+        if (pipe_cache.e[i].len == len && memcmp(pipe_cache.e[i].key, k, len) == 0) {
+            *K = pipe_cache.e[i].K;
+            *II = pipe_cache.e[i].II;
+            found = 1;
         }
+    pthread_mutex_unlock(&pipe_cache.lock);
     free(k);
-    return 0;
+    return found;
 }
 
-static int cache_add(asm_ctx *c, const asm_pipe *p, unsigned K, unsigned II)
+static int cache_add(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, unsigned K, unsigned II)
 {
     size_t len;
-    unsigned char *k = cache_key(p, &len);
-    if (!k || asm_grow(c, (void **)&c->pcache, &c->pcache_cap, c->npcache + 1, sizeof *c->pcache) < 0) {
-        free(k);
+    unsigned char *k = cache_key(p, m, &len);
+    if (!k) {
         c->status = NPU_ENOMEM;
         return asm_error(c, 0, "out of memory");
     }
-    c->pcache[c->npcache++] = (asm_pipe_cache){ k, len, K, II };
+    pthread_mutex_lock(&pipe_cache.lock);
+    pipe_cache_entry *e = &pipe_cache.e[pipe_cache.next];
+    free(e->key);
+    *e = (pipe_cache_entry){ k, len, K, II };
+    pipe_cache.next = (pipe_cache.next + 1) % PIPE_CACHE_MAX;
+    if (pipe_cache.count < PIPE_CACHE_MAX)
+        pipe_cache.count++;
+    pthread_mutex_unlock(&pipe_cache.lock);
     return 0;
 }
 
-void asm_pipe_cache_free(asm_ctx *c)
+static void cache_count(int hit)
 {
-    for (size_t i = 0; i < c->npcache; i++)
-        free(c->pcache[i].key);
-    free(c->pcache);
-    c->pcache = NULL;
-    c->npcache = c->pcache_cap = 0;
+    pthread_mutex_lock(&pipe_cache.lock);
+    if (hit)
+        pipe_cache.hits++;
+    else
+        pipe_cache.misses++;
+    pthread_mutex_unlock(&pipe_cache.lock);
+}
+
+void asm_pipe_cache_clear(void)
+{
+    pthread_mutex_lock(&pipe_cache.lock);
+    for (size_t i = 0; i < pipe_cache.count; i++) {
+        free(pipe_cache.e[i].key);
+        pipe_cache.e[i].key = NULL;
+    }
+    pipe_cache.count = pipe_cache.next = 0;
+    pipe_cache.hits = pipe_cache.misses = 0;
+    pthread_mutex_unlock(&pipe_cache.lock);
+}
+
+void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses)
+{
+    pthread_mutex_lock(&pipe_cache.lock);
+    *hits = pipe_cache.hits;
+    *misses = pipe_cache.misses;
+    pthread_mutex_unlock(&pipe_cache.lock);
 }
 
 /* One block's search: unroll K = 1, 2, 4 ... ; for each, II upward from the
@@ -2306,8 +2472,8 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     /* Two blocks: as written, and with its repeated computations merged
      * (when it has any); each searched (search_block), the faster scheduled,
      * the merged one on a tie (fewer instructions). A block already
-     * scheduled in this assembly (a macro expanded once per buffer) reuses
-     * its block and (K, II). */
+     * scheduled for this machine in this process (pipe_cache) reuses its
+     * block and (K, II). */
     nmerged = merge_repeats(&b, &merged_p);
     if (nmerged < 0)
         goto oom;
@@ -2319,9 +2485,10 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
             goto out;
     }
     unsigned cached_K[2] = { 0, 0 }, cached_II[2] = { 0, 0 };
-    if (cache_find(c, p, &cached_K[0], &cached_II[0]) < 0 ||
-        (nmerged > 0 && cache_find(c, &merged_p, &cached_K[1], &cached_II[1]) < 0))
+    int hit = cache_find(c, p, b.m, &cached_K[0], &cached_II[0]), hit_merged = 0;
+    if (hit < 0 || (nmerged > 0 && (hit_merged = cache_find(c, &merged_p, b.m, &cached_K[1], &cached_II[1])) < 0))
         goto out;
+    cache_count(hit || hit_merged);
     for (int v = 0; v < (nmerged > 0 ? 2 : 1); v++) {
         if ((cached_K[0] || cached_K[1]) && !cached_K[v])
             continue; /* the other block won before */
@@ -2339,7 +2506,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         rc = emit_written_order(&b, plain_reg, why);
         goto out;
     }
-    if (!cached_K[w] && cache_add(c, w ? &merged_p : p, found[w].best.K, found[w].best.II) < 0)
+    if (!cached_K[w] && cache_add(c, w ? &merged_p : p, b.m, found[w].best.K, found[w].best.II) < 0)
         goto out;
     pipe_block *wb = w ? &mb : &b;
     rc = emit_scheduled(wb, &found[w].best, w ? merged_reg : plain_reg, found[w].res, found[w].rec,

@@ -492,4 +492,46 @@ TEST(Sched, WithoutAMachineOrWithScheduleOffTheLoopRunsInWrittenOrder)
     }
 }
 
+// The process's schedule cache (isa/asm_pipe.c) only saves the search: a
+// block scheduled before for the same machine assembles to the same bits,
+// and another machine is a separate entry.
+extern "C" void asm_pipe_cache_clear(void);
+extern "C" void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses);
+
+std::vector<uint64_t> words(const Assembled &a) { return std::vector<uint64_t>(a.p.words, a.p.words + a.p.count); }
+
+TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
+{
+    const std::string src = loop("    vld.f32 %x, [s10]\n    vmul.f32 %sq, %x, %x\n    vexp.f32 %e, %sq\n"
+                                 "    vaddi.f32 %d, %e, 1.0\n    vrcp.f32 %r, %d\n    vmul.f32 %y, %r, %x\n"
+                                 "    vst.f32 %y, [s11]\n",
+                                 256);
+    npu_timing_config fast = default_timing(), slow = default_timing();
+    slow.unit[UNIT_SFU].latency = 30;
+    const npu_asm_machine mf = machine_of(fast), ms = machine_of(slow);
+    unsigned long hits = 0, misses = 0;
+    asm_pipe_cache_clear();
+    Assembled searched_fast(src, &mf, true);
+    asm_pipe_cache_clear();
+    Assembled searched_slow(src, &ms, true);
+    Assembled cached_slow(src, &ms, true), other_fast(src, &mf, true), cached_fast(src, &mf, true);
+    asm_pipe_cache_stats(&hits, &misses);
+    EXPECT_EQ(misses, 2u);  // searched_slow, other_fast
+    EXPECT_EQ(hits, 2u);    // cached_slow, cached_fast
+    EXPECT_NE(words(searched_fast), words(searched_slow)) << "the two machines should schedule differently";
+    EXPECT_EQ(words(cached_slow), words(searched_slow));
+    EXPECT_EQ(words(other_fast), words(searched_fast));
+    EXPECT_EQ(words(cached_fast), words(searched_fast));
+    for (const Assembled *a : {&cached_slow, &cached_fast}) {
+        const npu_sched_loop &l = main_loop(*a), &r = main_loop(a == &cached_slow ? searched_slow : searched_fast);
+        EXPECT_EQ(l.ii, r.ii);
+        EXPECT_EQ(l.unroll, r.unroll);
+        EXPECT_EQ(l.mii, r.mii);
+        EXPECT_EQ(l.stages, r.stages);
+        EXPECT_EQ(l.vregs, r.vregs);
+        EXPECT_STREQ(l.binding, r.binding);
+        EXPECT_STREQ(l.table, r.table);
+    }
+}
+
 }  // namespace
