@@ -475,6 +475,7 @@ typedef struct node {
     int height;
     int placed;
     long t;          /* schedule time, while placed */
+    unsigned row;    /* t mod II, while placed */
     long last_t;     /* time of the last placement, for IMS */
     int tried;       /* placed at least once (last_t is valid) */
     int late;        /* 1: no predecessor (a load): placed after its consumers, as late as they
@@ -597,14 +598,15 @@ static int build_graph(sched *s)
         for (size_t j = 0; j < b->nbody; j++) {
             const op_info *oi = &b->info[b->body[j]];
             node *n = &s->n[node_of(s, k, j)];
-            *n = (node){ b->body[j], k, oi->unit, oi->cls, m->unit[oi->unit].latency,
-                         m->unit[oi->unit].interval, 0, 0, 0, -1, 0, 0, 0, 0 };
-            n->writes_v = oi->def_virt >= 0 && b->p->vfile[oi->def_virt] == 'v';
+            *n = (node){ .op = b->body[j], .copy = k, .unit = oi->unit, .cls = oi->cls,
+                         .lat = m->unit[oi->unit].latency, .interval = m->unit[oi->unit].interval,
+                         .last_t = -1, .writes_v = oi->def_virt >= 0 && b->p->vfile[oi->def_virt] == 'v' };
         }
     for (int st = 0; st < b->nstreams; st++) {
         node *n = &s->n[s->K * b->nbody + (unsigned)st];
-        *n = (node){ b->streams[st].op, s->K, UNIT_SCALAR, CLASS_SCALAR, m->unit[UNIT_SCALAR].latency,
-                     m->unit[UNIT_SCALAR].interval, 0, 0, 0, -1, 0, 0, 0, 0 };
+        *n = (node){ .op = b->streams[st].op, .copy = s->K, .unit = UNIT_SCALAR, .cls = CLASS_SCALAR,
+                     .lat = m->unit[UNIT_SCALAR].latency, .interval = m->unit[UNIT_SCALAR].interval,
+                     .last_t = -1 };
     }
     /* body index of each op */
     int idx[PIPE_MAX_OPS];
@@ -785,12 +787,10 @@ static int fits(sched *s, unsigned id, long t)
     /* bumps stay in the first stage (their offsets assume it) */
     if (id >= s->K * s->b->nbody && t >= (long)II)
         return 0;
-    for (unsigned d = 0; d < n->interval; d++) {
-        unsigned row = (unsigned)mod(t + d, II);
-        if (s->unit_occ[n->unit * II + row] + 1 > s->b->m->unit[n->unit].count)
+    const unsigned row = (unsigned)mod(t, II);
+    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
+        if (s->unit_occ[n->unit * II + r] + 1 > s->b->m->unit[n->unit].count)
             return 0;
-    }
-    unsigned row = (unsigned)mod(t, II);
     unsigned ids[65], order[65];
     unsigned cnt = s->row_count[row];
     if (cnt >= 64 || cnt + 1 + (row == s->loop_row) > s->b->m->issue_width)
@@ -817,6 +817,7 @@ static int place(sched *s, unsigned id, long t)
     n->placed = 1;
     n->tried = 1;
     n->t = t;
+    n->row = row;
     n->last_t = t;
     return 0;
 }
@@ -965,16 +966,12 @@ static int ims_run(sched *s, const unsigned *order, unsigned *pos)
                 if (!s->n[i].placed || i == id)
                     continue;
                 const node *o = &s->n[i];
-                int clash = 0;
-                if ((unsigned)mod(o->t, II) == row)
-                    clash = 1;
-                if (o->unit == n->unit)
-                    for (unsigned a = 0; a < o->interval && !clash; a++)
-                        for (unsigned d = 0; d < n->interval; d++)
-                            if (mod(o->t + a, II) == mod(t + d, II)) {
-                                clash = 1;
-                                break;
-                            }
+                /* the unit's rows: o holds o->row .. + o->interval - 1, n would hold
+                 * row .. + n->interval - 1 (mod II); they meet when n starts within
+                 * o's or wraps round into it */
+                const unsigned delta = row >= o->row ? row - o->row : row + II - o->row;
+                const int clash =
+                    o->row == row || (o->unit == n->unit && (delta < o->interval || delta + n->interval > II));
                 if (clash)
                     IMS_UNPLACE(i);
             }

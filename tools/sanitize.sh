@@ -6,9 +6,10 @@
 # build-asan/sanitizer-logs/, and any such report fails the script.
 #
 # Run time on 2 cores: about 7 minutes of tests once built (the kernel
-# library's 406 s; the build itself, about 30 minutes, is the long part). One peak-RSS test is always skipped (below);
-# NPUSIM_SANITIZE_QUICK=1 also skips the exhaustive accuracy sweeps. Extra
-# arguments go to `meson test` (e.g. a test name).
+# library's 395 s; the build itself, about 30 minutes, is the long part).
+# One peak-RSS test is always skipped (below); NPUSIM_SANITIZE_QUICK=1 also
+# skips the exhaustive accuracy sweeps. Extra arguments go to `meson test`
+# (e.g. a test name).
 # See docs/reliability.md.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
