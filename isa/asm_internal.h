@@ -278,10 +278,5 @@ int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt);
 /* At the end of the input: a block still open is an error. */
 int asm_pipe_check_closed(asm_ctx *c);
 void asm_pipe_free(struct asm_pipe *p);
-/* The process's schedule cache (asm_pipe.c): emptied (tests), and how many
- * scheduled blocks took a cached (unroll, II) and how many were searched
- * since the last clear. */
-void asm_pipe_cache_clear(void);
-void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses);
 
 #endif

@@ -2309,7 +2309,7 @@ static void cache_count(int hit)
     pthread_mutex_unlock(&pipe_cache.lock);
 }
 
-void asm_pipe_cache_clear(void)
+void npu_asm_cache_clear(void)
 {
     pthread_mutex_lock(&pipe_cache.lock);
     for (size_t i = 0; i < pipe_cache.count; i++) {
@@ -2321,7 +2321,7 @@ void asm_pipe_cache_clear(void)
     pthread_mutex_unlock(&pipe_cache.lock);
 }
 
-void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses)
+void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses)
 {
     pthread_mutex_lock(&pipe_cache.lock);
     *hits = pipe_cache.hits;

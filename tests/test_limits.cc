@@ -1,11 +1,11 @@
-// Up-front limits (tools/npusim/limits.h): memory and disk estimates, and
+// Up-front limits (tools/npusim/run_limits.h): memory and disk estimates, and
 // the messages that refuse a run or a sweep before it starts.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "error.h"
-#include "limits.h"
+#include "run_limits.h"
 #include "npusim/errors.h"
 
 using namespace npusim;

@@ -492,11 +492,9 @@ TEST(Sched, WithoutAMachineOrWithScheduleOffTheLoopRunsInWrittenOrder)
     }
 }
 
-// The process's schedule cache (isa/asm_pipe.c) only saves the search: a
-// block scheduled before for the same machine assembles to the same bits,
-// and another machine is a separate entry.
-extern "C" void asm_pipe_cache_clear(void);
-extern "C" void asm_pipe_cache_stats(unsigned long *hits, unsigned long *misses);
+// The process's schedule cache (npu_asm_cache_*, isa/asm_pipe.c) only saves
+// the search: a block scheduled before for the same machine assembles to the
+// same bits, and another machine is a separate entry.
 
 std::vector<uint64_t> words(const Assembled &a) { return std::vector<uint64_t>(a.p.words, a.p.words + a.p.count); }
 
@@ -510,12 +508,12 @@ TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
     slow.unit[UNIT_SFU].latency = 30;
     const npu_asm_machine mf = machine_of(fast), ms = machine_of(slow);
     unsigned long hits = 0, misses = 0;
-    asm_pipe_cache_clear();
+    npu_asm_cache_clear();
     Assembled searched_fast(src, &mf, true);
-    asm_pipe_cache_clear();
+    npu_asm_cache_clear();
     Assembled searched_slow(src, &ms, true);
     Assembled cached_slow(src, &ms, true), other_fast(src, &mf, true), cached_fast(src, &mf, true);
-    asm_pipe_cache_stats(&hits, &misses);
+    npu_asm_cache_stats(&hits, &misses);
     EXPECT_EQ(misses, 2u);  // searched_slow, other_fast
     EXPECT_EQ(hits, 2u);    // cached_slow, cached_fast
     EXPECT_NE(words(searched_fast), words(searched_slow)) << "the two machines should schedule differently";

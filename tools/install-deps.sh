@@ -4,7 +4,8 @@
 set -eu
 
 PACKAGES="meson ninja-build pkg-config gcc g++ libsystemc-dev libyaml-cpp-dev \
-libgtest-dev libcli11-dev nlohmann-json3-dev parallel python3-matplotlib"
+libgtest-dev libcli11-dev nlohmann-json3-dev parallel python3-matplotlib \
+pybind11-dev python3-dev python3-numpy"
 
 missing=""
 for p in $PACKAGES; do

@@ -63,6 +63,8 @@
 #ifndef NPUSIM_ASM_H
 #define NPUSIM_ASM_H
 
+#include "npusim/export.h"
+
 #include <stddef.h>
 
 #include <stdint.h>
@@ -125,10 +127,21 @@ typedef struct npu_asm_options {
  * the first error and *out empty. `opts` and `diag` may be NULL.
  * npu_assemble_file reads `path` first; failing that it returns NPU_EIO with
  * a diag for the file (line 0). */
-int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
-                 npu_program *out, npu_diag *diag);
-int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
-                      npu_diag *diag);
+NPU_API int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
+                         npu_program *out, npu_diag *diag);
+NPU_API int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
+                              npu_diag *diag);
+
+/* The process's schedule cache: a `.pipeline` block scheduled before for the
+ * same machine (its instructions, virtual registers and trip count; the
+ * machine's slots, units and registers) takes the (unroll, II) found then and
+ * skips the search, giving the same bits. It holds at most 1,024 blocks (the
+ * oldest goes first) and is shared by the process's threads.
+ * npu_asm_cache_clear forgets every block and zeroes the counts;
+ * npu_asm_cache_stats gives how many scheduled blocks took a cached schedule
+ * (hits) and how many were searched (misses) since then. */
+NPU_API void npu_asm_cache_clear(void);
+NPU_API void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef NPUSIM_CORE_H
 #define NPUSIM_CORE_H
 
+#include "npusim/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,7 +69,7 @@ typedef struct npu_trap {
     char message[160];
 } npu_trap;
 
-const char *npu_trap_name(npu_trap_kind k); /* "illegal_instruction", ... */
+NPU_API const char *npu_trap_name(npu_trap_kind k); /* "illegal_instruction", ... */
 
 /* DMA descriptor: rows of `row_bytes`, repeated over up to two outer
  * dimensions with their own GM and UB strides (NC1HWC0 tiles). */
@@ -128,17 +130,17 @@ typedef struct npu_core {
 } npu_core;
 
 /* Allocates the UB and resets the state. prog and gm stay owned by the host. */
-int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm);
-void npu_core_fini(npu_core *c);
-void npu_core_reset(npu_core *c);
+NPU_API int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm);
+NPU_API void npu_core_fini(npu_core *c);
+NPU_API void npu_core_reset(npu_core *c);
 
 /* Executes the instruction at c->pc. Returns the core state afterwards; on a
  * trap, c->trap says why and the architectural state is that before the
  * faulting instruction. `info` may be NULL. */
-npu_core_state npu_core_step(npu_core *c, npu_step_info *info);
+NPU_API npu_core_state npu_core_step(npu_core *c, npu_step_info *info);
 
 /* Stops the core with a trap (used by run loops for limits and deadlock). */
-void npu_core_raise(npu_core *c, npu_trap_kind kind, uint64_t addr, const char *fmt, ...);
+NPU_API void npu_core_raise(npu_core *c, npu_trap_kind kind, uint64_t addr, const char *fmt, ...);
 
 /* Lane access helpers for hosts and tests. */
 static inline unsigned npu_lanes(const npu_core *c, npu_dtype dt)

@@ -22,6 +22,8 @@
 #ifndef NPUSIM_DIN_H
 #define NPUSIM_DIN_H
 
+#include "npusim/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,12 +58,12 @@ typedef struct npu_din_reader {
     int line;         /* line of buf[pos] */
 } npu_din_reader;
 
-void npu_din_reader_init(npu_din_reader *rd, const char *name, const char *buf, size_t len);
+NPU_API void npu_din_reader_init(npu_din_reader *rd, const char *name, const char *buf, size_t len);
 
 /* Reads the next record: returns 1 with *rec filled, 0 at the end of the
  * buffer, or NPU_ESYNTAX with `name:line:col: message` in diag (may be NULL).
  * After an error the reader stands at the next line, so a caller may go on. */
-int npu_din_next(npu_din_reader *rd, npu_din_record *rec, npu_diag *diag);
+NPU_API int npu_din_next(npu_din_reader *rd, npu_din_record *rec, npu_diag *diag);
 
 /* ---- replay ---------------------------------------------------------- */
 
@@ -88,8 +90,8 @@ typedef struct npu_din_replay_result {
  * cfg may be NULL (defaults: size 4, blocking, cycle 0, core 0, tensor 0).
  * Returns 0, or NPU_ESYNTAX (diag set) at the first bad record, with the
  * records before it replayed and counted in res. */
-int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
-                      const npu_din_replay_config *cfg, npu_din_replay_result *res, npu_diag *diag);
+NPU_API int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
+                              const npu_din_replay_config *cfg, npu_din_replay_result *res, npu_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,8 @@
 #ifndef NPUSIM_DRAM_H
 #define NPUSIM_DRAM_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/mem_port.h"
@@ -46,9 +48,9 @@ typedef struct npu_dram_config {
 } npu_dram_config;
 
 /* 100 cycles, 32 bytes/cycle per channel, 4 channels, 256-byte interleave. */
-void npu_dram_config_default(npu_dram_config *cfg);
+NPU_API void npu_dram_config_default(npu_dram_config *cfg);
 /* Returns 0, or NPU_EINVAL with a message naming the bad field. */
-int npu_dram_config_check(const npu_dram_config *cfg, char *msg, unsigned size);
+NPU_API int npu_dram_config_check(const npu_dram_config *cfg, char *msg, unsigned size);
 
 typedef struct npu_dram_stats {
     uint64_t reads, writes;             /* requests */
@@ -84,29 +86,29 @@ typedef struct npu_dram {
 } npu_dram;
 
 /* Returns 0 or NPU_EINVAL (call npu_dram_config_check for the message). */
-int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg);
+NPU_API int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg);
 /* Idle channels, zero stats. */
-void npu_dram_reset(npu_dram *dram);
+NPU_API void npu_dram_reset(npu_dram *dram);
 
 /* Books a request of `bytes` at `addr` arriving at `now`; returns the cycle it
  * completes (data arrived for a read, written for a write). A request of 0
  * bytes completes after the latency alone. */
-uint64_t npu_dram_read(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
-uint64_t npu_dram_write(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
+NPU_API uint64_t npu_dram_read(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
+NPU_API uint64_t npu_dram_write(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
 
 /* The channel serving addr. */
-unsigned npu_dram_channel(const npu_dram *dram, uint64_t addr);
+NPU_API unsigned npu_dram_channel(const npu_dram *dram, uint64_t addr);
 
 /* This DRAM as the next level of a cache (the port refers to dram, which must
  * outlive it). */
-npu_mem_port npu_dram_port(npu_dram *dram);
+NPU_API npu_mem_port npu_dram_port(npu_dram *dram);
 
-const npu_dram_stats *npu_dram_get_stats(const npu_dram *dram);
+NPU_API const npu_dram_stats *npu_dram_get_stats(const npu_dram *dram);
 /* Sum of busy_cycles over the channels. */
-uint64_t npu_dram_busy_cycles(const npu_dram *dram);
+NPU_API uint64_t npu_dram_busy_cycles(const npu_dram *dram);
 
 /* The counters now, and how far the channels are booked beyond `cycle`. */
-void npu_dram_checkpoint_take(const npu_dram *dram, uint64_t cycle, npu_dram_checkpoint *out);
+NPU_API void npu_dram_checkpoint_take(const npu_dram *dram, uint64_t cycle, npu_dram_checkpoint *out);
 
 #ifdef __cplusplus
 }

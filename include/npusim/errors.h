@@ -3,6 +3,8 @@
 #ifndef NPUSIM_ERRORS_H
 #define NPUSIM_ERRORS_H
 
+#include "npusim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,7 +29,7 @@ typedef struct npu_diag {
 } npu_diag;
 
 /* Formats a diagnostic as one line (no newline) into buf. */
-void npu_diag_format(const npu_diag *d, char *buf, unsigned size);
+NPU_API void npu_diag_format(const npu_diag *d, char *buf, unsigned size);
 
 #ifdef __cplusplus
 }

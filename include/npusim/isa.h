@@ -3,6 +3,8 @@
 #ifndef NPUSIM_ISA_H
 #define NPUSIM_ISA_H
 
+#include "npusim/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -170,10 +172,10 @@ enum {
     NPU_SH_PG = 25, NPU_SH_PM = 28, NPU_SH_VL = 29, NPU_SH_IMM = 32, NPU_SH_RS3 = 32
 };
 
-extern const npu_insn_desc npu_insn_table[NPU_NUM_OPS];
-extern const npu_format_desc npu_format_table[NPU_NUM_FORMATS];
-extern const npu_spr_desc npu_spr_table[NPU_NUM_SPRS];
-extern const npu_operand_desc npu_operand_table[NPU_NUM_OPERAND_KINDS];
+NPU_API extern const npu_insn_desc npu_insn_table[NPU_NUM_OPS];
+NPU_API extern const npu_format_desc npu_format_table[NPU_NUM_FORMATS];
+NPU_API extern const npu_spr_desc npu_spr_table[NPU_NUM_SPRS];
+NPU_API extern const npu_operand_desc npu_operand_table[NPU_NUM_OPERAND_KINDS];
 
 /* The value of field `f` of a decoded instruction: a register number (a
  * DMA tag in imm: imm & 31), or the immediate. */
@@ -200,25 +202,25 @@ static inline char npu_regfile_letter(npu_regfile f)
 static inline const npu_insn_desc *npu_desc(unsigned op) { return &npu_insn_table[op]; }
 
 /* The opcode enum for an opcode byte, or NPU_OP_INVALID. */
-npu_opcode npu_opcode_from_byte(uint8_t byte);
+NPU_API npu_opcode npu_opcode_from_byte(uint8_t byte);
 /* The row whose mnemonic (without a dtype suffix) is `mnemonic`, or NPU_OP_INVALID. */
-npu_opcode npu_opcode_from_mnemonic(const char *mnemonic, size_t len);
-const char *npu_dtype_name(npu_dtype dt);          /* "f16" ... */
-const char *npu_operand_syntax(npu_operand_kind k); /* "vd", "[sa + off]", ...; "" for none */
-const char *npu_category_name(npu_category c);      /* "arith", "sfu", ... */
-unsigned npu_dtype_bytes(npu_dtype dt);            /* 2 or 4 */
-int npu_spr_from_name(const char *name, size_t len); /* index or -1 */
+NPU_API npu_opcode npu_opcode_from_mnemonic(const char *mnemonic, size_t len);
+NPU_API const char *npu_dtype_name(npu_dtype dt);          /* "f16" ... */
+NPU_API const char *npu_operand_syntax(npu_operand_kind k); /* "vd", "[sa + off]", ...; "" for none */
+NPU_API const char *npu_category_name(npu_category c);      /* "arith", "sfu", ... */
+NPU_API unsigned npu_dtype_bytes(npu_dtype dt);            /* 2 or 4 */
+NPU_API int npu_spr_from_name(const char *name, size_t len); /* index or -1 */
 
 /* 1 when a format has a memory operand beside a vector register (a vector
  * load or store), whose offset may count vector lengths (the vl bit). */
-int npu_format_has_vector_mem(npu_format fmt);
+NPU_API int npu_format_has_vector_mem(npu_format fmt);
 /* Which word bits a format uses (everything else must be zero). */
-uint64_t npu_format_field_mask(npu_format fmt, int maskable);
+NPU_API uint64_t npu_format_field_mask(npu_format fmt, int maskable);
 
-uint64_t npu_encode(const npu_insn *insn);
+NPU_API uint64_t npu_encode(const npu_insn *insn);
 /* Returns 0 and fills *out, or a negative NPU_E* code when the word is not a
  * valid instruction (unknown opcode, bad dtype, non-zero unused bits). */
-int npu_decode(uint64_t word, npu_insn *out);
+NPU_API int npu_decode(uint64_t word, npu_insn *out);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,8 @@
 #ifndef NPUSIM_L2_H
 #define NPUSIM_L2_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/mem_port.h"
@@ -98,9 +100,9 @@ typedef struct npu_l2_config {
 
 /* 2 MiB, 16 ways, 128-byte lines, LRU, write-back + write-allocate, 20-cycle
  * hits, 32 MSHRs, 8 banks at one access per cycle, misses classified. */
-void npu_l2_config_default(npu_l2_config *cfg);
+NPU_API void npu_l2_config_default(npu_l2_config *cfg);
 /* Returns 0, or NPU_EINVAL with a message naming the bad field. */
-int npu_l2_config_check(const npu_l2_config *cfg, char *msg, unsigned size);
+NPU_API int npu_l2_config_check(const npu_l2_config *cfg, char *msg, unsigned size);
 
 typedef struct npu_l2_counts {
     uint64_t accesses, hits, misses;
@@ -193,21 +195,21 @@ typedef struct npu_l2 {
 /* Allocates the tag arrays. Returns 0, NPU_EINVAL for a bad config (call
  * npu_l2_config_check for the message) or NPU_ENOMEM. The next level starts
  * as an ideal memory; set it with npu_l2_set_next_level. */
-int npu_l2_init(npu_l2 *l2, const npu_l2_config *cfg);
-void npu_l2_fini(npu_l2 *l2);
+NPU_API int npu_l2_init(npu_l2 *l2, const npu_l2_config *cfg);
+NPU_API void npu_l2_fini(npu_l2 *l2);
 /* Empty cache, idle banks and MSHRs, zero stats, forgotten history, reseeded. */
-void npu_l2_reset(npu_l2 *l2);
+NPU_API void npu_l2_reset(npu_l2 *l2);
 /* Zeroes the counters only (e.g. after a warm-up pass). */
-void npu_l2_clear_stats(npu_l2 *l2);
-void npu_l2_set_next_level(npu_l2 *l2, const npu_mem_port *next);
+NPU_API void npu_l2_clear_stats(npu_l2 *l2);
+NPU_API void npu_l2_set_next_level(npu_l2 *l2, const npu_mem_port *next);
 
-unsigned npu_l2_line_bytes(const npu_l2 *l2);
+NPU_API unsigned npu_l2_line_bytes(const npu_l2 *l2);
 
 /* One access of `bytes` (1 .. line) at `addr`, arriving at cycle `now`, by
  * `core` on behalf of `tensor` (both only for the per-core/per-tensor
  * counters). Returns the cycle it completes; `out` (may be NULL) says how. */
-uint64_t npu_l2_access(npu_l2 *l2, uint64_t now, uint64_t addr, unsigned bytes, int is_write,
-                       unsigned core, unsigned tensor, npu_l2_result *out);
+NPU_API uint64_t npu_l2_access(npu_l2 *l2, uint64_t now, uint64_t addr, unsigned bytes, int is_write,
+                               unsigned core, unsigned tensor, npu_l2_result *out);
 
 /* Installs every line of [addr, addr + bytes) as a previous run leaves it:
  * clean (that run's end-of-run write-back, npu_l2_clean, wrote it back),
@@ -216,13 +218,13 @@ uint64_t npu_l2_access(npu_l2 *l2, uint64_t now, uint64_t addr, unsigned bytes, 
  * dropped. Of a range longer than the cache only the last size_bytes are
  * installed. core and tensor are accepted for symmetry with
  * npu_l2_access and are not used yet. */
-void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsigned tensor);
+NPU_API void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsigned tensor);
 
 /* Writes back every dirty line from cycle `now` and invalidates the whole
  * cache (Dinero's flush record). The classifier's fully-associative shadow is
  * flushed too; the first-touch history is kept. Returns the cycle the last
  * writeback is accepted (now if none). */
-uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now);
+NPU_API uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now);
 
 /* Writes back every dirty line from cycle `now` and keeps it, clean and
  * valid: the write-back at the end of a run (an ARM "clean"), which leaves the
@@ -230,14 +232,14 @@ uint64_t npu_l2_flush(npu_l2 *l2, uint64_t now);
  * cycles until the next level accepted the last line add to clean_cycles.
  * Banks and MSHRs are not booked (the writes leave straight for the next
  * level, in set order). Returns that cycle (now if nothing was dirty). */
-uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now);
+NPU_API uint64_t npu_l2_clean(npu_l2 *l2, uint64_t now);
 
 /* 1 if the line holding addr is present (in flight or arrived); for tests. */
-int npu_l2_contains(const npu_l2 *l2, uint64_t addr);
+NPU_API int npu_l2_contains(const npu_l2 *l2, uint64_t addr);
 
-const npu_l2_stats *npu_l2_get_stats(const npu_l2 *l2);
+NPU_API const npu_l2_stats *npu_l2_get_stats(const npu_l2 *l2);
 
-const char *npu_l2_replacement_name(npu_l2_replacement r); /* "lru", "plru", "random" */
+NPU_API const char *npu_l2_replacement_name(npu_l2_replacement r); /* "lru", "plru", "random" */
 
 #ifdef __cplusplus
 }

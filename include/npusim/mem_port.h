@@ -5,6 +5,8 @@
 #ifndef NPUSIM_MEM_PORT_H
 #define NPUSIM_MEM_PORT_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus

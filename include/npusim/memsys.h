@@ -31,6 +31,8 @@
 #ifndef NPUSIM_MEMSYS_H
 #define NPUSIM_MEMSYS_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/core.h"
@@ -95,56 +97,56 @@ typedef struct npu_memsys npu_memsys; /* sim/memsys.c */
 
 /* Returns NULL for a bad config or no memory (cfg_msg, if not NULL, says
  * which). The L2's next level is the memsys's DRAM. */
-npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned size);
-void npu_memsys_free(npu_memsys *ms);
+NPU_API npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned size);
+NPU_API void npu_memsys_free(npu_memsys *ms);
 
 /* Names the GM range [addr, addr + bytes) as tensor `index` (< NPU_L2_MAX_TENSORS,
  * for the L2's per-tensor counters). Accesses outside every range count as
  * tensor 0. Returns 0, or NPU_EINVAL when the table is full. */
-int npu_memsys_add_tensor(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned index);
-unsigned npu_memsys_tensor_of(const npu_memsys *ms, uint64_t addr);
+NPU_API int npu_memsys_add_tensor(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned index);
+NPU_API unsigned npu_memsys_tensor_of(const npu_memsys *ms, uint64_t addr);
 
 /* Places [addr, addr + bytes) in the L2 before the run (npu_l2_warm). */
-void npu_memsys_warm(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned tensor);
+NPU_API void npu_memsys_warm(npu_memsys *ms, uint64_t addr, uint64_t bytes, unsigned tensor);
 
-void npu_memsys_set_trace(npu_memsys *ms, npu_memsys_trace_fn fn, void *ctx);
-void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx);
+NPU_API void npu_memsys_set_trace(npu_memsys *ms, npu_memsys_trace_fn fn, void *ctx);
+NPU_API void npu_memsys_set_line_port(npu_memsys *ms, npu_memsys_line_fn fn, void *ctx);
 
 /* Adds an observer of every L2 access and DRAM request (see
  * npu_memsys_event). Returns 0, or NPU_EINVAL when NPU_MEMSYS_MAX_OBSERVERS
  * are set already. An observer stays until removed or the memsys is freed. */
-int npu_memsys_add_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
-void npu_memsys_remove_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
+NPU_API int npu_memsys_add_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
+NPU_API void npu_memsys_remove_observer(npu_memsys *ms, npu_memsys_observer_fn fn, void *ctx);
 
 /* The end of a run at cycle `end`: the L2 writes back its dirty lines
  * (npu_l2_clean) through its next level. Returns the cycle the last of them
  * was accepted (end if none). The run engines call it once all cores have
  * finished, with end = the slowest core's last cycle. */
-uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end);
+NPU_API uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end);
 
 /* The DRAM as the first npu_memsys_drain found it (a checkpoint at its `end`):
  * the kernel's own traffic, before the end-of-run write-back. NULL until a
  * drain has run. Both engines drain through npu_memsys_drain, so both fill it
  * the same way. */
-const npu_dram_checkpoint *npu_memsys_kernel_dram(const npu_memsys *ms);
+NPU_API const npu_dram_checkpoint *npu_memsys_kernel_dram(const npu_memsys *ms);
 
 /* One request at the DRAM, observed: the memsys's own L2 -> DRAM path, and
  * the SystemC DRAM target, both end here. Returns its completion cycle. */
-uint64_t npu_memsys_dram_access(npu_memsys *ms, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
+NPU_API uint64_t npu_memsys_dram_access(npu_memsys *ms, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
 /* The L2's own next level: npu_memsys_dram_access as a port (a SystemC
  * adapter that rerouted the L2 restores it with this). */
-npu_mem_port npu_memsys_dram_port(npu_memsys *ms);
+NPU_API npu_mem_port npu_memsys_dram_port(npu_memsys *ms);
 
 /* The DMA backend (timing.h: npu_dma_backend): ctx is the npu_memsys. */
-uint64_t npu_memsys_dma(void *ms, unsigned core, uint64_t start, const npu_dma_request *rq);
+NPU_API uint64_t npu_memsys_dma(void *ms, unsigned core, uint64_t start, const npu_dma_request *rq);
 
 /* One line access into the L2 (within one line), traced and charged to the
  * tensor that holds addr. Returns its completion cycle. */
-uint64_t npu_memsys_line(npu_memsys *ms, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
+NPU_API uint64_t npu_memsys_line(npu_memsys *ms, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write);
 
-npu_l2 *npu_memsys_l2(npu_memsys *ms);
-npu_dram *npu_memsys_dram(npu_memsys *ms);
-const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms);
+NPU_API npu_l2 *npu_memsys_l2(npu_memsys *ms);
+NPU_API npu_dram *npu_memsys_dram(npu_memsys *ms);
+NPU_API const npu_memsys_config *npu_memsys_get_config(const npu_memsys *ms);
 
 #ifdef __cplusplus
 }

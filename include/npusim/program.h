@@ -3,6 +3,8 @@
 #ifndef NPUSIM_PROGRAM_H
 #define NPUSIM_PROGRAM_H
 
+#include "npusim/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,12 +65,12 @@ typedef struct npu_program {
 
 /* A program owns every array it points to. init makes it empty; free
  * releases everything and leaves it empty again. */
-void npu_program_init(npu_program *p);
-void npu_program_free(npu_program *p);
+NPU_API void npu_program_init(npu_program *p);
+NPU_API void npu_program_free(npu_program *p);
 /* Appends one instruction (words and insns kept in step); 0 or NPU_ENOMEM. */
-int npu_program_append(npu_program *p, const npu_insn *insn, npu_srcloc loc);
+NPU_API int npu_program_append(npu_program *p, const npu_insn *insn, npu_srcloc loc);
 /* Adds a source file name; returns its index or NPU_ENOMEM. */
-int npu_program_add_file(npu_program *p, const char *name);
+NPU_API int npu_program_add_file(npu_program *p, const char *name);
 
 /* Binary file format: "NPUSIMB1" magic, uint32 count, uint32 reserved (0),
  * then count little-endian 64-bit words, all little-endian.
@@ -80,10 +82,10 @@ int npu_program_add_file(npu_program *p, const char *name);
  * instruction" when it reaches it rather than refusing to load. A bad magic,
  * size or reserved field is NPU_EFORMAT with a diag naming the problem.
  * load_binary_file reads `path` and calls read_binary. */
-int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *diag);
-int npu_program_read_binary(npu_program *p, const void *data, size_t size, const char *name,
-                            npu_diag *diag);
-int npu_program_load_binary_file(npu_program *p, const char *path, npu_diag *diag);
+NPU_API int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *diag);
+NPU_API int npu_program_read_binary(npu_program *p, const void *data, size_t size, const char *name,
+                                    npu_diag *diag);
+NPU_API int npu_program_load_binary_file(npu_program *p, const char *path, npu_diag *diag);
 
 /* Writes the disassembly of one instruction ("vadd.f32 v1, v2, v3, p1"),
  * always NUL-terminated and truncated to `size`. `index` resolves
@@ -91,7 +93,7 @@ int npu_program_load_binary_file(npu_program *p, const char *path, npu_diag *dia
  * assembles back to the same word (literals print with enough digits, NaNs
  * other than the canonical one as `bits(0x...)`). NPU_OP_INVALID prints as
  * "<invalid>". */
-void npu_disasm(const npu_insn *insn, size_t index, char *buf, size_t size);
+NPU_API void npu_disasm(const npu_insn *insn, size_t index, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef NPUSIM_REFERENCE_H
 #define NPUSIM_REFERENCE_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/isa.h"
@@ -23,8 +25,8 @@ typedef struct npu_reference {
     const char *formula; /* for `npusim kernels` and reports */
 } npu_reference;
 
-const npu_reference *npu_reference_find(const char *name);
-const npu_reference *npu_reference_at(unsigned i); /* NULL past the end */
+NPU_API const npu_reference *npu_reference_find(const char *name);
+NPU_API const npu_reference *npu_reference_at(unsigned i); /* NULL past the end */
 
 /* An element passes when its error is within max_ulp ULPs of the output type
  * OR within max_abs absolutely (for results near zero). */
@@ -53,18 +55,18 @@ typedef struct npu_accuracy {
 /* ULP distance of `got` (a value of type dt) from the exact `ref`, in units of
  * the dt spacing at |ref|; 0 when got is ref correctly rounded, INFINITY when
  * one is NaN/inf and the other not. */
-double npu_ulp_error(double got, double ref, npu_dtype dt);
+NPU_API double npu_ulp_error(double got, double ref, npu_dtype dt);
 /* The double value of element `i` of a dt-typed array. */
-double npu_load_lane(const void *data, uint64_t i, npu_dtype dt);
+NPU_API double npu_load_lane(const void *data, uint64_t i, npu_dtype dt);
 /* Stores v into element `i`, rounded once to dt. */
-void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v);
+NPU_API void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v);
 
-void npu_accuracy_init(npu_accuracy *a);
+NPU_API void npu_accuracy_init(npu_accuracy *a);
 /* Adds one element; returns 1 when it passes the bound: NaN exactly where the
  * reference is NaN, a zero with the reference's sign (unless
  * bound->any_zero_sign), and within max_ulp or max_abs. */
-int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
-                     const npu_bound *bound);
+NPU_API int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
+                             const npu_bound *bound);
 
 #ifdef __cplusplus
 }

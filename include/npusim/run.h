@@ -3,6 +3,8 @@
 #ifndef NPUSIM_RUN_H
 #define NPUSIM_RUN_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/core.h"
@@ -21,7 +23,7 @@ typedef struct npu_run_limits {
 /* Runs every core until all have halted or one traps (then the others stop
  * too: functional runs have no clock to run the others on to). Cores step round-robin in quanta, and meet at barriers. Returns the
  * number of trapped cores (0: every core halted). */
-unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
+NPU_API unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
 
 /* The same with timing: each core's timing model runs ahead on its own clock;
  * a barrier releases every core at the cycle after the last one reached it.
@@ -29,7 +31,7 @@ unsigned npu_run_functional(npu_core *const *cores, unsigned num_cores, const np
  * (drain), then the shared memory (npu_run_drain), before returning the
  * number of trapped cores. */
 struct npu_timed_core;
-unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
+NPU_API unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, const npu_run_limits *lim);
 
 /* The scheduling of npu_run_timed, shared with the SystemC engine (one
  * source of truth): conservative temporal decoupling with a cycle quantum Q
@@ -53,24 +55,24 @@ unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num_cores, 
  *     last arrival's cycle + 1; waiters trap when a core halted or trapped
  *     instead) or the run is over. A trap stops its own core only: the others
  *     run on to their own end. */
-int npu_run_pick(struct npu_timed_core *const *cores, unsigned num_cores); /* -1: none runs */
-uint64_t npu_run_horizon(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
+NPU_API int npu_run_pick(struct npu_timed_core *const *cores, unsigned num_cores); /* -1: none runs */
+NPU_API uint64_t npu_run_horizon(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
 /* When no core runs (npu_run_pick returned -1): releases the cores waiting
  * at a barrier and returns 1 (the run goes on), or ends the run and returns
  * 0: the waiters trap when a core halted or trapped without reaching the
  * barrier, and every core still unfinished traps when none can progress. */
-int npu_run_settle(struct npu_timed_core *const *cores, unsigned num_cores);
+NPU_API int npu_run_settle(struct npu_timed_core *const *cores, unsigned num_cores);
 /* 1 when core's pending transfer (if any) may be booked now. */
-int npu_run_may_book(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
+NPU_API int npu_run_may_book(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
 /* Steps one core (see above); returns 1 when it stepped at least once. */
-int npu_run_turn(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core, uint64_t horizon,
-                 const npu_run_limits *lim);
+NPU_API int npu_run_turn(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core, uint64_t horizon,
+                         const npu_run_limits *lim);
 /* The end of a timed run, once every core has finished: when the cores share
  * a memory system (their DMA backend is npu_memsys_dma), its dirty L2 lines
  * are written back to the DRAM from the slowest core's last cycle
  * (npu_memsys_drain). The kernel's cycles do not include that write-back.
  * Returns the cycle the DRAM accepted the last line (0 without a memsys). */
-uint64_t npu_run_drain(struct npu_timed_core *const *cores, unsigned num_cores);
+NPU_API uint64_t npu_run_drain(struct npu_timed_core *const *cores, unsigned num_cores);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef NPUSIM_TENSOR_H
 #define NPUSIM_TENSOR_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -21,19 +23,19 @@ typedef struct npu_layout {
 
 /* Returns 0, or NPU_EINVAL for a zero dimension, a bad element size or a
  * tensor whose byte size overflows 64 bits. */
-int npu_layout_init(npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigned esize);
-uint64_t npu_layout_logical_elems(const npu_layout *l); /* N*C*H*W */
-uint64_t npu_layout_elems(const npu_layout *l);         /* N*C1*H*W*C0, padding included */
-uint64_t npu_layout_bytes(const npu_layout *l);
+NPU_API int npu_layout_init(npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigned esize);
+NPU_API uint64_t npu_layout_logical_elems(const npu_layout *l); /* N*C*H*W */
+NPU_API uint64_t npu_layout_elems(const npu_layout *l);         /* N*C1*H*W*C0, padding included */
+NPU_API uint64_t npu_layout_bytes(const npu_layout *l);
 /* Element offset in NC1HWC0 of logical element (n, c, h, w). */
-uint64_t npu_layout_offset(const npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w);
+NPU_API uint64_t npu_layout_offset(const npu_layout *l, uint64_t n, uint64_t c, uint64_t h, uint64_t w);
 
 /* Packs NCHW elements (esize bytes each) into NC1HWC0, padding zero. */
-void npu_pack_nc1hwc0(const npu_layout *l, const void *nchw, void *nc1hwc0);
+NPU_API void npu_pack_nc1hwc0(const npu_layout *l, const void *nchw, void *nc1hwc0);
 /* Unpacks NC1HWC0 into NCHW, dropping the padding. */
-void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw);
+NPU_API void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw);
 /* Counts padding elements whose bits are not all zero. */
-uint64_t npu_padding_nonzero(const npu_layout *l, const void *nc1hwc0);
+NPU_API uint64_t npu_padding_nonzero(const npu_layout *l, const void *nc1hwc0);
 
 #ifdef __cplusplus
 }

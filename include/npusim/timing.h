@@ -14,6 +14,8 @@
 #ifndef NPUSIM_TIMING_H
 #define NPUSIM_TIMING_H
 
+#include "npusim/export.h"
+
 #include <stdint.h>
 
 #include "npusim/core.h"
@@ -38,9 +40,9 @@ typedef enum npu_stall {
     NPU_NUM_STALLS
 } npu_stall;
 
-const char *npu_stall_name(npu_stall s);   /* "raw", "unit_busy", ... */
-const char *npu_unit_name(npu_unit u);     /* "valu", "sfu", ... */
-const char *npu_class_name(npu_class c);   /* "vector", "mem", ... */
+NPU_API const char *npu_stall_name(npu_stall s);   /* "raw", "unit_busy", ... */
+NPU_API const char *npu_unit_name(npu_unit u);     /* "valu", "sfu", ... */
+NPU_API const char *npu_class_name(npu_class c);   /* "vector", "mem", ... */
 
 typedef struct npu_unit_timing {
     unsigned count;    /* instances */
@@ -75,9 +77,9 @@ typedef struct npu_timing_config {
 enum { NPU_DMA_OUTSTANDING_DEFAULT = 16, NPU_SIM_QUANTUM_DEFAULT = 1000 };
 
 /* The default vector core (configs/default.yaml says the same). */
-void npu_timing_config_default(npu_timing_config *cfg);
+NPU_API void npu_timing_config_default(npu_timing_config *cfg);
 /* Returns 0, or NPU_EINVAL with a message naming the bad field. */
-int npu_timing_config_check(const npu_timing_config *cfg, char *msg, unsigned size);
+NPU_API int npu_timing_config_check(const npu_timing_config *cfg, char *msg, unsigned size);
 
 typedef struct npu_core_stats {
     uint64_t cycles;        /* first issue opportunity to the last completion */
@@ -121,10 +123,10 @@ typedef void (*npu_issue_hook)(void *ctx, const npu_issue_event *ev);
 /* A core with timing: wraps a functional npu_core it does not own. */
 typedef struct npu_timed_core npu_timed_core; /* defined in sim/timing.c */
 
-npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg);
-void npu_timed_core_free(npu_timed_core *tc);
-void npu_timed_core_set_hook(npu_timed_core *tc, npu_issue_hook hook, void *ctx);
-const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc);
+NPU_API npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg);
+NPU_API void npu_timed_core_free(npu_timed_core *tc);
+NPU_API void npu_timed_core_set_hook(npu_timed_core *tc, npu_issue_hook hook, void *ctx);
+NPU_API const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc);
 
 /* Where DMA transfers go. A backend books one transfer of core `core` (its
  * core_id) that starts moving bytes at cycle `start` and returns the cycle it
@@ -134,40 +136,40 @@ const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc);
  * non-decreasing `start` per core. NULL (the default) is the ideal memory:
  * done = start + bytes / dma_bytes_per_cycle + dma_latency. */
 typedef uint64_t (*npu_dma_backend)(void *ctx, unsigned core, uint64_t start, const npu_dma_request *rq);
-void npu_timed_core_set_dma_backend(npu_timed_core *tc, npu_dma_backend fn, void *ctx);
+NPU_API void npu_timed_core_set_dma_backend(npu_timed_core *tc, npu_dma_backend fn, void *ctx);
 /* The backend set (NULL: the ideal memory), and its ctx in *ctx if not NULL. */
-npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx);
+NPU_API npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx);
 
 /* Executes and times one instruction. Returns the core state afterwards.
  * With a DMA backend, a DMA instruction's transfer is left pending: the
  * backend is called by npu_timed_book_dma, which the run loops call in the
  * order of the transfers' start cycles across cores (run.h); the next step
  * or npu_timed_finish books a transfer still pending first. */
-npu_core_state npu_timed_step(npu_timed_core *tc);
+NPU_API npu_core_state npu_timed_step(npu_timed_core *tc);
 /* The start cycle of the transfer waiting for npu_timed_book_dma, or
  * UINT64_MAX when none waits. */
-uint64_t npu_timed_dma_pending(const npu_timed_core *tc);
+NPU_API uint64_t npu_timed_dma_pending(const npu_timed_core *tc);
 /* No transfer of this core that is not yet booked starts before this cycle:
  * the pending one's start, or else max(now + units.dma.latency, the cycle
  * the DMA engine has sent its last byte). */
-uint64_t npu_timed_next_dma_start(const npu_timed_core *tc);
+NPU_API uint64_t npu_timed_next_dma_start(const npu_timed_core *tc);
 /* Books the pending transfer with the backend (no-op when none is pending). */
-void npu_timed_book_dma(npu_timed_core *tc);
+NPU_API void npu_timed_book_dma(npu_timed_core *tc);
 /* The cycle at which the next instruction could issue at the earliest (the
  * core's local time, for temporal decoupling). */
-uint64_t npu_timed_now(const npu_timed_core *tc);
+NPU_API uint64_t npu_timed_now(const npu_timed_core *tc);
 /* Release from a barrier: the next instruction issues no earlier than `cycle`;
  * the gap is charged to sync. */
-void npu_timed_release(npu_timed_core *tc, uint64_t cycle);
+NPU_API void npu_timed_release(npu_timed_core *tc, uint64_t cycle);
 /* Ends the run: charges the drain to the last completion and fixes cycles. */
-void npu_timed_finish(npu_timed_core *tc);
+NPU_API void npu_timed_finish(npu_timed_core *tc);
 
-const npu_core_stats *npu_timed_stats(const npu_timed_core *tc);
-npu_core *npu_timed_core_core(npu_timed_core *tc);
+NPU_API const npu_core_stats *npu_timed_stats(const npu_timed_core *tc);
+NPU_API npu_core *npu_timed_core_core(npu_timed_core *tc);
 /* Stall cycles charged while pc was the waiting instruction: [reason]. */
-const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc);
+NPU_API const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc);
 /* Times the instruction at pc issued (0 outside the program). */
-uint64_t npu_timed_pc_issued(const npu_timed_core *tc, uint64_t pc);
+NPU_API uint64_t npu_timed_pc_issued(const npu_timed_core *tc, uint64_t pc);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,9 @@
 
 #include "atomic_file.h"
 #include "compare.h"
+#include "config.h"
 #include "error.h"
+#include "runner.h"
 #include "sweep.h"
 
 #ifndef NPUSIM_TOOLS_DIR
@@ -91,31 +93,37 @@ struct CompareArgs {
     std::string json, csv, plot, against;
 };
 
+// Writes `text` to `path`, or to stdout for "-".
+void write_output(const std::string &path, const std::string &text)
+{
+    if (path == "-")
+        std::cout << text;
+    else
+        write_file_atomic(path, text);
+}
+
 int cmd_compare(const CompareArgs &a)
 {
+    if (a.json == "-" && a.csv == "-")
+        throw Error("--json - and --csv -: only one of them can write to stdout");
     CompareOptions o;
     o.kernels = a.kernels;
-    o.npusim_exe = self_exe();
-    o.run_args = {"--dtype", a.dtype, "--shape", a.shape, "--seed", std::to_string(a.seed)};
-    if (!a.config.empty()) {
-        o.run_args.push_back("--config");
-        o.run_args.push_back(a.config);
-    }
-    for (const std::string &s : a.sets) {
-        o.run_args.push_back("--set");
-        o.run_args.push_back(s);
-    }
-    if (!a.against.empty()) {
-        o.run_args.push_back("--against");
-        o.run_args.push_back(a.against);
-    }
+    o.run.dtype = a.dtype;
+    o.run.shape = parse_shape(a.shape);
+    o.run.seed = a.seed;
+    o.run.against = a.against;
+    o.run.config = a.config.empty() ? default_config() : load_config(a.config);
+    for (const std::string &s : a.sets)
+        apply_override(o.run.config, s);
+    validate_config(o.run.config);
     std::vector<nlohmann::json> reports = run_compare(o);
-    std::cout << compare_table(reports);
     nlohmann::json data = compare_json(reports);
+    if (a.json != "-" && a.csv != "-")
+        std::cout << compare_table(reports);
     if (!a.json.empty())
-        write_file_atomic(a.json, data.dump(2) + "\n");
+        write_output(a.json, data.dump(2) + "\n");
     if (!a.csv.empty())
-        write_file_atomic(a.csv, compare_csv(reports));
+        write_output(a.csv, compare_csv(reports));
     if (!a.plot.empty()) {
         std::string tmp = a.plot + ".json.tmp." + std::to_string(getpid());
         write_file_atomic(tmp, data.dump() + "\n");
@@ -187,8 +195,8 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("--config", ca->config, "Hardware config YAML");
     c->add_option("--set", ca->sets, "Override a config key, KEY=VALUE (repeatable)");
     c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)");
-    c->add_option("--json", ca->json, "Write the table as JSON");
-    c->add_option("--csv", ca->csv, "Write the table as CSV");
+    c->add_option("--json", ca->json, "Write the table as JSON (- for stdout, instead of the table)");
+    c->add_option("--csv", ca->csv, "Write the table as CSV (- for stdout, instead of the table)");
     c->add_option("--against", ca->against, "Also measure every kernel's outputs against reference NAME (e.g. gelu_erf)");
     c->add_option("--plot", ca->plot, "Draw the stall breakdown, one stacked bar per kernel (.png or .svg)");
     cmds.push_back({c, [ca] { return cmd_compare(*ca); }});

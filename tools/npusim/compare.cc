@@ -2,8 +2,6 @@
 #include "compare.h"
 
 #include <cmath>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -12,55 +10,10 @@
 #include <sstream>
 
 #include "error.h"
+#include "report.h"
 
 namespace npusim {
 namespace {
-
-// Runs `exe run KERNEL args... --json -` and returns (status, stdout, stderr).
-struct Child {
-    int status = -1;
-    std::string out, err;
-};
-
-Child run_child(const std::string &exe, const std::vector<std::string> &args)
-{
-    int out_pipe[2], err_pipe[2];
-    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
-        throw Error(std::string("compare: pipe: ") + std::strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0)
-        throw Error(std::string("compare: fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        std::vector<char *> argv;
-        argv.push_back(const_cast<char *>(exe.c_str()));
-        for (const std::string &a : args)
-            argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(exe.c_str(), argv.data());
-        std::fprintf(stderr, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
-        _exit(127);
-    }
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    Child c;
-    // Drain both pipes (stderr is small; read stdout first, then stderr).
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0)
-        c.out.append(buf, size_t(n));
-    while ((n = read(err_pipe[0], buf, sizeof buf)) > 0)
-        c.err.append(buf, size_t(n));
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    c.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return c;
-}
 
 const nlohmann::json *find(const nlohmann::json &j, const std::string &dotted)
 {
@@ -179,21 +132,9 @@ std::vector<nlohmann::json> run_compare(const CompareOptions &opts)
 {
     std::vector<nlohmann::json> reports;
     for (const std::string &k : opts.kernels) {
-        std::vector<std::string> args = {"run", k};
-        args.insert(args.end(), opts.run_args.begin(), opts.run_args.end());
-        args.push_back("--json");
-        args.push_back("-");
-        Child c = run_child(opts.npusim_exe, args);
-        if (c.status != 0 && c.status != 1) {
-            std::string e = c.err;
-            while (!e.empty() && e.back() == '\n')
-                e.pop_back();
-            throw Error(e.empty() ? "compare: " + k + ": npusim run failed" : e);
-        }
-        nlohmann::json j = nlohmann::json::parse(c.out, nullptr, false);
-        if (j.is_discarded())
-            throw Error("compare: " + k + ": the run printed no JSON report");
-        reports.push_back(j);
+        RunOptions run = opts.run;
+        run.kernel = k;
+        reports.push_back(report_json(run_kernel(run)));
     }
     return reports;
 }

@@ -1,18 +1,19 @@
-// `npusim compare K1 K2 ...`: runs each kernel on the same input and config
-// (each in its own `npusim run` process, as SystemC wants one scenario per
-// process) and lays the reports side by side.
+// `npusim compare K1 K2 ...`: runs each kernel on the same input and config,
+// one after another in this process (the C engine: the figures of `npusim
+// run`'s SystemC engine, as the tests check), and lays the reports side by side.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "runner.h"
+
 namespace npusim {
 
 struct CompareOptions {
     std::vector<std::string> kernels;
-    std::vector<std::string> run_args;  // passed to every `npusim run` (--dtype, --shape, --config, --set ...)
-    std::string npusim_exe;
+    RunOptions run;  // every kernel's run (dtype, shape, config, seed, against); its kernel is ignored
 };
 
 // One JSON report per kernel, in order. Throws npusim::Error when a kernel

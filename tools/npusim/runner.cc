@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "error.h"
-#include "limits.h"
+#include "run_limits.h"
 #include "trace.h"
 #include "npusim/asm.h"
 #include "npusim/fp16.h"
@@ -96,26 +96,72 @@ struct Placed {
     NpyArray nchw;  // logical data
 };
 
+// The inputs the caller gave: a .npy file (RunOptions::inputs) or an array
+// in memory (RunOptions::input_arrays), each read once, when first asked for.
+class GivenInputs {
+public:
+    explicit GivenInputs(const RunOptions &opts) : opts_(opts)
+    {
+        for (const auto &kv : opts.input_arrays)
+            if (opts.inputs.count(kv.first))
+                throw Error("input '" + kv.first + "' is given twice: as " + opts.inputs.at(kv.first) +
+                            " and as an array");
+    }
+    bool has(const std::string &name) const { return opts_.inputs.count(name) || opts_.input_arrays.count(name); }
+    // What messages call it: the file's path, or "input 'x'".
+    std::string source(const std::string &name) const
+    {
+        auto it = opts_.inputs.find(name);
+        return it != opts_.inputs.end() ? it->second : "input '" + name + "'";
+    }
+    const NpyArray &array(const std::string &name)
+    {
+        auto mem = opts_.input_arrays.find(name);
+        if (mem != opts_.input_arrays.end())
+            return mem->second;
+        auto it = read_.find(name);
+        if (it == read_.end())
+            it = read_.emplace(name, read_npy(opts_.inputs.at(name))).first;
+        return it->second;
+    }
+    std::vector<std::string> names() const
+    {
+        std::vector<std::string> n;
+        for (const auto &kv : opts_.inputs)
+            n.push_back(kv.first);
+        for (const auto &kv : opts_.input_arrays)
+            n.push_back(kv.first);
+        return n;
+    }
+
+private:
+    const RunOptions &opts_;
+    std::map<std::string, NpyArray> read_;
+};
+
 // A tensor input's logical shape is the run's NCHW shape; a per-channel
 // input's is [C].
-NpyArray make_input(const TensorDecl &t, const RunOptions &opts, npu_dtype dt, const std::vector<uint64_t> &nchw,
-                    unsigned index)
+NpyArray make_input(const TensorDecl &t, const RunOptions &opts, GivenInputs &given, npu_dtype dt,
+                    const std::vector<uint64_t> &nchw, unsigned index)
 {
     const char *dtype_name = dt == NPU_F16 ? "fp16" : "fp32";
     const std::vector<uint64_t> shape = t.per_channel ? std::vector<uint64_t>{nchw[1]} : nchw;
-    auto it = opts.inputs.find(t.name);
-    if (it != opts.inputs.end()) {
-        NpyArray a = read_npy(it->second);
+    if (given.has(t.name)) {
+        const std::string source = given.source(t.name);
+        NpyArray a = given.array(t.name);
         if (a.dtype != dt)
-            throw Error(it->second + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + dtype_name);
+            throw Error(source + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + dtype_name);
+        if (!t.per_channel && !a.shape.empty())  // 1-D to 3-D: leading dimensions of 1, as --shape reads them
+            while (a.shape.size() < 4)
+                a.shape.insert(a.shape.begin(), 1);
         if (a.shape != shape) {
             std::string s;
             for (uint64_t d : a.shape)
                 s += (s.empty() ? "" : ",") + std::to_string(d);
             if (t.per_channel)
-                throw Error(it->second + ": shape (" + s + ") does not match the run's channels: per-channel input '" +
+                throw Error(source + ": shape (" + s + ") does not match the run's channels: per-channel input '" +
                             t.name + "' is (" + std::to_string(nchw[1]) + ")");
-            throw Error(it->second + ": shape (" + s + ") does not match the run's NCHW shape");
+            throw Error(source + ": shape (" + s + ") does not match the run's NCHW shape");
         }
         return a;
     }
@@ -501,16 +547,16 @@ Bound analyse_bound(const RunResult &r)
 // The run's dtype: --dtype when given; else the first tensor input's .npy
 // (as the shape is, so `run relu --input x=x.npy` works for fp16 files);
 // else fp32.
-static std::string run_dtype(const Manifest &m, const RunOptions &opts)
+static std::string run_dtype(const Manifest &m, const RunOptions &opts, GivenInputs &given)
 {
     if (!opts.dtype.empty())
         return opts.dtype;
     for (const TensorDecl &t : m.tensors)
-        if (t.is_input && !t.per_channel && opts.inputs.count(t.name)) {
-            const std::string &path = opts.inputs.at(t.name);
-            const npu_dtype dt = read_npy(path).dtype;
+        if (t.is_input && !t.per_channel && given.has(t.name)) {
+            const npu_dtype dt = given.array(t.name).dtype;
             if (dt != NPU_F16 && dt != NPU_F32)
-                throw Error(path + ": dtype " + npu_dtype_name(dt) + " is not one a kernel runs on (f16, f32)");
+                throw Error(given.source(t.name) + ": dtype " + npu_dtype_name(dt) +
+                            " is not one a kernel runs on (f16, f32)");
             return dt == NPU_F16 ? "fp16" : "fp32";
         }
     return "fp32";
@@ -568,9 +614,12 @@ RunResult run_kernel(const RunOptions &opts)
 {
     auto t0 = std::chrono::steady_clock::now();
     RunResult r;
+    if (!opts.dtype.empty())
+        parse_dtype(opts.dtype);  // a dtype no kernel runs on is the caller's error, not the kernel's
     r.manifest = load_manifest(resolve_kernel(opts.kernel));
     const Manifest &m = r.manifest;
-    const std::string dtype = run_dtype(m, opts);
+    GivenInputs given(opts);
+    const std::string dtype = run_dtype(m, opts, given);
     if (!m.supports(dtype))
         throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
     r.dtype = parse_dtype(dtype);
@@ -591,12 +640,12 @@ RunResult run_kernel(const RunOptions &opts)
         // Kernels receive parameters as binary32, so the reference uses that value.
         r.params.push_back(double(float(it != opts.params.end() ? it->second : p.default_value)));
     }
-    for (const auto &kv : opts.inputs) {
+    for (const std::string &name : given.names()) {
         bool ok = false;
         for (const TensorDecl &t : m.tensors)
-            ok |= t.name == kv.first && t.is_input;
+            ok |= t.name == name && t.is_input;
         if (!ok)
-            throw Error("--input " + kv.first + ": kernel '" + m.name + "' has no input of that name");
+            throw Error("--input " + name + ": kernel '" + m.name + "' has no input of that name");
     }
     for (const auto &kv : opts.outputs) {
         bool ok = false;
@@ -610,12 +659,11 @@ RunResult run_kernel(const RunOptions &opts)
     std::vector<uint64_t> shape = opts.shape;
     std::string shape_from = "--shape";  // who said it, for messages
     for (const TensorDecl &t : m.tensors)
-        if (t.is_input && !t.per_channel && opts.inputs.count(t.name)) {
-            shape_from = opts.inputs.at(t.name);
-            NpyArray a = read_npy(opts.inputs.at(t.name));
+        if (t.is_input && !t.per_channel && given.has(t.name)) {
+            shape_from = given.source(t.name);
+            const NpyArray &a = given.array(t.name);
             if (a.shape.empty() || a.shape.size() > 4)
-                throw Error(opts.inputs.at(t.name) + ": expected a 1-D to 4-D array, got " +
-                            std::to_string(a.shape.size()) + "-D");
+                throw Error(shape_from + ": expected a 1-D to 4-D array, got " + std::to_string(a.shape.size()) + "-D");
             shape = a.shape;
             while (shape.size() < 4)
                 shape.insert(shape.begin(), 1);
@@ -677,7 +725,7 @@ RunResult run_kernel(const RunOptions &opts)
         Placed pl{&t, gm_size, {}};
         std::vector<uint64_t> nchw = shape;
         if (t.is_input)
-            pl.nchw = make_input(t, opts, r.dtype, nchw, input_index++);
+            pl.nchw = make_input(t, opts, given, r.dtype, nchw, input_index++);
         if (opts.inplace && !t.is_input) {
             for (const Placed &in : placed)
                 if (in.decl->is_input)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config.h"
-#include "limits.h"
+#include "run_limits.h"
 #include "manifest.h"
 #include "npy.h"
 #include "npusim/core.h"
@@ -35,6 +35,9 @@ struct RunOptions {
     Config config = default_config();
     uint64_t seed = 1;
     std::map<std::string, std::string> inputs;   // tensor name -> .npy path
+    // tensor name -> data in memory (the Python module's arrays); a name is
+    // given here or in `inputs`, not both. Messages call it "input 'x'".
+    std::map<std::string, NpyArray> input_arrays;
     std::map<std::string, std::string> outputs;  // tensor name -> .npy path
     std::map<std::string, double> params;        // overrides of manifest defaults
     uint64_t max_cycles = 0;  // per core; 0: no limit

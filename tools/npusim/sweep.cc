@@ -28,7 +28,7 @@
 #include "atomic_file.h"
 #include "error.h"
 #include "yaml_document.h"
-#include "limits.h"
+#include "run_limits.h"
 
 namespace npusim {
 namespace {

@@ -1,6 +1,6 @@
 // Sweeps: a YAML spec of kernels x dtypes x shapes x config points (grid:
 // crossed, zip: lock-step), each point identified by a hash of what it runs,
-// run as separate `npusim run` processes (one SystemC scenario per process),
+// run as separate `npusim run` processes (a crash or a limit stays with its point),
 // resumable, shardable, and merged into one tidy table.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Up-front limits: estimates of a run's host memory and a sweep's disk use,
 // checked before any allocation so a huge --shape fails with one clear line
 // instead of an out-of-memory kill half-way.
-#include "limits.h"
+#include "run_limits.h"
 
 #include <cstdio>
 #include <fstream>

@@ -1,0 +1,224 @@
+"""npusim from Python: run activation kernels on a simulated NPU core, in
+this process, and get cycles, stalls, L2 figures, the bound and accuracy
+back as Python values and NumPy arrays.
+
+    import npusim
+    r = npusim.run("gelu_tanh", dtype="fp16", shape=(1, 64, 56, 56))
+    r.cycles, r.stalls["raw"], r.bound["efficiency"], r.accuracy["max_ulp"]
+    r.outputs["y"]                      # NumPy array, NCHW
+
+    npusim.run("relu", inputs={"x": x})  # dtype and shape from the array
+    npusim.run("mish", config="configs/edge.yaml", set={"units.sfu.latency": 30})
+    npusim.run("mish", config={"units": {"sfu": {"latency": 30}}})
+
+    npusim.compare(["relu", "gelu_tanh", "mish"], dtype="fp16", shape=(1, 64, 56, 56))
+    npusim.sweep("configs/sweeps/sfu_latency.yaml")
+
+A run is the same as `npusim run` with the same arguments: `Result.json` is
+its `--json` report (the C engine runs it here; the CLI's SystemC engine
+gives the same figures). compare() and sweep() return rows: a pandas
+DataFrame where pandas is installed, else a list of dicts. Bad input raises
+npusim.Error (a ValueError) with the CLI's one-line message.
+"""
+import json as _json
+import os as _os
+
+import numpy as _np
+
+from . import _npusim
+from ._npusim import Error
+
+__all__ = ["Error", "Result", "compare", "config_docs", "default_config", "kernels", "run", "sweep"]
+
+_DTYPES = {"f16": _np.float16, "f32": _np.float32}
+
+
+class Result:
+    """One run. Attributes: cycles, passed, stalls (reason -> cycles), l2
+    (None without an L2), bound, accuracy, schedule (the .pipeline loops),
+    outputs (tensor name -> NumPy array, NCHW) and json (the whole report,
+    as `npusim run --json -` prints it)."""
+
+    def __init__(self, report, outputs):
+        self.json = report
+        self.outputs = outputs
+
+    cycles = property(lambda self: self.json["cycles"])
+    passed = property(lambda self: self.json["passed"])
+    stalls = property(lambda self: self.json.get("stalls", {}))
+    l2 = property(lambda self: self.json.get("l2"))
+    bound = property(lambda self: self.json["bound"])
+    accuracy = property(lambda self: self.json["accuracy"])
+    schedule = property(lambda self: self.json.get("schedule", []))
+
+    def __repr__(self):
+        j = self.json
+        return (f"<npusim.Result {j['kernel']} {j['dtype']} {'x'.join(map(str, j['shape']))}: "
+                f"{j['cycles']} cycles, efficiency {j['bound']['efficiency']:.3f}, "
+                f"{'passed' if j['passed'] else 'FAILED'}>")
+
+
+def _setting(value):
+    """A --set value as the CLI reads it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_setting(v) for v in value)
+    return str(value)
+
+
+def _config(config, set):
+    """(path, YAML text, ["key=value", ...]) for a config given as a path, a
+    dict (the YAML file's structure) or None, and the `set` overrides."""
+    path, text = "", ""
+    if isinstance(config, dict):
+        text = _json.dumps(config, indent=1)  # JSON is YAML: the loader reads it as a config file
+    elif config is not None:
+        path = _os.fspath(config)
+    sets = []
+    for key, value in (set or {}).items():
+        sets.append(f"{key}={_setting(value)}")
+    return path, text, sets
+
+
+def _shape(shape):
+    if shape is None:
+        return ""
+    if isinstance(shape, str):
+        return shape
+    return ",".join(str(int(d)) for d in shape)
+
+
+def _input(name, array):
+    a = _np.asarray(array)
+    code = {_np.dtype(_np.float16): "f16", _np.dtype(_np.float32): "f32"}.get(a.dtype)
+    if code is None:
+        raise Error(f"input '{name}': dtype {a.dtype} is not one a kernel runs on (float16, float32)")
+    a = _np.ascontiguousarray(a)
+    return (code, list(a.shape), a.tobytes())
+
+
+def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, params=None, seed=1,
+        schedule=True, max_cycles=0, max_instructions=None):
+    """Runs `kernel` (a name from kernels(), or a path to a .s file) and returns
+    a Result.
+
+    dtype: "fp16" or "fp32" (default: the first input array's, else fp32).
+    shape: (N, C, H, W), or fewer dimensions read with leading 1s (default:
+    the first input array's, else 1,16,8,8). config: a YAML path, a dict
+    in the YAML file's structure, or None for the defaults. set: {key: value}
+    overrides, applied after config (`npusim config docs` lists the keys).
+    inputs: {name: array} (float16 or float32, NCHW); inputs not given are
+    generated from seed. params: {name: number}, the kernel's parameters.
+    schedule: False runs .pipeline blocks in written order. max_cycles and
+    max_instructions: per core limits (0: none; None: derived from the work).
+    """
+    path, text, sets = _config(config, set)
+    arrays = {name: _input(name, a) for name, a in (inputs or {}).items()}
+    return _run(kernel, dtype or "", _shape(shape), path, text, sets, arrays,
+                {k: float(v) for k, v in (params or {}).items()}, int(seed), bool(schedule), int(max_cycles),
+                max_instructions)
+
+
+def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule, max_cycles, max_instructions):
+    report, outputs = _npusim.run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule,
+                                  max_cycles, max_instructions)
+    out = {}
+    for name, (code, dims, data) in outputs.items():
+        out[name] = _np.frombuffer(data, dtype=_DTYPES[code]).reshape(dims).copy()
+    return Result(_json.loads(report), out)
+
+
+def _flatten(value, prefix, row):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else k, row)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}.{i}", row)
+    else:
+        row[prefix] = value
+
+
+def _rows(rows):
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows)
+
+
+def compare(kernels, dtype="fp16", shape=(1, 64, 56, 56), **kwargs):
+    """Runs each kernel on the same inputs and config (the other arguments are
+    run()'s; dtype and shape default as `npusim compare`'s do) and returns one
+    row per kernel: the figures of `npusim compare --json` (cycles, stall
+    cycles by reason as stalls.REASON, L2 hit rate, efficiency, what binds),
+    "passed", and the run's Result as "result"."""
+    results = [run(k, dtype=dtype, shape=shape, **kwargs) for k in kernels]
+    rows = []
+    for result, row in zip(results, _json.loads(_npusim.compare_rows([_json.dumps(r.json) for r in results]))):
+        flat = {}
+        _flatten(row, "", flat)
+        flat["passed"] = result.passed
+        flat["result"] = result
+        rows.append(flat)
+    return _rows(rows)
+
+
+def sweep(spec):
+    """Runs every point of a sweep spec (a YAML path, or a dict in its
+    structure: see docs/sweeps.md) in this process and returns one row per
+    point with the columns of `npusim merge`'s CSV: point.index, point.id,
+    point.status ("ok", or "failed: why"), param.KEY for each swept key, and
+    the run's report flattened (cycles, stalls.raw, l2.hit_rate, ...)."""
+    if isinstance(spec, dict):
+        points, max_cycles, max_instructions = _npusim.sweep_points("", _json.dumps(spec, indent=1), "sweep")
+    else:
+        points, max_cycles, max_instructions = _npusim.sweep_points(_os.fspath(spec), "", "")
+    rows = []
+    for index, pid, kernel, dtype, shape, overrides, config_yaml in points:
+        row = {"point.index": index, "point.id": pid}
+        for key, value in overrides:
+            row["param." + key] = value
+        try:
+            # The point's resolved config, as `npusim sweep` writes it to the point's config.yaml.
+            r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0,
+                     max_instructions)
+        except Error as e:
+            row["point.status"] = f"failed: {e}"
+            row["kernel"], row["dtype"] = kernel, dtype
+            rows.append(row)
+            continue
+        row["point.status"] = "ok" if r.passed else "failed: " + _why(r)
+        report = dict(r.json)
+        report.pop("sim", None)  # host timing: not part of the result
+        report.pop("stall_pcs", None)
+        report.pop("opcodes", None)
+        if isinstance(report.get("config"), dict):
+            report["config"].pop("source", None)
+        _flatten(report, "", row)
+        rows.append(row)
+    return _rows(rows)
+
+
+def _why(result):
+    j = result.json
+    if j.get("traps"):
+        return j["traps"][0].get("message", "trap")
+    acc = j["accuracy"]
+    return f"accuracy: {acc['failures']} elements outside the bound"
+
+
+def kernels():
+    """The names of the kernels `run` finds (as `npusim kernels` lists them)."""
+    return _npusim.kernels()
+
+
+def config_docs():
+    """Every config key, its default, range and meaning (`npusim config docs`)."""
+    return _npusim.config_docs()
+
+
+def default_config():
+    """The default config as YAML text (`npusim config show`)."""
+    return _npusim.default_config_yaml()

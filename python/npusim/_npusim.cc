@@ -1,0 +1,152 @@
+// The Python module's native half: one kernel run in this process, on the C
+// engine (npu_run_timed), which gives the same results as the SystemC engine
+// `npusim run` uses (tests/python checks that on the JSON). The Python half
+// (__init__.py) turns arrays and dicts into what these functions take, and
+// their results back into NumPy arrays and Result objects.
+//
+// Everything crosses as plain values: arrays as (dtype name, shape, bytes),
+// reports as JSON text. A bad input raises npusim.Error, a ValueError whose
+// message is the CLI's one line.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "compare.h"
+#include "config.h"
+#include "error.h"
+#include "manifest.h"
+#include "report.h"
+#include "runner.h"
+#include "sweep.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// An array as it crosses: "f16" or "f32", the shape, the bytes (C order).
+using Array = std::tuple<std::string, std::vector<uint64_t>, py::bytes>;
+
+npusim::NpyArray to_npy(const std::string &name, const Array &a)
+{
+    npusim::NpyArray out;
+    const std::string &dt = std::get<0>(a);
+    if (dt == "f16")
+        out.dtype = NPU_F16;
+    else if (dt == "f32")
+        out.dtype = NPU_F32;
+    else
+        throw npusim::Error("input '" + name + "': dtype " + dt + " is not one a kernel runs on (float16, float32)");
+    out.shape = std::get<1>(a);
+    const std::string bytes = std::get<2>(a);
+    uint64_t count = 1;
+    for (uint64_t d : out.shape)
+        count *= d;
+    if (bytes.size() != count * npu_dtype_bytes(out.dtype))
+        throw npusim::Error("input '" + name + "': " + std::to_string(bytes.size()) + " bytes for " +
+                            std::to_string(count) + " elements");
+    out.data.assign(bytes.begin(), bytes.end());
+    return out;
+}
+
+Array from_npy(const npusim::NpyArray &a)
+{
+    return Array(a.dtype == NPU_F16 ? "f16" : "f32", a.shape,
+                 py::bytes(reinterpret_cast<const char *>(a.data.data()), a.data.size()));
+}
+
+// The config of a run: a YAML file, or YAML text (a Python dict as JSON), or
+// the defaults; then the overrides in order, as `--config F --set K=V ...`.
+npusim::Config make_config(const std::string &path, const std::string &text, const std::string &text_name,
+                           const std::vector<std::string> &sets)
+{
+    npusim::Config cfg = !path.empty()   ? npusim::load_config(path)
+                         : !text.empty() ? npusim::load_config_text(text, text_name)
+                                         : npusim::default_config();
+    for (const std::string &s : sets)
+        npusim::apply_override(cfg, s);
+    npusim::validate_config(cfg);
+    return cfg;
+}
+
+// One run. Returns (the JSON report as text, {tensor name: array} for every
+// output, in NCHW).
+std::tuple<std::string, std::map<std::string, Array>>
+run(const std::string &kernel, const std::string &dtype, const std::string &shape, const std::string &config_path,
+    const std::string &config_text, const std::vector<std::string> &sets, const std::map<std::string, Array> &inputs,
+    const std::map<std::string, double> &params, uint64_t seed, bool schedule, uint64_t max_cycles,
+    py::object max_instructions)
+{
+    npusim::RunOptions opts;
+    opts.kernel = kernel;
+    opts.dtype = dtype;
+    if (!shape.empty())
+        opts.shape = npusim::parse_shape(shape);
+    opts.config = make_config(config_path, config_text, "config", sets);
+    for (const auto &kv : inputs)
+        opts.input_arrays.emplace(kv.first, to_npy(kv.first, kv.second));
+    opts.params = params;
+    opts.seed = seed;
+    opts.schedule = schedule;
+    opts.max_cycles = max_cycles;
+    if (!max_instructions.is_none())
+        opts.max_instructions = max_instructions.cast<uint64_t>();
+    npusim::RunResult r = npusim::run_kernel(opts);
+    std::map<std::string, Array> outputs;
+    for (const npusim::TensorDecl &t : r.manifest.tensors)
+        if (!t.is_input)
+            outputs.emplace(t.name, from_npy(r.tensors.at(t.name)));
+    return {npusim::report_json(r).dump(), std::move(outputs)};
+}
+
+std::vector<std::string> kernel_names()
+{
+    std::vector<std::string> names;
+    for (const std::string &path : npusim::list_kernels())
+        names.push_back(npusim::load_manifest(path).name);
+    return names;
+}
+
+// A sweep spec's points: [(index, id, kernel, dtype, shape, [(key, value)], config as YAML)].
+using Point = std::tuple<size_t, std::string, std::string, std::string, std::string,
+                         std::vector<std::pair<std::string, std::string>>, std::string>;
+
+std::tuple<std::vector<Point>, py::object, py::object> sweep_points(const std::string &path, const std::string &text,
+                                                                    const std::string &name)
+{
+    const npusim::SweepSpec spec = !path.empty() ? npusim::load_sweep(path) : npusim::load_sweep_text(text, name);
+    std::vector<Point> out;
+    for (const npusim::SweepPoint &p : npusim::expand_sweep(spec))
+        out.emplace_back(p.index, p.id, p.kernel, p.dtype, p.shape, p.overrides, npusim::config_to_yaml(p.config));
+    auto limit = [](const std::optional<uint64_t> &v) { return v ? py::object(py::int_(*v)) : py::object(py::none()); };
+    return {std::move(out), limit(spec.limits.max_cycles), limit(spec.limits.max_instructions)};
+}
+
+// `npusim compare --json`'s rows for these reports (JSON texts).
+std::string compare_rows(const std::vector<std::string> &reports)
+{
+    std::vector<nlohmann::json> js;
+    for (const std::string &r : reports)
+        js.push_back(nlohmann::json::parse(r));
+    return npusim::compare_json(js).dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_npusim, m)
+{
+    m.doc() = "npusim's native half: see help(npusim)";
+    py::register_exception<npusim::Error>(m, "Error", PyExc_ValueError);
+    m.def("run", &run, py::arg("kernel"), py::arg("dtype"), py::arg("shape"), py::arg("config_path"),
+          py::arg("config_text"), py::arg("sets"), py::arg("inputs"), py::arg("params"), py::arg("seed"),
+          py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"));
+    m.def("kernels", &kernel_names);
+    m.def("sweep_points", &sweep_points, py::arg("path"), py::arg("text"), py::arg("name"));
+    m.def("compare_rows", &compare_rows);
+    m.def("config_docs", &npusim::config_docs);
+    m.def("default_config_yaml", [] { return npusim::config_to_yaml(npusim::default_config()); });
+}

@@ -1,0 +1,299 @@
+"""The Python module against the CLI: the same run gives the same report and
+the same outputs, bad input the same one-line message, and a process runs
+many kernels without growing. Run by `meson test` (suite python) with
+/usr/bin/python3, PYTHONPATH=build/python, NPUSIM_EXE and NPUSIM_SOURCE_ROOT."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import npusim
+
+EXE = os.environ["NPUSIM_EXE"]
+ROOT = os.environ["NPUSIM_SOURCE_ROOT"]
+ENV = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE")
+
+
+def cli(*args, check=True):
+    r = subprocess.run([EXE, *args], capture_output=True, text=True, env=ENV)
+    if check and r.returncode not in (0, 1):
+        raise AssertionError(f"npusim {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+    return r
+
+
+def cli_json(*args):
+    return json.loads(cli("run", *args, "--json", "-", "-q").stdout)
+
+
+def comparable(report):
+    """A report less what differs between two runs of one point: host timing."""
+    j = dict(report)
+    j.pop("sim")
+    return j
+
+
+class RunMatchesTheCli(unittest.TestCase):
+    def check_same(self, cli_args, **kwargs):
+        want = cli_json(*cli_args)
+        got = npusim.run(**kwargs)
+        self.assertEqual(comparable(got.json), comparable(want))
+        self.assertEqual(got.cycles, want["cycles"])
+        self.assertEqual(got.stalls, want["stalls"])
+        self.assertEqual(got.bound, want["bound"])
+        self.assertEqual(got.accuracy, want["accuracy"])
+        self.assertEqual(got.l2, want.get("l2"))
+        return got
+
+    def test_default_config(self):
+        r = self.check_same(["relu", "--dtype", "fp16", "--shape", "1,16,8,8"], kernel="relu", dtype="fp16",
+                            shape=(1, 16, 8, 8))
+        self.assertTrue(r.passed)
+        self.assertEqual(r.outputs["y"].shape, (1, 16, 8, 8))
+        self.assertEqual(r.outputs["y"].dtype, np.float16)
+
+    def test_config_file_and_overrides_on_two_cores(self):
+        edge = os.path.join(ROOT, "configs", "edge.yaml")
+        self.check_same(["gelu_tanh", "--dtype", "fp32", "--shape", "1,32,9,7", "--config", edge, "--set",
+                         "system.cores=2", "--set", "units.sfu.latency=30", "--seed", "5"],
+                        kernel="gelu_tanh", dtype="fp32", shape=(1, 32, 9, 7), config=edge,
+                        set={"system.cores": 2, "units.sfu.latency": 30}, seed=5)
+
+    def test_parameters_and_schedule_off(self):
+        self.check_same(["leaky_relu", "--shape", "1,16,4,4", "--param", "alpha=0.25", "--schedule", "off"],
+                        kernel="leaky_relu", shape=(1, 16, 4, 4), params={"alpha": 0.25}, schedule=False)
+
+    def test_a_config_dict_is_the_yaml_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "c.yaml")
+            with open(path, "w") as f:
+                f.write("units:\n  sfu: {latency: 30}\nissue:\n  width: 2\n  slots: [any, any]\n")
+            by_file = npusim.run("mish", config=path)
+        by_dict = npusim.run("mish", config={"units": {"sfu": {"latency": 30}}, "issue": {"width": 2,
+                                                                                      "slots": ["any", "any"]}})
+        by_set = npusim.run("mish", set={"units.sfu.latency": 30, "issue.width": 2, "issue.slots": ["any", "any"]})
+        def values(r):
+            return {k: v for k, v in r.json["config"].items() if k != "source"}
+        self.assertEqual(values(by_dict), values(by_file))
+        self.assertEqual(values(by_set), values(by_file))
+        self.assertEqual(by_dict.cycles, by_file.cycles)
+        self.assertEqual(by_set.cycles, by_file.cycles)
+        self.assertNotEqual(by_file.cycles, npusim.run("mish").cycles)
+
+
+class Arrays(unittest.TestCase):
+    def test_inputs_and_outputs_are_the_clis_npy_files(self):
+        rng = np.random.default_rng(3)
+        x = rng.uniform(-6, 6, size=(2, 20, 3, 5)).astype(np.float16)
+        with tempfile.TemporaryDirectory() as d:
+            xp, yp = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
+            np.save(xp, x)
+            want = cli_json("gelu_tanh", "--input", f"x={xp}", "--output", f"y={yp}")
+            y_cli = np.load(yp)
+        r = npusim.run("gelu_tanh", inputs={"x": x})
+        self.assertEqual((r.json["dtype"], r.json["shape"]), ("fp16", [2, 20, 3, 5]))  # from the array
+        self.assertEqual(r.cycles, want["cycles"])
+        self.assertEqual(r.outputs["y"].tobytes(), y_cli.tobytes())
+        self.assertTrue(r.passed)
+
+    def test_a_lower_rank_array_has_leading_dimensions_of_one(self):
+        x = np.array([[-1.0, 2.0], [3.0, -4.0]], dtype=np.float32)
+        r = npusim.run("relu", inputs={"x": x})
+        self.assertEqual(r.json["shape"], [1, 1, 2, 2])
+        np.testing.assert_array_equal(r.outputs["y"].reshape(-1), np.maximum(x, 0).reshape(-1))
+
+    def test_a_non_contiguous_array_is_read_in_its_logical_order(self):
+        x = np.arange(-32, 32, dtype=np.float32).reshape(1, 16, 2, 2)[:, ::-1]
+        r = npusim.run("relu", inputs={"x": x})
+        np.testing.assert_array_equal(r.outputs["y"], np.maximum(x, 0))
+
+    def test_two_input_kernel(self):
+        x = np.linspace(-2, 2, 16 * 4, dtype=np.float32).reshape(1, 16, 2, 2)
+        alpha = np.full(16, 0.5, dtype=np.float32)
+        r = npusim.run("prelu", inputs={"x": x, "alpha": alpha})
+        np.testing.assert_array_equal(r.outputs["y"], np.where(x > 0, x, 0.5 * x))
+
+
+class BadInput(unittest.TestCase):
+    """Every bad input raises npusim.Error (a ValueError) with the CLI's line."""
+
+    def check(self, cli_args, **kwargs):
+        r = cli("run", *cli_args, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        with self.assertRaises(ValueError) as e:
+            npusim.run(**kwargs)
+        self.assertIsInstance(e.exception, npusim.Error)
+        self.assertEqual(str(e.exception) + "\n", r.stderr)
+
+    def test_unknown_kernel(self):
+        self.check(["no_such_kernel"], kernel="no_such_kernel")
+
+    def test_unknown_key_and_value_out_of_range(self):
+        self.check(["relu", "--set", "units.sfu.latenc=3"], kernel="relu", set={"units.sfu.latenc": 3})
+        self.check(["relu", "--set", "units.sfu.latency=0"], kernel="relu", set={"units.sfu.latency": 0})
+
+    def test_bad_shape_dtype_and_parameter(self):
+        self.check(["relu", "--shape", "1,0,2"], kernel="relu", shape=(1, 0, 2))
+        self.check(["relu", "--param", "beta=1"], kernel="relu", params={"beta": 1})
+        with self.assertRaisesRegex(npusim.Error, r"^--dtype: unknown dtype 'fp64' \(fp16, fp32\)$"):
+            npusim.run("mish", dtype="fp64")  # the CLI's parser refuses it before the run: --dtype: fp64 not in ...
+
+    def test_config_file_errors_name_the_file_line_and_column(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bad.yaml")
+            with open(path, "w") as f:
+                f.write("units:\n  sfu: {latency: x}\n")
+            self.check(["relu", "--config", path], kernel="relu", config=path)
+
+    def test_a_config_dict_error_names_the_key_path(self):
+        with self.assertRaisesRegex(npusim.Error, r"^config:\d+:\d+: units\.sfu\.latency: expected an integer"):
+            npusim.run("relu", config={"units": {"sfu": {"latency": "x"}}})
+        with self.assertRaisesRegex(npusim.Error, r"^config:\d+:\d+: units\.sfu\.latenc: unknown key"):
+            npusim.run("relu", config={"units": {"sfu": {"latenc": 3}}})
+
+    def test_arrays_of_the_wrong_kind(self):
+        with self.assertRaisesRegex(npusim.Error, r"^input 'x': dtype float64 is not one a kernel runs on"):
+            npusim.run("relu", inputs={"x": np.zeros((1, 16, 2, 2))})
+        with self.assertRaisesRegex(npusim.Error, r"^input 'x': dtype f16 does not match --dtype fp32$"):
+            npusim.run("relu", dtype="fp32", inputs={"x": np.zeros((1, 16, 2, 2), np.float16)})
+        with self.assertRaisesRegex(npusim.Error, r"^--input z: kernel 'relu' has no input of that name$"):
+            npusim.run("relu", inputs={"z": np.zeros(4, np.float32)})
+        with self.assertRaisesRegex(npusim.Error, r"^input 'x': expected a 1-D to 4-D array, got 5-D$"):
+            npusim.run("relu", inputs={"x": np.zeros((1, 1, 1, 1, 4), np.float32)})
+
+
+class ManyRunsPerProcess(unittest.TestCase):
+    def test_a_thousand_runs_repeat_and_do_not_grow(self):
+        configs = [{}, {"units.sfu.latency": 30}, {"system.cores": 2}, {"core.vlen": 512}]
+        kernels = ["relu", "gelu_tanh", "mish", "sigmoid"]
+        first = {}
+        rss = []
+        for i in range(1000):
+            k, c = kernels[i % 4], configs[(i // 4) % 4]
+            r = npusim.run(k, dtype="fp16", shape=(1, 16, 4, 4), set=c)
+            key = (k, tuple(sorted(c.items())))
+            self.assertTrue(r.passed, key)
+            self.assertEqual(first.setdefault(key, r.cycles), r.cycles, key)
+            if i in (199, 999):
+                with open("/proc/self/statm") as f:
+                    rss.append(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+        self.assertEqual(len(first), 16)
+        self.assertLess(rss[1] - rss[0], 8 << 20, f"resident memory grew from {rss[0]} to {rss[1]} bytes")
+
+
+def flat(value, prefix="", out=None):
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            flat(v, f"{prefix}.{k}" if prefix else k, out)
+    else:
+        out[prefix] = value
+    return out
+
+
+class CompareAndSweep(unittest.TestCase):
+    def rows(self, rows):
+        return rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+
+    def test_compare_is_the_clis_compare(self):
+        kernels = ["relu", "gelu_tanh", "mish"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "c.json")
+            cli("compare", *kernels, "--shape", "1,16,8,8", "--json", out)
+            with open(out) as f:
+                want = [flat(row) for row in json.load(f)]
+        got = self.rows(npusim.compare(kernels, shape=(1, 16, 8, 8)))
+        self.assertEqual([row["kernel"] for row in got], kernels)
+        for g, w in zip(got, want):
+            result = g.pop("result")
+            self.assertTrue(g.pop("passed"))
+            self.assertEqual(g, w)
+            self.assertEqual(g["stalls.raw"], result.stalls["raw"])
+
+    def test_sweep_is_the_clis_sweep(self):
+        spec = os.path.join(ROOT, "configs", "sweeps", "tiny.yaml")
+        with tempfile.TemporaryDirectory() as d:
+            cli("sweep", spec, "-o", os.path.join(d, "s"), "-j", "2")
+            cli("merge", os.path.join(d, "s"), "-o", os.path.join(d, "s.csv"))
+            with open(os.path.join(d, "s.csv")) as f:
+                want = {row["point.id"]: row for row in csv.DictReader(f)}
+        got = self.rows(npusim.sweep(spec))
+        self.assertEqual(len(got), 12)
+        self.assertEqual({row["point.id"] for row in got}, set(want))
+        for row in got:
+            w = want[row["point.id"]]
+            self.assertEqual(row["point.status"], "ok")
+            # Every column of the CLI's table, as the CSV writes it (JSON text for numbers and booleans,
+            # empty for null); a column the point does not have is empty there and absent here.
+            for col, text in w.items():
+                if col in ("point.status",):
+                    continue
+                value = row.get(col)
+                if value is None:
+                    self.assertEqual(text, "", col)
+                elif isinstance(value, str):
+                    self.assertEqual(value, text, col)
+                else:
+                    self.assertEqual(value, json.loads(text), col)
+            self.assertIn("cycles", row)
+            self.assertIn("stalls.raw", row)
+
+    def test_a_sweep_dict_and_a_failing_point(self):
+        rows = self.rows(npusim.sweep({"kernels": ["relu", "no_such_kernel"], "dtypes": ["fp16"],
+                                       "shapes": ["1,16,2,2"], "grid": {"units.valu.latency": [2, 4]}}))
+        self.assertEqual([r["point.status"] for r in rows][:2], ["ok", "ok"])
+        self.assertEqual(rows[2]["point.status"], "failed: unknown kernel 'no_such_kernel' (see `npusim kernels`; "
+                         f"looked in {os.path.join(ROOT, 'kernels')})")
+
+
+class Example(unittest.TestCase):
+    def test_the_stall_plot_example_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "stalls.png")
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "docs", "examples", "stalls.py"), "--shape",
+                                "1,16,8,8", "-o", out], capture_output=True, text=True, env=ENV)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertGreater(os.path.getsize(out), 1000)
+            self.assertIn("gelu_tanh", r.stdout)
+
+
+class TapResult(unittest.TextTestResult):
+    """Each test as a TAP line on stdout (Meson's tap protocol: one JUnit case
+    each, so tools/test_summary.py counts them); details go to stderr."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.number = 0
+
+    def line(self, test, ok, note=""):
+        self.number += 1
+        print(f"{'ok' if ok else 'not ok'} {self.number} - {test.id().removeprefix('__main__.')}{note}", flush=True)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self.line(test, True)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self.line(test, False)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self.line(test, False)
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self.line(test, True, f" # SKIP {reason}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--tap"]:
+        tests = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+        print(f"1..{tests.countTestCases()}", flush=True)
+        runner = unittest.TextTestRunner(stream=sys.stderr, resultclass=TapResult, verbosity=0)
+        sys.exit(0 if runner.run(tests).wasSuccessful() else 1)
+    unittest.main(verbosity=2)
