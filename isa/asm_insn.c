@@ -319,21 +319,21 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
     int64_t v;
     const npu_operand_desc *od = &npu_operand_table[k];
     const char letter = npu_regfile_letter((npu_regfile)od->file);
-    if (letter && k != OPK_MEM) /* a plain register operand: its file and field come from the table */
+    if (letter && k != NPU_OPK_MEM) /* a plain register operand: its file and field come from the table */
         return parse_reg(lx, letter, reg_field(in, (npu_field)od->field));
     switch (k) {
-    case OPK_IMM: return parse_imm32(lx, &in->imm);
-    case OPK_LIT: return parse_lit(lx, (npu_dtype)in->dt, &in->imm);
-    case OPK_F32: return parse_f32(lx, &in->imm);
-    case OPK_REL: return parse_rel(lx, in);
-    case OPK_MEM: return parse_mem(lx, in);
-    case OPK_SPR: return parse_spr(lx, &in->imm);
-    case OPK_U6:
+    case NPU_OPK_IMM: return parse_imm32(lx, &in->imm);
+    case NPU_OPK_LIT: return parse_lit(lx, (npu_dtype)in->dt, &in->imm);
+    case NPU_OPK_F32: return parse_f32(lx, &in->imm);
+    case NPU_OPK_REL: return parse_rel(lx, in);
+    case NPU_OPK_MEM: return parse_mem(lx, in);
+    case NPU_OPK_SPR: return parse_spr(lx, &in->imm);
+    case NPU_OPK_U6:
         if (parse_ranged(lx, "shift amount", 0, 63, &v) < 0)
             return -1;
         in->imm = (int32_t)v;
         return 0;
-    case OPK_ULANE: {
+    case NPU_OPK_ULANE: {
         int64_t bits = 8 * npu_dtype_bytes((npu_dtype)in->dt);
         int col;
         if (asm_parse_int(lx, "shift amount", &v, &col) < 0)
@@ -344,13 +344,13 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
         in->imm = (int32_t)v;
         return 0;
     }
-    case OPK_DIM:
+    case NPU_OPK_DIM:
         if (parse_ranged(lx, "DMA dimension", 1, 2, &v) < 0)
             return -1;
         in->rd = (uint8_t)v;
         return 0;
-    case OPK_TAG:
-    case OPK_TAGI:
+    case NPU_OPK_TAG:
+    case NPU_OPK_TAGI:
         if (parse_ranged(lx, "DMA tag", 0, NPU_NUM_DMA_TAGS - 1, &v) < 0)
             return -1;
         if (od->field == NPU_FLD_IMM)
@@ -385,7 +385,7 @@ static int parse_mnemonic(asm_ctx *c, asm_token mn, npu_opcode *op, npu_dtype *d
     const npu_insn_desc *d = npu_desc(*op);
     *dt = NPU_F16;
     if (!dot) {
-        if (d->dtypes != DT_NONE)
+        if (d->dtypes != NPU_DT_NONE)
             return asm_error(c, mn.col, "missing dtype suffix for %s", d->mnemonic);
         return 0;
     }
@@ -395,7 +395,7 @@ static int parse_mnemonic(asm_ctx *c, asm_token mn, npu_opcode *op, npu_dtype *d
     char shown[QBUF];
     asm_quote(dot, slen + 1, shown, sizeof shown);
     shown[strlen(shown) - 1] = '\0'; /* drop the quotes: `.i16` reads better */
-    if (d->dtypes == DT_NONE)
+    if (d->dtypes == NPU_DT_NONE)
         return asm_error(c, col, "dtype suffix %s not allowed for %s (it takes none)", shown + 1,
                          d->mnemonic);
     int found = -1;
@@ -504,7 +504,7 @@ int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
             return -1;
     }
     asm_token t = asm_lex_peek(lx);
-    if ((d->flags & F_MASK) && asm_tok_is(&t, ',')) {
+    if ((d->flags & NPU_F_MASK) && asm_tok_is(&t, ',')) {
         asm_lex_next(lx);
         if (parse_reg(lx, 'p', &in.pg) < 0)
             return -1;

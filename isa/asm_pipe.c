@@ -158,7 +158,7 @@ int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt)
 {
     asm_pipe *p = c->pipe;
     const npu_insn_desc *d = npu_desc((npu_opcode)in->op);
-    if (d->cf != CF_NONE || d->cls == CLASS_SYNC || d->cls == CLASS_DMA)
+    if (d->cf != NPU_CF_NONE || d->cls == NPU_CLASS_SYNC || d->cls == NPU_CLASS_DMA)
         return asm_error(c, 0, "%s is not allowed inside a .pipeline block (straight-line "
                                "vector, memory and scalar instructions only)",
                          d->mnemonic);
@@ -271,7 +271,7 @@ static int analyse(pipe_block *b)
                 continue;
             unsigned num = npu_insn_field(in, (npu_field)od->field);
             int virt = (o->virt >> od->field) & 1;
-            if (f->operands[k] == OPK_MEM) {
+            if (f->operands[k] == NPU_OPK_MEM) {
                 oi->is_mem = 1;
                 oi->base = (int)num;
             }
@@ -312,7 +312,7 @@ static int analyse(pipe_block *b)
                 oi->uses[oi->nuses++] = in->pg;
             else
                 b->ppool &= ~(1u << in->pg);
-            if (oi->def_virt >= 0 && !(d->flags & F_MASK_ZERO))
+            if (oi->def_virt >= 0 && !(d->flags & NPU_F_MASK_ZERO))
                 return op_error(b, i, "%s is a masked write to a virtual register: its inactive "
                                       "lanes would keep a value from another iteration",
                                 mnem(o));
@@ -362,7 +362,7 @@ static int analyse(pipe_block *b)
                     npu_insn_field(&o->in, (npu_field)od->field) != st->reg)
                     continue;
                 snprintf(name, sizeof name, "s%u", st->reg);
-                if (f->operands[k] != OPK_MEM)
+                if (f->operands[k] != NPU_OPK_MEM)
                     return op_error(b, i, "%s reads the pointer %s, which the block bumps: a "
                                           "bumped pointer may only be a memory base",
                                     mnem(o), name);
@@ -430,8 +430,8 @@ static int merge_repeats(const pipe_block *b, asm_pipe *out)
             if (o.virt >> virt_field_id[f] & 1 && *virt_field(&o.in, f) != oi->def_virt)
                 *virt_field(&o.in, f) = (uint8_t)map[*virt_field(&o.in, f)];
         const npu_insn_desc *d = npu_desc((npu_opcode)o.in.op);
-        int pure = oi->def_virt >= 0 && oi->bump < 0 && !oi->is_store && d->cf == CF_NONE &&
-                   oi->unit != UNIT_DMA && oi->unit != UNIT_SYNC;
+        int pure = oi->def_virt >= 0 && oi->bump < 0 && !oi->is_store && d->cf == NPU_CF_NONE &&
+                   oi->unit != NPU_UNIT_DMA && oi->unit != NPU_UNIT_SYNC;
         int same = -1;
         for (size_t k = out->nops; pure && k-- > 0;) {
             const pipe_op *q = &out->ops[k];
@@ -604,8 +604,8 @@ static int build_graph(sched *s)
         }
     for (int st = 0; st < b->nstreams; st++) {
         node *n = &s->n[s->K * b->nbody + (unsigned)st];
-        *n = (node){ .op = b->streams[st].op, .copy = s->K, .unit = UNIT_SCALAR, .cls = CLASS_SCALAR,
-                     .lat = m->unit[UNIT_SCALAR].latency, .interval = m->unit[UNIT_SCALAR].interval,
+        *n = (node){ .op = b->streams[st].op, .copy = s->K, .unit = NPU_UNIT_SCALAR, .cls = NPU_CLASS_SCALAR,
+                     .lat = m->unit[NPU_UNIT_SCALAR].latency, .interval = m->unit[NPU_UNIT_SCALAR].interval,
                      .last_t = -1 };
     }
     /* body index of each op */
@@ -673,10 +673,10 @@ static unsigned res_mii(const pipe_block *b, unsigned K, char *binding, size_t s
         unit_cycles[oi->unit] += (unsigned long)K * m->unit[oi->unit].interval;
         cls_ops[oi->cls] += K;
     }
-    unit_cycles[UNIT_SCALAR] += (unsigned long)b->nstreams * m->unit[UNIT_SCALAR].interval;
-    cls_ops[CLASS_SCALAR] += (unsigned long)b->nstreams;
-    unit_cycles[UNIT_BRANCH] += m->unit[UNIT_BRANCH].interval;
-    cls_ops[CLASS_BRANCH] += 1;
+    unit_cycles[NPU_UNIT_SCALAR] += (unsigned long)b->nstreams * m->unit[NPU_UNIT_SCALAR].interval;
+    cls_ops[NPU_CLASS_SCALAR] += (unsigned long)b->nstreams;
+    unit_cycles[NPU_UNIT_BRANCH] += m->unit[NPU_UNIT_BRANCH].interval;
+    cls_ops[NPU_CLASS_BRANCH] += 1;
     unsigned best = 1;
     snprintf(binding, size, "none");
     for (int u = 0; u < NPU_NUM_UNITS; u++) {
@@ -739,7 +739,7 @@ static int row_order(const sched *s, const unsigned *ids, unsigned cnt, int with
         if (i == cnt) {
             if (!with_loop)
                 break;
-            cls = CLASS_BRANCH;
+            cls = NPU_CLASS_BRANCH;
         } else {
             cls = s->n[order[i]].cls;
         }
@@ -760,7 +760,7 @@ static int bump_window_ok(const sched *s, unsigned id, long t)
     const pipe_block *b = s->b;
     const node *n = &s->n[id];
     unsigned nb = s->K * (unsigned)b->nbody;
-    long lat = (long)b->m->unit[UNIT_SCALAR].latency;
+    long lat = (long)b->m->unit[NPU_UNIT_SCALAR].latency;
     if (lat <= 1)
         return 1;
     if (id >= nb) {
@@ -848,9 +848,9 @@ static int mrt_init(sched *s)
     if (!s->unit_occ || !s->row_nodes || !s->row_count)
         return -1;
     s->loop_row = II - 1;
-    s->unit_occ[UNIT_BRANCH * II + s->loop_row] += 1; /* the loop branch */
-    for (unsigned d = 1; d < s->b->m->unit[UNIT_BRANCH].interval; d++)
-        s->unit_occ[UNIT_BRANCH * II + (unsigned)mod((long)s->loop_row + d, II)] += 1;
+    s->unit_occ[NPU_UNIT_BRANCH * II + s->loop_row] += 1; /* the loop branch */
+    for (unsigned d = 1; d < s->b->m->unit[NPU_UNIT_BRANCH].interval; d++)
+        s->unit_occ[NPU_UNIT_BRANCH * II + (unsigned)mod((long)s->loop_row + d, II)] += 1;
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         for (unsigned r = 0; r < II; r++)
             if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
@@ -1986,7 +1986,7 @@ static char *schedule_table(sched *s)
                 memcpy(order, s->row_nodes[row], cnt * sizeof *order);
         uint32_t taken = 0;
         for (unsigned i = 0; i <= cnt; i++) {
-            npu_class cls = i < cnt ? s->n[order[i]].cls : CLASS_BRANCH;
+            npu_class cls = i < cnt ? s->n[order[i]].cls : NPU_CLASS_BRANCH;
             if (i == cnt && row != s->loop_row)
                 break;
             unsigned sl = 0;
@@ -2344,7 +2344,7 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
 {
     asm_pipe *p = b->p;
     memset(out, 0, sizeof *out);
-    unsigned rec = b->nstreams ? b->m->unit[UNIT_SCALAR].latency : 1;
+    unsigned rec = b->nstreams ? b->m->unit[NPU_UNIT_SCALAR].latency : 1;
     out->rec = rec ? rec : 1;
     npu_sched_loop floor_inputs;
     memset(&floor_inputs, 0, sizeof floor_inputs);

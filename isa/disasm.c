@@ -122,19 +122,19 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
 {
     const npu_operand_desc *od = &npu_operand_table[k];
     const char letter = npu_regfile_letter((npu_regfile)od->file);
-    if (letter && k != OPK_MEM) { /* a plain register operand: file and field from the table */
+    if (letter && k != NPU_OPK_MEM) { /* a plain register operand: file and field from the table */
         put(o, "%c%u", letter, (unsigned)npu_insn_field(in, (npu_field)od->field));
         return;
     }
     switch (k) {
-    case OPK_IMM:
-    case OPK_U6:
-    case OPK_ULANE:
-    case OPK_TAGI: put(o, "%d", in->imm); return;
-    case OPK_LIT: put_lit(o, (npu_dtype)in->dt, in->imm); return;
-    case OPK_F32: put_f32(o, (uint32_t)in->imm); return;
-    case OPK_REL: put(o, "@%lld", (long long)index + in->imm); return;
-    case OPK_MEM:
+    case NPU_OPK_IMM:
+    case NPU_OPK_U6:
+    case NPU_OPK_ULANE:
+    case NPU_OPK_TAGI: put(o, "%d", in->imm); return;
+    case NPU_OPK_LIT: put_lit(o, (npu_dtype)in->dt, in->imm); return;
+    case NPU_OPK_F32: put_f32(o, (uint32_t)in->imm); return;
+    case NPU_OPK_REL: put(o, "@%lld", (long long)index + in->imm); return;
+    case NPU_OPK_MEM:
         if (in->imm == 0 && !in->vl)
             put(o, "[s%u]", in->rs1);
         else if (in->imm >= 0)
@@ -142,14 +142,14 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
         else
             put(o, "[s%u - %lld%s]", in->rs1, -(long long)in->imm, in->vl ? " vl" : "");
         return;
-    case OPK_SPR:
+    case NPU_OPK_SPR:
         if (in->imm >= 0 && in->imm < NPU_NUM_SPRS)
             put(o, "%s", npu_spr_table[in->imm].name);
         else
             put(o, "%d", in->imm);
         return;
-    case OPK_DIM:
-    case OPK_TAG: put(o, "%u", (unsigned)npu_insn_field(in, (npu_field)od->field)); return;
+    case NPU_OPK_DIM:
+    case NPU_OPK_TAG: put(o, "%u", (unsigned)npu_insn_field(in, (npu_field)od->field)); return;
     default: return;
     }
 }
@@ -166,13 +166,13 @@ void npu_disasm(const npu_insn *in, size_t index, char *buf, size_t size)
     }
     const npu_insn_desc *d = npu_desc(in->op);
     put(&o, "%s", d->mnemonic);
-    if (d->dtypes != DT_NONE)
+    if (d->dtypes != NPU_DT_NONE)
         put(&o, ".%s", npu_dtype_name((npu_dtype)in->dt));
     const npu_format_desc *f = &npu_format_table[d->format];
     for (unsigned i = 0; i < f->num_operands; i++) {
         put(&o, i ? ", " : " ");
         put_operand(&o, in, (npu_operand_kind)f->operands[i], index);
     }
-    if ((d->flags & F_MASK) && in->pm)
+    if ((d->flags & NPU_F_MASK) && in->pm)
         put(&o, ", p%u", in->pg);
 }

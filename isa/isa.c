@@ -6,8 +6,8 @@
 #include <string.h>
 
 const npu_insn_desc npu_insn_table[NPU_NUM_OPS] = {
-    [NPU_OP_INVALID] = { "<invalid>", "not an instruction", 0, FMT_NONE, DT_NONE, 0, CF_NONE, CLASS_SCALAR,
-                         UNIT_SCALAR, CAT_CTRL },
+    [NPU_OP_INVALID] = { "<invalid>", "not an instruction", 0, NPU_FMT_NONE, NPU_DT_NONE, 0, NPU_CF_NONE, NPU_CLASS_SCALAR,
+                         NPU_UNIT_SCALAR, NPU_CAT_CTRL },
 #define INSN(id, mn, opc, fmt, dts, flg, cflow, klass, un, cat, desc) \
     [NPU_OP_##id] = { mn, desc, opc, fmt, dts, flg, cflow, klass, un, cat },
 #include "insns.def"
@@ -21,9 +21,9 @@ const npu_format_desc npu_format_table[NPU_NUM_FORMATS] = {
 };
 
 const npu_operand_desc npu_operand_table[NPU_NUM_OPERAND_KINDS] = {
-    [OPK_NONE] = { "", "no operand", NPU_RF_NONE, NPU_FLD_IMM, NPU_ACC_NONE, 0 },
+    [NPU_OPK_NONE] = { "", "no operand", NPU_RF_NONE, NPU_FLD_IMM, NPU_ACC_NONE, 0 },
 #define OPK(id, syn, file, field, access, imm, desc) \
-    [OPK_##id] = { syn, desc, NPU_RF_##file, NPU_FLD_##field, NPU_ACC_##access, imm },
+    [NPU_OPK_##id] = { syn, desc, NPU_RF_##file, NPU_FLD_##field, NPU_ACC_##access, imm },
 #include "operands.def"
 #undef OPK
 };
@@ -101,7 +101,7 @@ int npu_spr_from_name(const char *name, size_t len)
  * 5 for any other register or number in a register field), and imm32. */
 static uint64_t operand_field_mask(npu_operand_kind k)
 {
-    if (k == OPK_NONE || (unsigned)k >= NPU_NUM_OPERAND_KINDS)
+    if (k == NPU_OPK_NONE || (unsigned)k >= NPU_NUM_OPERAND_KINDS)
         return 0;
     const npu_operand_desc *o = &npu_operand_table[k];
     const unsigned bits = o->file == NPU_RF_P ? 3 : 5;
@@ -122,7 +122,7 @@ int npu_format_has_vector_mem(npu_format fmt)
     const npu_format_desc *f = &npu_format_table[fmt];
     int mem = 0, vector = 0;
     for (unsigned i = 0; i < f->num_operands; i++) {
-        mem |= f->operands[i] == OPK_MEM;
+        mem |= f->operands[i] == NPU_OPK_MEM;
         vector |= npu_operand_table[f->operands[i]].file == NPU_RF_V;
     }
     return mem && vector;
@@ -164,10 +164,10 @@ int npu_decode(uint64_t w, npu_insn *out)
     if (op == NPU_OP_INVALID)
         return NPU_EDECODE;
     const npu_insn_desc *d = &npu_insn_table[op];
-    if (w & ~npu_format_field_mask((npu_format)d->format, d->flags & F_MASK))
+    if (w & ~npu_format_field_mask((npu_format)d->format, d->flags & NPU_F_MASK))
         return NPU_EDECODE; /* a bit set in a field this format does not use */
     unsigned dt = (unsigned)(w >> NPU_SH_DT) & 3;
-    if (d->dtypes == DT_NONE ? dt != 0 : !(d->dtypes & (1u << dt)))
+    if (d->dtypes == NPU_DT_NONE ? dt != 0 : !(d->dtypes & (1u << dt)))
         return NPU_EDECODE;
     out->op = (uint16_t)op;
     out->dt = (uint8_t)dt;
@@ -180,7 +180,7 @@ int npu_decode(uint64_t w, npu_insn *out)
     const npu_format_desc *f = &npu_format_table[d->format];
     int has_rs3 = 0;
     for (unsigned i = 0; i < f->num_operands; i++)
-        has_rs3 |= f->operands[i] == OPK_SC || f->operands[i] == OPK_VC;
+        has_rs3 |= f->operands[i] == NPU_OPK_SC || f->operands[i] == NPU_OPK_VC;
     if (has_rs3)
         out->rs3 = (uint8_t)((w >> NPU_SH_RS3) & 31);
     else

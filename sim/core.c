@@ -113,7 +113,7 @@ void npu_core_raise(npu_core *c, npu_trap_kind kind, uint64_t addr, const char *
 static int dtype_allowed(const npu_insn *in)
 {
     unsigned set = npu_insn_table[in->op].dtypes;
-    return set == DT_NONE ? in->dt == 0 : in->dt < 4 && ((set >> in->dt) & 1);
+    return set == NPU_DT_NONE ? in->dt == 0 : in->dt < 4 && ((set >> in->dt) & 1);
 }
 
 static void trap_undecodable(npu_core *c)

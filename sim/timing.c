@@ -98,17 +98,17 @@ void npu_timing_config_default(npu_timing_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     /* Four slots: scalar/branch/sync, two vector, memory/DMA. */
     cfg->issue_width = 4;
-    cfg->slot_classes[0] = 1u << CLASS_SCALAR | 1u << CLASS_BRANCH | 1u << CLASS_SYNC;
-    cfg->slot_classes[1] = 1u << CLASS_VECTOR;
-    cfg->slot_classes[2] = 1u << CLASS_VECTOR;
-    cfg->slot_classes[3] = 1u << CLASS_MEM | 1u << CLASS_DMA;
-    cfg->unit[UNIT_SCALAR] = (npu_unit_timing){ 1, 1, 1 };
-    cfg->unit[UNIT_BRANCH] = (npu_unit_timing){ 1, 1, 1 };
-    cfg->unit[UNIT_VALU] = (npu_unit_timing){ 2, 4, 1 };
-    cfg->unit[UNIT_SFU] = (npu_unit_timing){ 1, 12, 2 };
-    cfg->unit[UNIT_LSU] = (npu_unit_timing){ 1, 6, 1 };
-    cfg->unit[UNIT_DMA] = (npu_unit_timing){ 1, 1, 1 };
-    cfg->unit[UNIT_SYNC] = (npu_unit_timing){ 1, 1, 1 };
+    cfg->slot_classes[0] = 1u << NPU_CLASS_SCALAR | 1u << NPU_CLASS_BRANCH | 1u << NPU_CLASS_SYNC;
+    cfg->slot_classes[1] = 1u << NPU_CLASS_VECTOR;
+    cfg->slot_classes[2] = 1u << NPU_CLASS_VECTOR;
+    cfg->slot_classes[3] = 1u << NPU_CLASS_MEM | 1u << NPU_CLASS_DMA;
+    cfg->unit[NPU_UNIT_SCALAR] = (npu_unit_timing){ 1, 1, 1 };
+    cfg->unit[NPU_UNIT_BRANCH] = (npu_unit_timing){ 1, 1, 1 };
+    cfg->unit[NPU_UNIT_VALU] = (npu_unit_timing){ 2, 4, 1 };
+    cfg->unit[NPU_UNIT_SFU] = (npu_unit_timing){ 1, 12, 2 };
+    cfg->unit[NPU_UNIT_LSU] = (npu_unit_timing){ 1, 6, 1 };
+    cfg->unit[NPU_UNIT_DMA] = (npu_unit_timing){ 1, 1, 1 };
+    cfg->unit[NPU_UNIT_SYNC] = (npu_unit_timing){ 1, 1, 1 };
     cfg->branch_penalty = 2;
     cfg->ub_banks = 16;
     cfg->ub_bank_bytes = 32;
@@ -217,9 +217,9 @@ static void compute_deps(const npu_insn *in, pc_deps *d)
     }
     if (in->pm) {
         /* Masked writes merge: the mask and the old destination are read too
-         * (F_MASK_ZERO rows, masked loads, zero their inactive lanes instead). */
+         * (NPU_F_MASK_ZERO rows, masked loads, zero their inactive lanes instead). */
         add_src(d, RID_P + (in->pg & 7));
-        if (!(desc->flags & F_MASK_ZERO))
+        if (!(desc->flags & NPU_F_MASK_ZERO))
             for (unsigned i = 0; i < d->ndst; i++)
                 add_src(d, d->dst[i]);
     }
@@ -410,7 +410,7 @@ uint64_t npu_timed_next_dma_start(const npu_timed_core *tc)
     if (tc->dma_pending)
         return tc->pending_ev.dma_start;
     /* The next instruction issues at or after npu_timed_now. */
-    const uint64_t earliest = npu_timed_now(tc) + tc->cfg.unit[UNIT_DMA].latency;
+    const uint64_t earliest = npu_timed_now(tc) + tc->cfg.unit[NPU_UNIT_DMA].latency;
     return earliest > tc->dma_engine_free ? earliest : tc->dma_engine_free;
 }
 
@@ -520,7 +520,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
 
     /* Occupy the unit; bank conflicts stretch an LSU access. */
     uint64_t extra = 0;
-    if (d->unit == UNIT_LSU) {
+    if (d->unit == NPU_UNIT_LSU) {
         extra = ub_bank_book(tc, &info, t);
         tc->stats.ub_bank_extra += extra;
     }
@@ -532,13 +532,13 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->ready[d->dst[i]] = complete;
         tc->producer[d->dst[i]] = d->unit;
     }
-    if (d->cf == CF_BRANCH || d->cf == CF_JUMP || d->cf == CF_INDIRECT) {
+    if (d->cf == NPU_CF_BRANCH || d->cf == NPU_CF_JUMP || d->cf == NPU_CF_INDIRECT) {
         /* Static prediction: direct jumps and backward conditional branches
          * (loop back-edges) are predicted taken, forward ones not taken, and
          * indirect jumps never. A taken branch ends the issue group; a
          * mispredicted one also costs the refetch penalty. */
         const int taken = info.branch_taken; /* jumped (a jump to the next instruction too) */
-        const int predicted = d->cf == CF_JUMP || (d->cf == CF_BRANCH && in->imm <= 0);
+        const int predicted = d->cf == NPU_CF_JUMP || (d->cf == NPU_CF_BRANCH && in->imm <= 0);
         if (taken != predicted)
             tc->redirect = t + 1 + cfg->branch_penalty;
         else if (taken)

@@ -214,46 +214,46 @@ struct VecCase {
 };
 
 inline const VecCase kVecCases[] = {
-    { "vadd", NPU_OP_VADD, DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
+    { "vadd", NPU_OP_VADD, NPU_DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
           return lanewise(dt, a, b, [](auto x, auto y) { return x + y; }); } },
-    { "vsub", NPU_OP_VSUB, DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
+    { "vsub", NPU_OP_VSUB, NPU_DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
           return lanewise(dt, a, b, [](auto x, auto y) { return x - y; }); } },
-    { "vmul", NPU_OP_VMUL, DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
+    { "vmul", NPU_OP_VMUL, NPU_DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
           return lanewise(dt, a, b, [](auto x, auto y) { return x * y; }); } },
-    { "vfma", NPU_OP_VFMA, DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
+    { "vfma", NPU_OP_VFMA, NPU_DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
           return dt == NPU_F16 ? npu_f16_fma((uint16_t)a, (uint16_t)b, (uint16_t)c)
                                : FB(std::fma(F(a), F(b), F(c))); } },
-    { "vfms", NPU_OP_VFMS, DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
+    { "vfms", NPU_OP_VFMS, NPU_DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
           return dt == NPU_F16 ? npu_f16_fma((uint16_t)a, (uint16_t)b, (uint16_t)(c ^ 0x8000))
                                : FB(std::fma(F(a), F(b), -F(c))); } },
-    { "vfnma", NPU_OP_VFNMA, DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
+    { "vfnma", NPU_OP_VFNMA, NPU_DT_FLOAT, 3, [](int dt, uint32_t a, uint32_t b, uint32_t c) {
           return dt == NPU_F16 ? npu_f16_fma((uint16_t)(a ^ 0x8000), (uint16_t)b, (uint16_t)c)
                                : FB(std::fma(-F(a), F(b), F(c))); } },
-    { "vmax", NPU_OP_VMAX, DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
+    { "vmax", NPU_OP_VMAX, NPU_DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
           return ref_maxmin(dt, a, b, true); } },
-    { "vmin", NPU_OP_VMIN, DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
+    { "vmin", NPU_OP_VMIN, NPU_DT_ALL, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) {
           return ref_maxmin(dt, a, b, false); } },
-    { "vabs", NPU_OP_VABS, DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
+    { "vabs", NPU_OP_VABS, NPU_DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
           return is_int(dt) ? IB(dt, std::llabs(I(dt, a))) : a & ~sign_bit(dt); } },
-    { "vneg", NPU_OP_VNEG, DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
+    { "vneg", NPU_OP_VNEG, NPU_DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
           return is_int(dt) ? IB(dt, -I(dt, a)) : a ^ sign_bit(dt); } },
-    { "vrnd", NPU_OP_VRND, DT_FLOAT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
+    { "vrnd", NPU_OP_VRND, NPU_DT_FLOAT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
           return dt == NPU_F16 ? HB((_Float16)std::nearbyint((float)H(a))) : FB(std::nearbyint(F(a))); } },
-    { "vmov", NPU_OP_VMOV, DT_ALL, 1, [](int, uint32_t a, uint32_t, uint32_t) { return a; } },
-    { "vand", NPU_OP_VAND, DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a & b; } },
-    { "vor", NPU_OP_VOR, DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a | b; } },
-    { "vxor", NPU_OP_VXOR, DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a ^ b; } },
-    { "vnot", NPU_OP_VNOT, DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) { return ~a & lane_mask(dt); } },
-    { "vshl", NPU_OP_VSHL, DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 0); } },
-    { "vshr", NPU_OP_VSHR, DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 1); } },
-    { "vsra", NPU_OP_VSRA, DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 2); } },
-    { "vftoi", NPU_OP_VFTOI, DT_INT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
+    { "vmov", NPU_OP_VMOV, NPU_DT_ALL, 1, [](int, uint32_t a, uint32_t, uint32_t) { return a; } },
+    { "vand", NPU_OP_VAND, NPU_DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a & b; } },
+    { "vor", NPU_OP_VOR, NPU_DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a | b; } },
+    { "vxor", NPU_OP_VXOR, NPU_DT_ALL, 2, [](int, uint32_t a, uint32_t b, uint32_t) { return a ^ b; } },
+    { "vnot", NPU_OP_VNOT, NPU_DT_ALL, 1, [](int dt, uint32_t a, uint32_t, uint32_t) { return ~a & lane_mask(dt); } },
+    { "vshl", NPU_OP_VSHL, NPU_DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 0); } },
+    { "vshr", NPU_OP_VSHR, NPU_DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 1); } },
+    { "vsra", NPU_OP_VSRA, NPU_DT_INT, 2, [](int dt, uint32_t a, uint32_t b, uint32_t) { return shift_ref(dt, a, b, 2); } },
+    { "vftoi", NPU_OP_VFTOI, NPU_DT_INT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
           double x = dt == NPU_I16 ? (double)(float)H(a) : (double)F(a);
           if (std::isnan(x))
               return 0u;
           double lo = dt == NPU_I16 ? -32768.0 : -2147483648.0, hi = dt == NPU_I16 ? 32767.0 : 2147483647.0;
           return IB(dt, (int64_t)std::min(hi, std::max(lo, std::nearbyint(x)))); } },
-    { "vitof", NPU_OP_VITOF, DT_FLOAT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
+    { "vitof", NPU_OP_VITOF, NPU_DT_FLOAT, 1, [](int dt, uint32_t a, uint32_t, uint32_t) {
           return dt == NPU_F16 ? HB((_Float16)(int16_t)a) : FB((float)(int32_t)a); } },
 };
 

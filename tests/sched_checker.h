@@ -51,7 +51,7 @@ inline void regs_of(const npu_insn &in, std::vector<int> &reads, std::vector<int
     }
     if (in.pm) {
         reads.push_back(64 + in.pg);
-        if (!(d->flags & F_MASK_ZERO))
+        if (!(d->flags & NPU_F_MASK_ZERO))
             reads.insert(reads.end(), writes.begin(), writes.end());
     }
 }

@@ -16,12 +16,12 @@ namespace {
 
 bool scalar_form(unsigned fmt)
 {
-    return fmt == FMT_VVS || fmt == FMT_VVVS || fmt == FMT_PVS || fmt == FMT_VVSP;
+    return fmt == NPU_FMT_VVS || fmt == NPU_FMT_VVVS || fmt == NPU_FMT_PVS || fmt == NPU_FMT_VVSP;
 }
 
 bool literal_form(unsigned fmt)
 {
-    return fmt == FMT_VVL || fmt == FMT_VVVL || fmt == FMT_PVL || fmt == FMT_VVLP;
+    return fmt == NPU_FMT_VVL || fmt == NPU_FMT_VVVL || fmt == NPU_FMT_PVL || fmt == NPU_FMT_VVLP;
 }
 
 struct Start {
@@ -61,8 +61,8 @@ TEST(ExecVectorScalar, EveryFormEqualsBroadcastThenTheVectorForm)
         const std::string vv_name = reverse ? "vsub" : mn.substr(0, mn.size() - 1);
         const npu_opcode vv = npu_opcode_from_mnemonic(vv_name.c_str(), vv_name.size());
         ASSERT_NE(vv, NPU_OP_INVALID) << mn << ": no vector form " << vv_name;
-        const bool three = d.format == FMT_VVVS || d.format == FMT_VVVL;
-        const bool select = d.format == FMT_VVSP || d.format == FMT_VVLP;
+        const bool three = d.format == NPU_FMT_VVVS || d.format == NPU_FMT_VVVL;
+        const bool select = d.format == NPU_FMT_VVSP || d.format == NPU_FMT_VVLP;
         for (int dt = 0; dt < 4; dt++) {
             if (!(d.dtypes >> dt & 1))
                 continue;
@@ -79,7 +79,7 @@ TEST(ExecVectorScalar, EveryFormEqualsBroadcastThenTheVectorForm)
                 s.p2 = (uint64_t)rng() << 32 | rng();
                 s.p4 = (uint64_t)rng() << 32 | rng();
                 const int32_t lit = (int32_t)random_lane(rng, dt);
-                const bool mask = (d.flags & F_MASK) && trial % 2;
+                const bool mask = (d.flags & NPU_F_MASK) && trial % 2;
                 prepare(a, dt, s);
                 prepare(b, dt, s);
 
@@ -107,7 +107,7 @@ TEST(ExecVectorScalar, EveryFormEqualsBroadcastThenTheVectorForm)
                 b.load({bcast, ref, halt()});
                 ASSERT_EQ(a.run(), NPU_CORE_HALTED) << mn << " " << a.c.trap.message;
                 ASSERT_EQ(b.run(), NPU_CORE_HALTED) << vv_name << " " << b.c.trap.message;
-                const bool writes_predicate = d.format == FMT_PVS || d.format == FMT_PVL;
+                const bool writes_predicate = d.format == NPU_FMT_PVS || d.format == NPU_FMT_PVL;
                 if (writes_predicate)
                     EXPECT_EQ(a.c.p[4][0], b.c.p[4][0]) << mn << "." << npu_dtype_name((npu_dtype)dt);
                 else

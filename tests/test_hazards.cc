@@ -21,7 +21,7 @@ std::string reg(npu_regfile f, unsigned n) { return std::string(1, npu_regfile_l
 std::string operand_text(npu_operand_kind k, const npu_operand_desc &od, npu_dtype dt)
 {
     if (od.file == NPU_RF_S || od.file == NPU_RF_V || od.file == NPU_RF_P) {
-        if (k == OPK_MEM)
+        if (k == NPU_OPK_MEM)
             return "[s0]";  // UB address 0: aligned, in bounds, one bank word
         if (od.access & NPU_ACC_W)
             return reg(npu_regfile(od.file), od.file == NPU_RF_P ? kXp : kX);
@@ -29,11 +29,11 @@ std::string operand_text(npu_operand_kind k, const npu_operand_desc &od, npu_dty
         return od.file == NPU_RF_S ? "s0" : reg(npu_regfile(od.file), 1);
     }
     switch (k) {
-    case OPK_LIT: return dt == NPU_F16 || dt == NPU_F32 ? "1.0" : "1";
-    case OPK_F32: return "1.0";
-    case OPK_REL: return "next";  // the next instruction: taken or not, the consumer runs next
-    case OPK_SPR: return npu_spr_table[0].name;
-    case OPK_DIM: return "1";
+    case NPU_OPK_LIT: return dt == NPU_F16 || dt == NPU_F32 ? "1.0" : "1";
+    case NPU_OPK_F32: return "1.0";
+    case NPU_OPK_REL: return "next";  // the next instruction: taken or not, the consumer runs next
+    case NPU_OPK_SPR: return npu_spr_table[0].name;
+    case NPU_OPK_DIM: return "1";
     default: return "1";  // imm, shift amounts, tags
     }
 }
@@ -115,9 +115,9 @@ TEST(Hazards, EveryRowThatWritesARegisterMakesItsReaderWaitItsLatency)
         bool ran = false;
         std::string last_error;
         for (npu_dtype dt : {NPU_F32, NPU_F16, NPU_I32, NPU_I16}) {
-            if (d.dtypes != DT_NONE && !(d.dtypes >> dt & 1))
+            if (d.dtypes != NPU_DT_NONE && !(d.dtypes >> dt & 1))
                 continue;
-            std::string text = std::string(d.mnemonic) + (d.dtypes != DT_NONE ? std::string(".") + npu_dtype_name(dt) : "");
+            std::string text = std::string(d.mnemonic) + (d.dtypes != NPU_DT_NONE ? std::string(".") + npu_dtype_name(dt) : "");
             for (unsigned i = 0; i < f.num_operands; i++) {
                 const npu_operand_kind k = npu_operand_kind(f.operands[i]);
                 text += (i ? ", " : " ") + operand_text(k, npu_operand_table[k], dt);
@@ -127,7 +127,7 @@ TEST(Hazards, EveryRowThatWritesARegisterMakesItsReaderWaitItsLatency)
             std::vector<Issue> issues = run(src, &error);
             if (!error.empty()) {
                 last_error = error;
-                if (d.dtypes == DT_NONE)
+                if (d.dtypes == NPU_DT_NONE)
                     break;
                 continue;
             }

@@ -34,7 +34,7 @@ bool SameInsn(const npu_insn &a, const npu_insn &b)
 // leaves unused, which must be zero.
 uint64_t RowMask(const npu_insn_desc &d)
 {
-    return 0xffull | ~npu_format_field_mask((npu_format)d.format, d.flags & F_MASK);
+    return 0xffull | ~npu_format_field_mask((npu_format)d.format, d.flags & NPU_F_MASK);
 }
 
 } // namespace
@@ -93,7 +93,7 @@ TEST(Isa, EveryRowIsDescribed)
         ASSERT_NE(d.description, nullptr) << d.mnemonic;
         EXPECT_GT(strlen(d.description), 0u) << d.mnemonic;
         EXPECT_LT(d.format, NPU_NUM_FORMATS) << d.mnemonic;
-        EXPECT_EQ(d.dtypes & ~DT_ALL, 0) << d.mnemonic;
+        EXPECT_EQ(d.dtypes & ~NPU_DT_ALL, 0) << d.mnemonic;
         EXPECT_LT(d.cls, NPU_NUM_CLASSES) << d.mnemonic;
         EXPECT_LT(d.unit, NPU_NUM_UNITS) << d.mnemonic;
         EXPECT_LT(d.category, NPU_NUM_CATEGORIES) << d.mnemonic;
@@ -106,14 +106,14 @@ TEST(Isa, EveryRowIsDescribed)
 
 TEST(Isa, MaskableRowsLeaveThePredicateFieldFree)
 {
-    // A row with F_MASK keeps pg/pm for the mask, so no operand may live there.
+    // A row with NPU_F_MASK keeps pg/pm for the mask, so no operand may live there.
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         const npu_insn_desc &d = npu_insn_table[op];
-        if (!(d.flags & F_MASK))
+        if (!(d.flags & NPU_F_MASK))
             continue;
         const npu_format_desc &f = npu_format_table[d.format];
         for (unsigned i = 0; i < f.num_operands; i++)
-            EXPECT_NE(f.operands[i], OPK_PS) << d.mnemonic;
+            EXPECT_NE(f.operands[i], NPU_OPK_PS) << d.mnemonic;
     }
 }
 
@@ -121,7 +121,7 @@ TEST(Isa, DecodeRejectsBitsOutsideTheFormat)
 {
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         const npu_insn_desc &d = npu_insn_table[op];
-        uint64_t used = npu_format_field_mask((npu_format)d.format, d.flags & F_MASK);
+        uint64_t used = npu_format_field_mask((npu_format)d.format, d.flags & NPU_F_MASK);
         unsigned dt = 0;
         while (d.dtypes && !(d.dtypes & (1u << dt)))
             dt++;
@@ -141,7 +141,7 @@ TEST(Isa, DecodeRejectsDisallowedDtypes)
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         const npu_insn_desc &d = npu_insn_table[op];
         for (unsigned dt = 0; dt < 4; dt++) {
-            bool allowed = d.dtypes == DT_NONE ? dt == 0 : (d.dtypes >> dt & 1);
+            bool allowed = d.dtypes == NPU_DT_NONE ? dt == 0 : (d.dtypes >> dt & 1);
             npu_insn in;
             int rc = npu_decode(d.opcode | (uint64_t)dt << NPU_SH_DT, &in);
             if (allowed)
@@ -209,32 +209,32 @@ public:
     void Fill(npu_insn &in, npu_operand_kind k)
     {
         switch (k) {
-        case OPK_SD: case OPK_SDRW: case OPK_VD: case OPK_VS: in.rd = (uint8_t)Bits(5); break;
-        case OPK_SA: case OPK_VA: in.rs1 = (uint8_t)Bits(5); break;
-        case OPK_SB: case OPK_VB: in.rs2 = (uint8_t)Bits(5); break;
-        case OPK_SC: case OPK_VC: in.rs3 = (uint8_t)Bits(5); break;
-        case OPK_PD: in.rd = (uint8_t)Bits(3); break;
-        case OPK_PA: in.rs1 = (uint8_t)Bits(3); break;
-        case OPK_PB: in.rs2 = (uint8_t)Bits(3); break;
-        case OPK_PS: in.pg = (uint8_t)Bits(3); break;
-        case OPK_IMM: in.imm = Chance(20) ? (Chance(50) ? INT32_MIN : INT32_MAX) : Int32(); break;
-        case OPK_U6: in.imm = (int32_t)Bits(6); break;
-        case OPK_ULANE: in.imm = (int32_t)Bits(npu_dtype_bytes((npu_dtype)in.dt) == 2 ? 4 : 5); break;
-        case OPK_LIT: in.imm = Lit((npu_dtype)in.dt); break;
-        case OPK_F32: in.imm = (int32_t)F32Bits(); break;
-        case OPK_REL: in.imm = Chance(50) ? (int32_t)(Bits(8)) - 128 : Int32(); break;
-        case OPK_MEM:
+        case NPU_OPK_SD: case NPU_OPK_SDRW: case NPU_OPK_VD: case NPU_OPK_VS: in.rd = (uint8_t)Bits(5); break;
+        case NPU_OPK_SA: case NPU_OPK_VA: in.rs1 = (uint8_t)Bits(5); break;
+        case NPU_OPK_SB: case NPU_OPK_VB: in.rs2 = (uint8_t)Bits(5); break;
+        case NPU_OPK_SC: case NPU_OPK_VC: in.rs3 = (uint8_t)Bits(5); break;
+        case NPU_OPK_PD: in.rd = (uint8_t)Bits(3); break;
+        case NPU_OPK_PA: in.rs1 = (uint8_t)Bits(3); break;
+        case NPU_OPK_PB: in.rs2 = (uint8_t)Bits(3); break;
+        case NPU_OPK_PS: in.pg = (uint8_t)Bits(3); break;
+        case NPU_OPK_IMM: in.imm = Chance(20) ? (Chance(50) ? INT32_MIN : INT32_MAX) : Int32(); break;
+        case NPU_OPK_U6: in.imm = (int32_t)Bits(6); break;
+        case NPU_OPK_ULANE: in.imm = (int32_t)Bits(npu_dtype_bytes((npu_dtype)in.dt) == 2 ? 4 : 5); break;
+        case NPU_OPK_LIT: in.imm = Lit((npu_dtype)in.dt); break;
+        case NPU_OPK_F32: in.imm = (int32_t)F32Bits(); break;
+        case NPU_OPK_REL: in.imm = Chance(50) ? (int32_t)(Bits(8)) - 128 : Int32(); break;
+        case NPU_OPK_MEM:
             in.rs1 = (uint8_t)Bits(5);
             in.imm = Chance(20) ? 0 : Chance(10) ? INT32_MIN : Int32();
             {
                 in.vl = npu_format_has_vector_mem((npu_format)npu_insn_table[in.op].format) && Chance(30);
             }
             break;
-        case OPK_SPR: in.imm = (int32_t)(rng_() % NPU_NUM_SPRS); break;
-        case OPK_DIM: in.rd = (uint8_t)(1 + rng_() % 2); break;
-        case OPK_TAG: in.rd = (uint8_t)Bits(5); break;
-        case OPK_TAGI: in.imm = (int32_t)Bits(5); break;
-        case OPK_NONE: break;
+        case NPU_OPK_SPR: in.imm = (int32_t)(rng_() % NPU_NUM_SPRS); break;
+        case NPU_OPK_DIM: in.rd = (uint8_t)(1 + rng_() % 2); break;
+        case NPU_OPK_TAG: in.rd = (uint8_t)Bits(5); break;
+        case NPU_OPK_TAGI: in.imm = (int32_t)Bits(5); break;
+        case NPU_OPK_NONE: break;
         }
     }
 
@@ -252,7 +252,7 @@ TEST(Isa, EveryRowRoundTripsThroughDisassemblyAndAssembly)
         const npu_insn_desc &d = npu_insn_table[op];
         const npu_format_desc &f = npu_format_table[d.format];
         for (unsigned dt = 0; dt < 4; dt++) {
-            if (d.dtypes == DT_NONE ? dt != 0 : !(d.dtypes >> dt & 1))
+            if (d.dtypes == NPU_DT_NONE ? dt != 0 : !(d.dtypes >> dt & 1))
                 continue;
             for (int trial = 0; trial < 200; trial++) {
                 npu_insn in{};
@@ -260,7 +260,7 @@ TEST(Isa, EveryRowRoundTripsThroughDisassemblyAndAssembly)
                 in.dt = (uint8_t)dt;
                 for (unsigned i = 0; i < f.num_operands; i++)
                     gen.Fill(in, (npu_operand_kind)f.operands[i]);
-                if ((d.flags & F_MASK) && gen.Chance(50)) {
+                if ((d.flags & NPU_F_MASK) && gen.Chance(50)) {
                     in.pm = 1;
                     in.pg = (uint8_t)gen.Bits(3);
                 }

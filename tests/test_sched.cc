@@ -198,8 +198,8 @@ TEST(Sched, RegistersRaiseTheIntervalAndTheReportSaysWhy)
     // lifetimes per vector against 30 free registers force 6 cycles per
     // iteration where the SFU allows 4 (the issue's worked example).
     npu_timing_config t = default_timing();
-    t.unit[UNIT_SFU].latency = 30;
-    t.unit[UNIT_VALU].latency = 6;
+    t.unit[NPU_UNIT_SFU].latency = 30;
+    t.unit[NPU_UNIT_VALU].latency = 6;
     npu_asm_machine m = machine_of(t);
     const std::string body =
         "    vld.f32 %x, [s10]\n    vmul.f32 %sq, %x, %x\n    vfma.f32 %p, %sq, v29, v28\n"
@@ -310,12 +310,12 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
             t.slot_classes[s] = 1u << (rng() % NPU_NUM_CLASSES) | (rng() % 2 ? 1u << (rng() % NPU_NUM_CLASSES) : 0);
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
             t.slot_classes[rng() % t.issue_width] |= 1u << c;
-        for (unsigned u : {UNIT_VALU, UNIT_SFU}) {
+        for (unsigned u : {NPU_UNIT_VALU, NPU_UNIT_SFU}) {
             t.unit[u].count = 1 + rng() % 3;
             t.unit[u].latency = 1 + rng() % 30;
             t.unit[u].interval = 1 + rng() % 3;
         }
-        t.unit[UNIT_LSU].latency = 1 + rng() % 8;
+        t.unit[NPU_UNIT_LSU].latency = 1 + rng() % 8;
         char msg[128];
         ASSERT_EQ(npu_timing_config_check(&t, msg, sizeof msg), NPU_OK) << msg;
         npu_asm_machine m = machine_of(t);
@@ -408,8 +408,8 @@ TEST(Sched, RepeatedLoadIsMergedOnlyWhereThatIsNotSlower)
     for (const Case &c : cases) {
         SCOPED_TRACE(c.what);
         npu_timing_config t = default_timing();
-        t.unit[UNIT_SFU].latency = c.sfu;
-        t.unit[UNIT_VALU].latency = c.valu;
+        t.unit[NPU_UNIT_SFU].latency = c.sfu;
+        t.unit[NPU_UNIT_VALU].latency = c.valu;
         npu_asm_machine m = machine_of(t);
         Assembled a(loop(again, 256), &m, true), h(loop(held, 256), &m, true), off(loop(again, 256), &m, false);
         const npu_sched_loop &la = main_loop(a), &lh = main_loop(h);
@@ -505,7 +505,7 @@ TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
                                  "    vst.f32 %y, [s11]\n",
                                  256);
     npu_timing_config fast = default_timing(), slow = default_timing();
-    slow.unit[UNIT_SFU].latency = 30;
+    slow.unit[NPU_UNIT_SFU].latency = 30;
     const npu_asm_machine mf = machine_of(fast), ms = machine_of(slow);
     unsigned long hits = 0, misses = 0;
     npu_asm_cache_clear();

@@ -62,8 +62,8 @@ TEST(Sweep, GridIsCrossedAndZipMovesInLockStep)
         EXPECT_EQ(p.config.timing.issue_width == 1, p.config.timing.slot_classes[1] == 0);
     // The last grid key varies fastest.
     EXPECT_EQ(pts[0].config.core.vlen_bits, 128u);
-    EXPECT_EQ(pts[0].config.timing.unit[UNIT_SFU].latency, 8u);
-    EXPECT_EQ(pts[2].config.timing.unit[UNIT_SFU].latency, 12u);
+    EXPECT_EQ(pts[0].config.timing.unit[NPU_UNIT_SFU].latency, 8u);
+    EXPECT_EQ(pts[2].config.timing.unit[NPU_UNIT_SFU].latency, 12u);
 }
 
 TEST(Sweep, PointIdsAreStableAndDependOnWhatRuns)

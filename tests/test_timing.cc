@@ -47,7 +47,7 @@ TEST(Timing, DependentFmaChainCostsLatencyEach)
     EXPECT_EQ(s.cycles, 40u);
     EXPECT_EQ(s.issue_cycles, 10u);
     EXPECT_EQ(s.stall[NPU_STALL_RAW], 27u);
-    EXPECT_EQ(s.raw_by_unit[UNIT_VALU], 27u);
+    EXPECT_EQ(s.raw_by_unit[NPU_UNIT_VALU], 27u);
     EXPECT_EQ(s.stall[NPU_STALL_DRAIN], 3u);
     EXPECT_EQ(s.critical_path, 40u);
     expect_accounting(s);
@@ -67,7 +67,7 @@ TEST(Timing, IndependentStreamsReachUnitThroughput)
     expect_accounting(two.stats());
 
     npu_timing_config one = defaults();
-    one.unit[UNIT_VALU].count = 1;
+    one.unit[NPU_UNIT_VALU].count = 1;
     Timed single(src + "halt\n", one);
     EXPECT_EQ(single.stats().issue_cycles, 12u);
     EXPECT_EQ(single.stats().cycles, 11u + 4u);
@@ -77,12 +77,12 @@ TEST(Timing, IndependentStreamsReachUnitThroughput)
 TEST(Timing, NonPipelinedUnitSerialises)
 {
     npu_timing_config c = defaults();
-    c.unit[UNIT_VALU] = {1, 4, 3};  // one VALU, busy 3 cycles per op
+    c.unit[NPU_UNIT_VALU] = {1, 4, 3};  // one VALU, busy 3 cycles per op
     Timed t("vadd.f32 v1, v20, v21\nvadd.f32 v2, v20, v21\nvadd.f32 v3, v20, v21\nvadd.f32 v4, v20, v21\nhalt\n", c);
     const npu_core_stats &s = t.stats();
     EXPECT_EQ(s.cycles, 9u + 4u);            // issues at 0, 3, 6, 9
     EXPECT_EQ(s.stall[NPU_STALL_UNIT_BUSY], 6u);
-    EXPECT_EQ(s.unit_busy[UNIT_VALU], 12u);
+    EXPECT_EQ(s.unit_busy[NPU_UNIT_VALU], 12u);
     expect_accounting(s);
 }
 
@@ -90,7 +90,7 @@ TEST(Timing, SlotRestrictionsBind)
 {
     // Only slot 1 takes vector instructions: one per cycle despite two VALUs.
     npu_timing_config c = defaults();
-    c.slot_classes[2] = 1u << CLASS_MEM;
+    c.slot_classes[2] = 1u << NPU_CLASS_MEM;
     std::string src;
     for (int i = 0; i < 8; i++)
         src += "vadd.f32 v" + std::to_string(i + 1) + ", v20, v21\n";

@@ -58,7 +58,7 @@ void expect_core(const npu_core_stats &s, unsigned width, uint64_t cycles, uint6
 }
 
 constexpr npu_stall SYNC = NPU_STALL_SYNC, DMA_WAIT = NPU_STALL_DMA_WAIT, RAW = NPU_STALL_RAW,
-                    UB_BANK = NPU_STALL_UB_BANK, UNIT_BUSY = NPU_STALL_UNIT_BUSY, BRANCH = NPU_STALL_BRANCH,
+                    UB_BANK = NPU_STALL_UB_BANK, NPU_UNIT_BUSY = NPU_STALL_UNIT_BUSY, BRANCH = NPU_STALL_BRANCH,
                     SLOT = NPU_STALL_SLOT, DRAIN = NPU_STALL_DRAIN, WAW = NPU_STALL_WAW;
 
 // The memory system of configs/default.yaml for one core (M1-M4).
@@ -110,7 +110,7 @@ TEST(TimingSpec, InOrderIssueHoldsYoungerIndependentInstructions)
     // slots: c0 3 raw, 1..11 44 raw; c12 1 drain, 13..15 12 drain.
     SpecRun r("vexp.f32 v1, v2\nvadd.f32 v3, v1, v4\nvadd.f32 v5, v6, v7\nhalt\n", spec_defaults());
     expect_core(r.stats(), r.width, 16, 4, 2, {{RAW, 11}, {DRAIN, 3}}, {{RAW, 47}, {DRAIN, 13}});
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_SFU], 11u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_SFU], 11u);
 }
 
 // ---- T2: operands ----------------------------------------------------------
@@ -122,8 +122,8 @@ TEST(TimingSpec, RawChainCostsEachProducersLatency)
     // slots: c0 3 + 1..5 20 + c6 3 + 7..17 44 = 70 raw; c18 2 + 19..21 12 = 14 drain.
     SpecRun r("vld.f32 v1, [s0]\nvexp.f32 v2, v1\nvadd.f32 v3, v2, v2\nhalt\n", spec_defaults());
     expect_core(r.stats(), r.width, 22, 4, 3, {{RAW, 16}, {DRAIN, 3}}, {{RAW, 70}, {DRAIN, 14}});
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_LSU], 5u);
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_SFU], 11u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_LSU], 5u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_SFU], 11u);
 }
 
 TEST(TimingSpec, MaskedOpReadsItsOldDestination)
@@ -133,7 +133,7 @@ TEST(TimingSpec, MaskedOpReadsItsOldDestination)
     // slots: c0 3 + 44 = 47 raw; c12 2 + 12 = 14 drain.
     SpecRun r("vexp.f32 v1, v2\nvadd.f32 v1, v3, v4, p1\nhalt\n", spec_defaults());
     expect_core(r.stats(), r.width, 16, 3, 2, {{RAW, 11}, {DRAIN, 3}}, {{RAW, 47}, {DRAIN, 14}});
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_SFU], 11u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_SFU], 11u);
 }
 
 TEST(TimingSpec, MaskedLoadDoesNotReadItsOldDestination)
@@ -171,8 +171,8 @@ TEST(TimingSpec, SfuIntervalTwoSpacesSfuOps)
     // One SFU, ii 2: vexp@0, @2, @4 (unit_busy c1, c3); halt@4. Done 4+12 = 16.
     // slots: c0 3 + c1 4 + c2 3 + c3 4 = 14 unit_busy; c4 2 + 5..15 44 = 46 drain.
     SpecRun r("vexp.f32 v1, v2\nvexp.f32 v3, v2\nvexp.f32 v4, v2\nhalt\n", spec_defaults());
-    expect_core(r.stats(), r.width, 16, 4, 3, {{UNIT_BUSY, 2}, {DRAIN, 11}}, {{UNIT_BUSY, 14}, {DRAIN, 46}});
-    EXPECT_EQ(r.stats().unit_busy[UNIT_SFU], 6u);
+    expect_core(r.stats(), r.width, 16, 4, 3, {{NPU_UNIT_BUSY, 2}, {DRAIN, 11}}, {{NPU_UNIT_BUSY, 14}, {DRAIN, 46}});
+    EXPECT_EQ(r.stats().unit_busy[NPU_UNIT_SFU], 6u);
 }
 
 TEST(TimingSpec, NonPipelinedUnitInstancesServeInPairs)
@@ -181,11 +181,11 @@ TEST(TimingSpec, NonPipelinedUnitInstancesServeInPairs)
     // vadd@3 (#0), vadd@3 (#1), halt@3; done 7. unit_busy 1..2; drain 4..6.
     // slots: c0 2 (vadd 3 is not ready: unit busy) + 1..2 8 = 10 unit_busy; c3 1 + 12 = 13 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_VALU] = {2, 4, 3};
+    c.unit[NPU_UNIT_VALU] = {2, 4, 3};
     SpecRun r("vadd.f32 v1, v20, v21\nvadd.f32 v2, v20, v21\nvadd.f32 v3, v20, v21\nvadd.f32 v4, v20, v21\nhalt\n",
               c);
-    expect_core(r.stats(), r.width, 7, 5, 2, {{UNIT_BUSY, 2}, {DRAIN, 3}}, {{UNIT_BUSY, 10}, {DRAIN, 13}});
-    EXPECT_EQ(r.stats().unit_busy[UNIT_VALU], 12u);
+    expect_core(r.stats(), r.width, 7, 5, 2, {{NPU_UNIT_BUSY, 2}, {DRAIN, 3}}, {{NPU_UNIT_BUSY, 10}, {DRAIN, 13}});
+    EXPECT_EQ(r.stats().unit_busy[NPU_UNIT_VALU], 12u);
 }
 
 // ---- T5: branches ---------------------------------------------------------------
@@ -299,7 +299,7 @@ TEST(TimingSpec, StridedLoadCountsBankWordsNotLanes)
     // (bank 0 free at 2; done 8), halt@2; drain 3..7.
     // slots: c0 3 raw; c1 3 unit_busy (plain interval); c2 2 + 20 = 22 drain.
     SpecRun r("li s3, 4\nvlds.f32 v1, [s0], s3\nvld.f32 v2, [s0]\nhalt\n", spec_defaults());
-    expect_core(r.stats(), r.width, 8, 4, 3, {{DRAIN, 5}}, {{RAW, 3}, {UNIT_BUSY, 3}, {DRAIN, 22}});
+    expect_core(r.stats(), r.width, 8, 4, 3, {{DRAIN, 5}}, {{RAW, 3}, {NPU_UNIT_BUSY, 3}, {DRAIN, 22}});
     EXPECT_EQ(r.stats().ub_bank_extra, 0u);
 }
 
@@ -311,7 +311,7 @@ TEST(TimingSpec, TwoLsusShareTheBanks)
     // halt@2; drain 3..14. ub_bank_extra 7 + 7.
     // slots: c0 3 raw; c1 3 slot (vld ready on LSU 1); c2 2 + 48 = 50 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_LSU].count = 2;
+    c.unit[NPU_UNIT_LSU].count = 2;
     SpecRun r("li s3, 512\nvlds.f32 v1, [s0], s3\nvld.f32 v2, [s0 + 1024]\nhalt\n", c);
     expect_core(r.stats(), r.width, 15, 4, 3, {{DRAIN, 12}}, {{RAW, 3}, {SLOT, 3}, {DRAIN, 50}});
     EXPECT_EQ(r.stats().ub_bank_extra, 14u);
@@ -328,7 +328,7 @@ TEST(TimingSpec, MaskedAccessTouchesOnlyActiveLanes)
     SpecRun r("li s3, 512\nli s4, 2\npwhile.f32 p1, s4\nvlds.f32 v1, [s0], s3, p1\nvld.f32 v2, [s0 + 32]\nhalt\n",
               spec_defaults());
     expect_core(r.stats(), r.width, 11, 6, 5, {{UB_BANK, 1}, {DRAIN, 5}},
-                {{RAW, 6}, {UB_BANK, 7}, {UNIT_BUSY, 3}, {DRAIN, 22}});
+                {{RAW, 6}, {UB_BANK, 7}, {NPU_UNIT_BUSY, 3}, {DRAIN, 22}});
     EXPECT_EQ(r.stats().ub_bank_extra, 1u);
 }
 
@@ -341,7 +341,7 @@ TEST(TimingSpec, DmaToTheIdealMemoryTakesBytesOverBandwidthPlusHitLatency)
     // slots: c0 3 raw; c1 3 + 112 = 115 dma_wait; c30 3 unit_busy; c31 3 drain.
     SpecRun r(kDma256, spec_defaults());
     expect_core(r.stats(), r.width, 32, 4, 4, {{DMA_WAIT, 28}},
-                {{RAW, 3}, {DMA_WAIT, 115}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 115}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, BackToBackDmaWaitsForTheEngine)
@@ -352,7 +352,7 @@ TEST(TimingSpec, BackToBackDmaWaitsForTheEngine)
     // slots: c0 3 raw; c1 3 unit_busy; c2 3 + 140 = 143 dma_wait; c38 3 unit_busy; c39 3 drain.
     SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", spec_defaults());
     expect_core(r.stats(), r.width, 40, 5, 5, {{DMA_WAIT, 35}},
-                {{RAW, 3}, {UNIT_BUSY, 6}, {DMA_WAIT, 143}, {DRAIN, 3}});
+                {{RAW, 3}, {NPU_UNIT_BUSY, 6}, {DMA_WAIT, 143}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, DmaQueueDepthOneSerialisesTransfers)
@@ -365,7 +365,7 @@ TEST(TimingSpec, DmaQueueDepthOneSerialisesTransfers)
     c.dma_queue_depth = 1;
     SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", c);
     expect_core(r.stats(), r.width, 61, 5, 5, {{DMA_WAIT, 56}},
-                {{RAW, 3}, {DMA_WAIT, 230}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 230}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, DmaUnitLatencyDelaysTheTransferStart)
@@ -374,10 +374,10 @@ TEST(TimingSpec, DmaUnitLatencyDelaysTheTransferStart)
     // halt@35, cycles 36. dma_wait 2..33.
     // slots: c0 3 raw; c1 3 + 128 = 131 dma_wait; c34 3 unit_busy; c35 3 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_DMA].latency = 5;
+    c.unit[NPU_UNIT_DMA].latency = 5;
     SpecRun r(kDma256, c);
     expect_core(r.stats(), r.width, 36, 4, 4, {{DMA_WAIT, 32}},
-                {{RAW, 3}, {DMA_WAIT, 131}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 131}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, DmawaitWaitsOnlyForItsTag)
@@ -391,7 +391,7 @@ TEST(TimingSpec, DmawaitWaitsOnlyForItsTag)
     SpecRun r("li s3, 256\nli s4, 3200\ndmald s0, s0, s3, 0\ndmald s0, s0, s4, 1\ndmawait 0\nhalt\n",
               spec_defaults());
     expect_core(r.stats(), r.width, 130, 6, 5, {{DMA_WAIT, 27}, {DRAIN, 98}},
-                {{RAW, 2}, {DMA_WAIT, 111}, {UNIT_BUSY, 6}, {DRAIN, 395}});
+                {{RAW, 2}, {DMA_WAIT, 111}, {NPU_UNIT_BUSY, 6}, {DRAIN, 395}});
 }
 
 // ---- T8: slots -----------------------------------------------------------------------
@@ -402,7 +402,7 @@ TEST(TimingSpec, OneMemSlotAndOneLsuSerialiseLoads)
     // ready, so cycle 0's slots go to unit_busy, not slot. vld@1 (done 7), halt@1.
     // slots: c0 3 unit_busy; c1 2 + 2..6 20 = 22 drain.
     SpecRun r("vld.f32 v1, [s0]\nvld.f32 v2, [s0 + 32]\nhalt\n", spec_defaults());
-    expect_core(r.stats(), r.width, 7, 3, 2, {{DRAIN, 5}}, {{UNIT_BUSY, 3}, {DRAIN, 22}});
+    expect_core(r.stats(), r.width, 7, 3, 2, {{DRAIN, 5}}, {{NPU_UNIT_BUSY, 3}, {DRAIN, 22}});
 }
 
 TEST(TimingSpec, SlotConflictsLoseSlotsToSlot)
@@ -411,7 +411,7 @@ TEST(TimingSpec, SlotConflictsLoseSlotsToSlot)
     // are taken: @1, with halt. Done 5. No stall cycle is slot (stalls.slot 0).
     // slots: c0 2 slot; c1 2 + 2..4 12 = 14 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_VALU].count = 4;
+    c.unit[NPU_UNIT_VALU].count = 4;
     SpecRun r("vadd.f32 v1, v20, v21\nvadd.f32 v2, v20, v21\nvadd.f32 v3, v20, v21\nhalt\n", c);
     expect_core(r.stats(), r.width, 5, 4, 2, {{DRAIN, 3}}, {{SLOT, 2}, {DRAIN, 14}});
 }
@@ -461,10 +461,10 @@ TEST(TimingSpec, TieGoesToRawBeforeUnitBusy)
     // operand and unit both at 4: raw wins. @4, halt@4, done 8.
     // slots: c0 3 + 12 = 15 raw; c4 2 + 12 = 14 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_VALU] = {1, 4, 4};
+    c.unit[NPU_UNIT_VALU] = {1, 4, 4};
     SpecRun r("vadd.f32 v1, v2, v3\nvadd.f32 v4, v1, v1\nhalt\n", c);
     expect_core(r.stats(), r.width, 8, 3, 2, {{RAW, 3}, {DRAIN, 3}}, {{RAW, 15}, {DRAIN, 14}});
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_VALU], 3u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_VALU], 3u);
 }
 
 TEST(TimingSpec, TieGoesToWawBeforeUnitBusy)
@@ -473,7 +473,7 @@ TEST(TimingSpec, TieGoesToWawBeforeUnitBusy)
     // vadd v1: waw 12 + 1 - 4 = 9 and the unit at 9: waw wins. @9, halt@9, done 13.
     // slots: c0 2 + 32 = 34 waw; c9 2 + 12 = 14 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_VALU] = {1, 4, 9};
+    c.unit[NPU_UNIT_VALU] = {1, 4, 9};
     SpecRun r("vadd.f32 v5, v6, v7\nvexp.f32 v1, v2\nvadd.f32 v1, v3, v4\nhalt\n", c);
     expect_core(r.stats(), r.width, 13, 4, 2, {{WAW, 8}, {DRAIN, 3}}, {{WAW, 34}, {DRAIN, 14}});
 }
@@ -485,11 +485,11 @@ TEST(TimingSpec, RawTieGoesToTheFirstOperand)
     // sfu 11, lsu 0. @12, halt@12, done 16.
     // slots: c0 2 + 44 = 46 raw; c12 2 + 12 = 14 drain.
     npu_timing_config c = spec_defaults();
-    c.unit[UNIT_LSU].latency = 12;
+    c.unit[NPU_UNIT_LSU].latency = 12;
     SpecRun r("vld.f32 v1, [s0]\nvexp.f32 v2, v3\nvadd.f32 v4, v2, v1\nhalt\n", c);
     expect_core(r.stats(), r.width, 16, 4, 2, {{RAW, 11}, {DRAIN, 3}}, {{RAW, 46}, {DRAIN, 14}});
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_SFU], 11u);
-    EXPECT_EQ(r.stats().raw_by_unit[UNIT_LSU], 0u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_SFU], 11u);
+    EXPECT_EQ(r.stats().raw_by_unit[NPU_UNIT_LSU], 0u);
 }
 
 // ---- M1-M4: through the memory system ------------------------------------------------------------
@@ -506,7 +506,7 @@ TEST(TimingSpec, ColdDmaMissesToTheDram)
     SpecMemsys m(spec_memsys_config());
     SpecRun r(kDma256, spec_defaults(), 1, m.ms);
     expect_core(r.stats(), r.width, 136, 4, 4, {{DMA_WAIT, 132}},
-                {{RAW, 3}, {DMA_WAIT, 531}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 531}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
     EXPECT_EQ(npu_l2_get_stats(npu_memsys_l2(m.ms))->misses, 2u);
 }
 
@@ -517,7 +517,7 @@ TEST(TimingSpec, WarmDmaHitsLikeTheIdealMemory)
     npu_memsys_warm(m.ms, 0, 256, 0);
     SpecRun r(kDma256, spec_defaults(), 1, m.ms);
     expect_core(r.stats(), r.width, 32, 4, 4, {{DMA_WAIT, 28}},
-                {{RAW, 3}, {DMA_WAIT, 115}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 115}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
     EXPECT_EQ(npu_l2_get_stats(npu_memsys_l2(m.ms))->hits, 2u);
 }
 
@@ -533,7 +533,7 @@ TEST(TimingSpec, OutstandingLimitSerialisesLineRequests)
     c.dma_outstanding = 1;
     SpecRun r("li s3, 512\ndmald s0, s0, s3, 0\ndmawait 0\nhalt\n", c, 1, m.ms);
     expect_core(r.stats(), r.width, 88, 4, 4, {{DMA_WAIT, 84}},
-                {{RAW, 3}, {DMA_WAIT, 339}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 339}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, OneMshrSerialisesMisses)
@@ -545,7 +545,7 @@ TEST(TimingSpec, OneMshrSerialisesMisses)
     SpecMemsys m(mc);
     SpecRun r(kDma256, spec_defaults(), 1, m.ms);
     expect_core(r.stats(), r.width, 236, 4, 4, {{DMA_WAIT, 232}},
-                {{RAW, 3}, {DMA_WAIT, 931}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 931}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, OneDramChannelBindsBehindAFastEngine)
@@ -561,7 +561,7 @@ TEST(TimingSpec, OneDramChannelBindsBehindAFastEngine)
     c.dma_bytes_per_cycle = 128;
     SpecRun r("li s3, 512\ndmald s0, s0, s3, 0\ndmawait 0\nhalt\n", c, 1, m.ms);
     expect_core(r.stats(), r.width, 141, 4, 4, {{DMA_WAIT, 137}},
-                {{RAW, 3}, {DMA_WAIT, 551}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 551}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
 TEST(TimingSpec, FullLineDmaStoreAllocatesWithoutARead)
@@ -571,6 +571,6 @@ TEST(TimingSpec, FullLineDmaStoreAllocatesWithoutARead)
     SpecMemsys m(spec_memsys_config());
     SpecRun r("li s3, 256\ndmast s0, s0, s3, 0\ndmawait 0\nhalt\n", spec_defaults(), 1, m.ms);
     expect_core(r.stats(), r.width, 32, 4, 4, {{DMA_WAIT, 28}},
-                {{RAW, 3}, {DMA_WAIT, 115}, {UNIT_BUSY, 3}, {DRAIN, 3}});
+                {{RAW, 3}, {DMA_WAIT, 115}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
     EXPECT_EQ(npu_l2_get_stats(npu_memsys_l2(m.ms))->fills, 0u);
 }

@@ -237,7 +237,7 @@ TEST(Traces, PerfettoHasOneSlotAndOneUnitEventPerInstruction)
     EXPECT_EQ(c.overlapping, 0u);
     EXPECT_EQ(c.unnamed_tracks, 0u);
     EXPECT_EQ(c.thread_names[std::make_pair(0u, PerfettoTrace::slot_tid(1))], "slot 1");
-    EXPECT_EQ(c.thread_names[std::make_pair(1u, PerfettoTrace::unit_tid(UNIT_VALU, 0))], "valu #0");
+    EXPECT_EQ(c.thread_names[std::make_pair(1u, PerfettoTrace::unit_tid(NPU_UNIT_VALU, 0))], "valu #0");
 }
 
 TEST(Traces, PerfettoStallSlicesCoverEveryStallButTheDrain)

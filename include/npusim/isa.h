@@ -30,53 +30,53 @@ typedef enum npu_dtype { NPU_F16 = 0, NPU_F32 = 1, NPU_I16 = 2, NPU_I32 = 3 } np
 
 /* Sets of lane types an instruction accepts (bit i = npu_dtype i). */
 enum {
-    DT_NONE = 0,
-    DT_F16 = 1 << NPU_F16,
-    DT_F32 = 1 << NPU_F32,
-    DT_I16 = 1 << NPU_I16,
-    DT_I32 = 1 << NPU_I32,
-    DT_FLOAT = DT_F16 | DT_F32,
-    DT_INT = DT_I16 | DT_I32,
-    DT_ALL = DT_FLOAT | DT_INT
+    NPU_DT_NONE = 0,
+    NPU_DT_F16 = 1 << NPU_F16,
+    NPU_DT_F32 = 1 << NPU_F32,
+    NPU_DT_I16 = 1 << NPU_I16,
+    NPU_DT_I32 = 1 << NPU_I32,
+    NPU_DT_FLOAT = NPU_DT_F16 | NPU_DT_F32,
+    NPU_DT_INT = NPU_DT_I16 | NPU_DT_I32,
+    NPU_DT_ALL = NPU_DT_FLOAT | NPU_DT_INT
 };
 
-/* Row flags. F_MASK: takes an optional trailing predicate as a lane mask;
- * F_MASK_ZERO: its masked-off lanes become 0 (masked loads) instead of
+/* Row flags. NPU_F_MASK: takes an optional trailing predicate as a lane mask;
+ * NPU_F_MASK_ZERO: its masked-off lanes become 0 (masked loads) instead of
  * keeping the destination's old value, so a masked form does not read it. */
-enum { F_MASK = 1, F_MASK_ZERO = 2 };
+enum { NPU_F_MASK = 1, NPU_F_MASK_ZERO = 2 };
 
 /* How an instruction may change the flow of control (the row's `cf`). */
 typedef enum npu_control_flow {
-    CF_NONE,      /* falls through */
-    CF_BRANCH,    /* conditional, PC-relative target (branches, loop) */
-    CF_JUMP,      /* always taken, PC-relative target (j, jal) */
-    CF_INDIRECT,  /* always taken, target in a register (jr) */
-    CF_END        /* ends the core's program (halt) */
+    NPU_CF_NONE,      /* falls through */
+    NPU_CF_BRANCH,    /* conditional, PC-relative target (branches, loop) */
+    NPU_CF_JUMP,      /* always taken, PC-relative target (j, jal) */
+    NPU_CF_INDIRECT,  /* always taken, target in a register (jr) */
+    NPU_CF_END        /* ends the core's program (halt) */
 } npu_control_flow;
 
 /* Issue-slot classes: config says which slots take which classes. */
 typedef enum npu_class {
-    CLASS_SCALAR, CLASS_BRANCH, CLASS_VECTOR, CLASS_MEM, CLASS_DMA, CLASS_SYNC,
+    NPU_CLASS_SCALAR, NPU_CLASS_BRANCH, NPU_CLASS_VECTOR, NPU_CLASS_MEM, NPU_CLASS_DMA, NPU_CLASS_SYNC,
     NPU_NUM_CLASSES
 } npu_class;
 
 /* Functional units. */
 typedef enum npu_unit {
-    UNIT_SCALAR, UNIT_BRANCH, UNIT_VALU, UNIT_SFU, UNIT_LSU, UNIT_DMA, UNIT_SYNC,
+    NPU_UNIT_SCALAR, NPU_UNIT_BRANCH, NPU_UNIT_VALU, NPU_UNIT_SFU, NPU_UNIT_LSU, NPU_UNIT_DMA, NPU_UNIT_SYNC,
     NPU_NUM_UNITS
 } npu_unit;
 
 /* What an instruction does, for the instructions-per-vector metric. */
 typedef enum npu_category {
-    CAT_ARITH, CAT_CMP, CAT_SEL, CAT_SFU, CAT_LOGIC, CAT_CVT, CAT_MOVE, CAT_CONST,
-    CAT_MEM, CAT_CTRL, NPU_NUM_CATEGORIES
+    NPU_CAT_ARITH, NPU_CAT_CMP, NPU_CAT_SEL, NPU_CAT_SFU, NPU_CAT_LOGIC, NPU_CAT_CVT, NPU_CAT_MOVE, NPU_CAT_CONST,
+    NPU_CAT_MEM, NPU_CAT_CTRL, NPU_NUM_CATEGORIES
 } npu_category;
 
 /* Operand kinds (operands.def): each names its register file, the
  * instruction field it lives in, and whether it is read or written. */
 typedef enum npu_operand_kind {
-    OPK_NONE = 0,
-#define OPK(id, syntax, file, field, access, imm, desc) OPK_##id,
+    NPU_OPK_NONE = 0,
+#define OPK(id, syntax, file, field, access, imm, desc) NPU_OPK_##id,
 #include "operands.def"
 #undef OPK
 } npu_operand_kind;

@@ -18,7 +18,7 @@ namespace {
               [](Config &c, int64_t v) { c.field = decltype(c.field)(v); },                    \
               [](const Config &c) { return int64_t(c.field); }, false, ""}
 
-#define UNIT_KEYS(name, u, what)                                                               \
+#define NPU_UNIT_KEYS(name, u, what)                                                               \
     INT_KEY("units." name ".count", nullptr, 1, NPU_MAX_UNIT_COUNT, "", "instances of the " what, \
             timing.unit[u].count),                                                             \
     INT_KEY("units." name ".latency", nullptr, 1, 10000, "cycles", "issue to result of the " what, \
@@ -62,13 +62,13 @@ std::vector<ConfigKey> build_schema()
                   "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr, false, ""},
         INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
                 timing.branch_penalty),
-        UNIT_KEYS("scalar", UNIT_SCALAR, "scalar ALU"),
-        UNIT_KEYS("branch", UNIT_BRANCH, "branch unit"),
-        UNIT_KEYS("valu", UNIT_VALU, "vector ALUs (add, mul, fma, compare, select, convert)"),
-        UNIT_KEYS("sfu", UNIT_SFU, "special-function unit (exp, ln, rcp, rsqrt, sqrt)"),
-        UNIT_KEYS("lsu", UNIT_LSU, "UB load/store unit"),
-        UNIT_KEYS("dma", UNIT_DMA, "DMA issue port"),
-        UNIT_KEYS("sync", UNIT_SYNC, "sync unit (dmawait, barrier, halt)"),
+        NPU_UNIT_KEYS("scalar", NPU_UNIT_SCALAR, "scalar ALU"),
+        NPU_UNIT_KEYS("branch", NPU_UNIT_BRANCH, "branch unit"),
+        NPU_UNIT_KEYS("valu", NPU_UNIT_VALU, "vector ALUs (add, mul, fma, compare, select, convert)"),
+        NPU_UNIT_KEYS("sfu", NPU_UNIT_SFU, "special-function unit (exp, ln, rcp, rsqrt, sqrt)"),
+        NPU_UNIT_KEYS("lsu", NPU_UNIT_LSU, "UB load/store unit"),
+        NPU_UNIT_KEYS("dma", NPU_UNIT_DMA, "DMA issue port"),
+        NPU_UNIT_KEYS("sync", NPU_UNIT_SYNC, "sync unit (dmawait, barrier, halt)"),
         INT_KEY("ub.banks", nullptr, 1, 64, "banks", "UB banks shared by every LSU; an access takes as many cycles as bank words it needs in one bank",
                 timing.ub_banks),
         power_of_two(INT_KEY("ub.bank_bytes", nullptr, 2, 4096, "bytes",
@@ -167,7 +167,7 @@ std::vector<ConfigKey> build_schema()
     return k;
 }
 
-#undef UNIT_KEYS
+#undef NPU_UNIT_KEYS
 #undef INT_KEY
 
 const std::vector<ConfigKey> &schema()

@@ -308,15 +308,15 @@ int cmd_isa(bool json)
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         const npu_insn_desc &d = npu_insn_table[op];
         std::string ops = operand_syntax(d.format);
-        if (d.flags & F_MASK)
+        if (d.flags & NPU_F_MASK)
             ops += ops.empty() ? "[pmask]" : " [, pmask]";
         if (json) {
             arr.push_back({{"mnemonic", d.mnemonic},
                            {"opcode", d.opcode},
                            {"operands", ops},
                            {"dtypes", dtypes_text(d.dtypes)},
-                           {"maskable", bool(d.flags & F_MASK)},
-                           {"mask_zeroes", bool(d.flags & F_MASK_ZERO)},
+                           {"maskable", bool(d.flags & NPU_F_MASK)},
+                           {"mask_zeroes", bool(d.flags & NPU_F_MASK_ZERO)},
                            {"reads", operands_with(d, NPU_ACC_R)},
                            {"writes", operands_with(d, NPU_ACC_W)},
                            {"control_flow", control_flow_name(d.cf)},

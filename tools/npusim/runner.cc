@@ -855,8 +855,8 @@ RunResult run_kernel(const RunOptions &opts)
     commit_mem_trace(mem);
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         unsigned cat = npu_insn_table[op].category;
-        if (cat == CAT_ARITH || cat == CAT_CMP || cat == CAT_SEL || cat == CAT_SFU || cat == CAT_LOGIC ||
-            cat == CAT_CVT)
+        if (cat == NPU_CAT_ARITH || cat == NPU_CAT_CMP || cat == NPU_CAT_SEL || cat == NPU_CAT_SFU || cat == NPU_CAT_LOGIC ||
+            cat == NPU_CAT_CVT)
             r.counted_instructions += r.op_counts[op];
     }
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
