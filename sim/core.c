@@ -21,6 +21,17 @@ static int config_valid(const npu_core_config *cfg)
     return 1;
 }
 
+void npu_core_config_default(npu_core_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->vlen_bits = 256;
+    cfg->ub_bytes = 256 * 1024;
+    cfg->core_id = 0;
+    cfg->num_cores = 1;
+    cfg->sfu_mode = NPU_SFU_EXACT;
+    cfg->sfu_bits = 12;
+}
+
 int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm)
 {
     memset(c, 0, sizeof *c);

@@ -36,7 +36,9 @@ int main(void)
     for (int i = 0; i < 16; i++)
         gm_data[i] = (float)(i - 8);
     npu_gm gm = { (uint8_t *)gm_data, sizeof gm_data };
-    npu_core_config cfg = { 256, 32768, 0, 1, NPU_SFU_EXACT, 12 };
+    npu_core_config cfg;
+    npu_core_config_default(&cfg);
+    cfg.ub_bytes = 32768;
     npu_core core;
     if (npu_core_init(&core, &cfg, &prog, &gm) != NPU_OK)
         return 1;

@@ -474,7 +474,9 @@ npu_core_stats run_with_backend(const char *src, FakeBackend *be)
     EXPECT_EQ(npu_assemble("t.s", src, std::strlen(src), nullptr, &prog, &diag), NPU_OK) << diag.message;
     std::vector<uint8_t> gm_bytes(1 << 16);
     npu_gm gm{gm_bytes.data(), gm_bytes.size()};
-    npu_core_config cc{256, 65536, 0, 1, NPU_SFU_EXACT, 12};
+    npu_core_config cc;
+    npu_core_config_default(&cc);
+    cc.ub_bytes = 65536;
     npu_core core;
     EXPECT_EQ(npu_core_init(&core, &cc, &prog, &gm), NPU_OK);
     npu_timing_config tcfg;

@@ -68,7 +68,9 @@ Outcome run(const npu_program &p, const npu_timing_config *timing, const std::ve
     std::vector<uint8_t> gm_bytes(4096);
     npu_gm gm{gm_bytes.data(), gm_bytes.size()};
     npu_core core;
-    npu_core_config cc{256, 65536, 0, 1, NPU_SFU_EXACT, 12};
+    npu_core_config cc;
+    npu_core_config_default(&cc);
+    cc.ub_bytes = 65536;
     EXPECT_EQ(npu_core_init(&core, &cc, &p, &gm), NPU_OK);
     std::memcpy(core.ub, in.data(), in.size());
     npu_run_limits lim{50000000, 0};

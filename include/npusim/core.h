@@ -129,6 +129,11 @@ typedef struct npu_core {
     uint64_t op_count[NPU_NUM_OPS];    /* retired instructions per opcode */
 } npu_core;
 
+/* The default core, the one place its values live (configs/default.yaml and
+ * `npusim config show` give the same): VLEN 256, a 256 KiB unified buffer,
+ * core 0 of 1, an exact SFU (12 bits when approximate). */
+NPU_API void npu_core_config_default(npu_core_config *cfg);
+
 /* Allocates the UB and resets the state. prog and gm stay owned by the host. */
 NPU_API int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm);
 NPU_API void npu_core_fini(npu_core *c);

@@ -148,9 +148,7 @@ std::vector<ConfigKey> build_schema()
     };
     // Defaults come from the C models' own defaults, so there is one source.
     Config d;
-    d.core.vlen_bits = 256;
-    d.core.ub_bytes = 256 * 1024;
-    d.core.sfu_bits = 12;
+    npu_core_config_default(&d.core);
     npu_timing_config_default(&d.timing);
     npu_l2_config_default(&d.l2);
     npu_dram_config_default(&d.dram);
