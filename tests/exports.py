@@ -12,7 +12,9 @@ import sys
 
 def main(lib, include):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
-    exported = {line.split()[-1] for line in out.splitlines() if line.split()[1:2] and line.split()[1] in "TDRB"}
+    # Every defined dynamic symbol: functions and data (T, D, R, B) and the C++
+    # kinds a template or inline function leaves (W, V weak; u unique; i ifunc).
+    exported = {line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3}
     declared = set()
     for h in sorted(pathlib.Path(include).glob("*.h")):
         text = re.sub(r"/\*.*?\*/", "", h.read_text(), flags=re.S)

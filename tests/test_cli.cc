@@ -1,6 +1,7 @@
 // The npusim command line, end to end on real files: exit codes, the one-line
 // error contract, reports, .npy in and out, asm/dis.
 #include <gtest/gtest.h>
+#include <npusim/sim.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -517,6 +518,38 @@ TEST(Cli, CompareWritesJsonToStdoutWithTheFiguresOfRun)
     Result both = run_cli("compare relu --json - --csv -");
     EXPECT_EQ(both.status, 2);
     EXPECT_EQ(both.err, "--json - and --csv -: only one of them can write to stdout\n");
+}
+
+TEST(Cli, TheCApiRunsAKernelAsTheCliDoes)
+{
+    // npusim/sim.h (the C engine, in this process) against `npusim run`
+    // (the SystemC engine): the same report but for the host timing.
+    const std::string edge = std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml";
+    char err[256] = "";
+    npu_sim_config *cfg = npu_sim_config_load(edge.c_str(), err, sizeof err);
+    ASSERT_NE(cfg, nullptr) << err;
+    ASSERT_EQ(npu_sim_config_set(cfg, "system.cores", "2", err, sizeof err), NPU_OK) << err;
+    ASSERT_EQ(npu_sim_config_set(cfg, "units.sfu.latency", "30", err, sizeof err), NPU_OK) << err;
+    npu_sim_run_options opts;
+    npu_sim_run_options_default(&opts);
+    opts.dtype = "fp32";
+    const uint64_t shape[4] = {1, 32, 9, 7};
+    std::copy(shape, shape + 4, opts.shape);
+    opts.seed = 5;
+    const npu_sim_param beta{"beta", 1.5};
+    opts.params = &beta;
+    opts.num_params = 1;
+    npu_sim_result *r = npu_sim_run(cfg, "swish", &opts, err, sizeof err);
+    ASSERT_NE(r, nullptr) << err;
+    nlohmann::json got = nlohmann::json::parse(npu_sim_result_json(r));
+    nlohmann::json want = run_json("swish --dtype fp32 --shape 1,32,9,7 --seed 5 --param beta=1.5 --config " + edge +
+                                   " --set system.cores=2 --set units.sfu.latency=30");
+    EXPECT_EQ(got["cycles"], npu_sim_result_cycles(r));
+    got.erase("sim");
+    want.erase("sim");
+    EXPECT_EQ(got, want);
+    npu_sim_result_free(r);
+    npu_sim_config_free(cfg);
 }
 
 TEST(Cli, CommittedReferenceDocsAreUpToDate)

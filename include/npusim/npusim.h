@@ -1,4 +1,6 @@
-/* npusim: the whole public C API in one include. Link with `pkg-config --libs npusim`. */
+/* npusim: the whole public C API in one include. Link with `pkg-config --libs npusim`.
+ * npusim/sim.h runs a kernel on a config, as `npusim run` does; the rest are
+ * the models it is built from (ISA, assembler, core, timing, L2, DRAM). */
 #ifndef NPUSIM_NPUSIM_H
 #define NPUSIM_NPUSIM_H
 
@@ -17,5 +19,6 @@
 #include "npusim/dram.h"
 #include "npusim/din.h"
 #include "npusim/memsys.h"
+#include "npusim/sim.h"
 
 #endif

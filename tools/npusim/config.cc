@@ -578,6 +578,14 @@ Config load_config_text(const std::string &text, const std::string &name)
     return cfg;
 }
 
+void set_config_key(Config &cfg, const std::string &key, const std::string &value)
+{
+    const ConfigKey *k = find_key(key);
+    if (!k)
+        throw Error(shown(key) + ": unknown key (see `npusim config docs`)");
+    set_key(cfg, *k, value, "");
+}
+
 void apply_override(Config &cfg, const std::string &assignment)
 {
     size_t eq = assignment.find('=');

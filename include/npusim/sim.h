@@ -1,0 +1,99 @@
+/* Run a kernel on a config, as `npusim run` does, from C: open a config (the
+ * defaults, a YAML file or YAML text, then key = value overrides), run a
+ * kernel by name or path on generated or given inputs, and read the result:
+ * cycles, pass/fail, efficiency, every tensor, and the whole report as the
+ * JSON `npusim run --json` prints. In the style of DRAMsim3's C entry points;
+ * tests/embed_run.c is a complete example.
+ *
+ * Runs happen in the calling process, on the C engine (the figures of the
+ * CLI's SystemC engine), one after another as often as the caller likes.
+ * A call that fails returns NULL (or non-zero) and writes one line saying
+ * what is wrong (`file:line:col: ...`, or the key path) into err, cut to
+ * err_size bytes; err may be NULL. A kernel that runs and fails (a trap, a
+ * limit, an accuracy failure) is a result with passed = 0, not an error.
+ * Objects are not shared between threads while in use. */
+#ifndef NPUSIM_SIM_H
+#define NPUSIM_SIM_H
+
+#include "npusim/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npusim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct npu_sim_config npu_sim_config;
+typedef struct npu_sim_result npu_sim_result;
+
+/* The default config (configs/default.yaml). */
+NPU_API npu_sim_config *npu_sim_config_default(void);
+/* A YAML config file (`npusim config docs` lists the keys). */
+NPU_API npu_sim_config *npu_sim_config_load(const char *path, char *err, size_t err_size);
+/* YAML text; `name` stands for the file in messages. */
+NPU_API npu_sim_config *npu_sim_config_parse(const char *yaml, const char *name, char *err, size_t err_size);
+/* Sets one key (`units.sfu.latency`, "30"). Rules between keys (issue.width
+ * and issue.slots) are checked when the config is run. 0, or NPU_EINVAL. */
+NPU_API int npu_sim_config_set(npu_sim_config *cfg, const char *key, const char *value, char *err, size_t err_size);
+/* The resolved config as YAML, malloc'ed: free() it. */
+NPU_API char *npu_sim_config_yaml(const npu_sim_config *cfg);
+NPU_API void npu_sim_config_free(npu_sim_config *cfg);
+
+/* An input given by the caller: NCHW, `rank` 1 to 4 dimensions (fewer are
+ * read with leading 1s), lanes of `dtype` (NPU_F16 as IEEE binary16 bits,
+ * NPU_F32), C order. A per-channel input is 1-D, C long. */
+typedef struct npu_sim_tensor {
+    const char *name;
+    npu_dtype dtype;
+    unsigned rank;
+    uint64_t shape[4];
+    const void *data;
+} npu_sim_tensor;
+
+typedef struct npu_sim_param {
+    const char *name;
+    double value;
+} npu_sim_param;
+
+typedef struct npu_sim_run_options {
+    const char *dtype;        /* "fp16" or "fp32"; NULL: the first given input's, else fp32 */
+    uint64_t shape[4];        /* N, C, H, W; all 0: the first given input's, else 1,16,8,8 */
+    uint64_t seed;            /* of the generated inputs */
+    int schedule;             /* non-zero: .pipeline loops modulo-scheduled for the config */
+    uint64_t max_cycles;      /* per core; 0: no limit */
+    uint64_t max_instructions;/* per core; 0: no limit; UINT64_MAX: derived from the work */
+    const npu_sim_tensor *inputs;
+    unsigned num_inputs;
+    const npu_sim_param *params;
+    unsigned num_params;
+} npu_sim_run_options;
+
+/* The defaults of `npusim run`: dtype and shape from the inputs, seed 1,
+ * scheduled, no cycle limit, the derived instruction limit, no inputs. */
+NPU_API void npu_sim_run_options_default(npu_sim_run_options *opts);
+
+/* Runs `kernel` (a name from the kernels folder, or a path to a .s file) on
+ * `cfg`. `opts` NULL: the defaults. NULL on bad input (err says why). */
+NPU_API npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const npu_sim_run_options *opts,
+                                    char *err, size_t err_size);
+
+NPU_API uint64_t npu_sim_result_cycles(const npu_sim_result *r);        /* the slowest core's */
+NPU_API int npu_sim_result_passed(const npu_sim_result *r);             /* no trap, every element in bound */
+NPU_API double npu_sim_result_efficiency(const npu_sim_result *r);      /* bound / cycles */
+/* The report of `npusim run --json`, NUL-terminated, owned by the result. */
+NPU_API const char *npu_sim_result_json(const npu_sim_result *r);
+/* A tensor after the run (inputs and outputs): NCHW (rank 4), or C (rank
+ * 1) for a per-channel input, C order, owned by the result; NULL if the
+ * kernel has no tensor of that name. dtype, rank and shape may be NULL. */
+NPU_API const void *npu_sim_result_tensor(const npu_sim_result *r, const char *name, npu_dtype *dtype,
+                                          unsigned *rank, uint64_t shape[4]);
+NPU_API void npu_sim_result_free(npu_sim_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,109 @@
+/* Running kernels from C through the public API alone (npusim/sim.h): a
+ * config with an override, a kernel on generated inputs, a kernel on the
+ * caller's array, errors as one line, and many runs in one process. What a
+ * `pkg-config --cflags --libs npusim` user writes. Exit status 0: all held. */
+#include <npusim/npusim.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                  \
+    do {                                                  \
+        if (!(cond)) {                                    \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                 \
+            fputc('\n', stderr);                          \
+            failures++;                                   \
+        }                                                 \
+    } while (0)
+
+int main(void)
+{
+    char err[256];
+    npu_sim_config *cfg = npu_sim_config_default();
+    CHECK(cfg != NULL, "no default config");
+    if (!cfg)
+        return 1;
+
+    /* A bad override is one line naming the key, and leaves the config alone. */
+    CHECK(npu_sim_config_set(cfg, "units.sfu.latency", "0", err, sizeof err) == NPU_EINVAL, "latency 0 taken");
+    CHECK(strcmp(err, "units.sfu.latency: 0 is out of range (1 .. 10000 cycles)") == 0, "message: %s", err);
+    CHECK(npu_sim_config_set(cfg, "units.sfu.latenc", "3", err, sizeof err) == NPU_EINVAL, "unknown key taken");
+    CHECK(strcmp(err, "units.sfu.latenc: unknown key (see `npusim config docs`)") == 0, "message: %s", err);
+    CHECK(npu_sim_config_set(cfg, "units.sfu.latency", "30", err, sizeof err) == NPU_OK, "%s", err);
+    char *yaml = npu_sim_config_yaml(cfg);
+    CHECK(yaml && strstr(yaml, "latency: 30"), "the override is not in the YAML");
+    free(yaml);
+
+    /* gelu_tanh on generated fp16 inputs. */
+    npu_sim_run_options opts;
+    npu_sim_run_options_default(&opts);
+    opts.dtype = "fp16";
+    opts.shape[0] = 1, opts.shape[1] = 16, opts.shape[2] = 8, opts.shape[3] = 8;
+    npu_sim_result *r = npu_sim_run(cfg, "gelu_tanh", &opts, err, sizeof err);
+    CHECK(r != NULL, "gelu_tanh: %s", err);
+    uint64_t cycles = 0;
+    if (r) {
+        cycles = npu_sim_result_cycles(r);
+        CHECK(npu_sim_result_passed(r), "gelu_tanh failed its check");
+        CHECK(cycles > 0, "no cycles");
+        char want[64];
+        snprintf(want, sizeof want, "\"cycles\":%llu,", (unsigned long long)cycles);
+        CHECK(strstr(npu_sim_result_json(r), want) != NULL, "the JSON has not %s", want);
+        CHECK(npu_sim_result_efficiency(r) > 0 && npu_sim_result_efficiency(r) <= 1, "efficiency");
+        npu_dtype dt;
+        unsigned rank;
+        uint64_t shape[4];
+        CHECK(npu_sim_result_tensor(r, "y", &dt, &rank, shape) != NULL, "no output y");
+        CHECK(dt == NPU_F16 && rank == 4 && shape[1] == 16 && shape[3] == 8, "output y's dtype or shape");
+        CHECK(npu_sim_result_tensor(r, "z", NULL, NULL, NULL) == NULL, "a tensor z");
+        npu_sim_result_free(r);
+    }
+
+    /* relu on the caller's fp32 array, dtype and shape from it. */
+    float x[2 * 3 * 4];
+    for (unsigned i = 0; i < 24; i++)
+        x[i] = (float)i - 11.5f;
+    npu_sim_tensor in = {"x", NPU_F32, 3, {2, 3, 4, 0}, x};
+    npu_sim_run_options_default(&opts);
+    opts.inputs = &in;
+    opts.num_inputs = 1;
+    r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
+    CHECK(r != NULL, "relu: %s", err);
+    if (r) {
+        unsigned rank;
+        uint64_t shape[4];
+        const float *y = npu_sim_result_tensor(r, "y", NULL, &rank, shape);
+        CHECK(y && rank == 4 && shape[0] == 1 && shape[1] == 2 && shape[2] == 3 && shape[3] == 4, "y's shape");
+        for (unsigned i = 0; y && i < 24; i++)
+            CHECK(y[i] == (x[i] > 0 ? x[i] : 0.0f), "y[%u] = %g", i, (double)y[i]);
+        npu_sim_result_free(r);
+    }
+
+    /* Bad input: NULL and one line. */
+    CHECK(npu_sim_run(cfg, "no_such_kernel", NULL, err, sizeof err) == NULL, "an unknown kernel ran");
+    CHECK(strncmp(err, "unknown kernel 'no_such_kernel'", 31) == 0, "message: %s", err);
+    npu_sim_config *bad = npu_sim_config_parse("units:\n  sfu: {latency: x}\n", "mine.yaml", err, sizeof err);
+    CHECK(bad == NULL, "a bad config parsed");
+    CHECK(strncmp(err, "mine.yaml:2:18: units.sfu.latency: expected an integer", 54) == 0, "message: %s", err);
+    CHECK(npu_sim_config_load("/nonexistent/c.yaml", err, sizeof err) == NULL, "a missing file loaded");
+    char tiny[8];
+    CHECK(npu_sim_run(cfg, "no_such_kernel", NULL, tiny, sizeof tiny) == NULL && strlen(tiny) == 7, "cut");
+
+    /* The same run again and again: the same cycles. */
+    npu_sim_run_options_default(&opts);
+    opts.dtype = "fp16";
+    opts.shape[0] = 1, opts.shape[1] = 16, opts.shape[2] = 8, opts.shape[3] = 8;
+    for (int i = 0; i < 200; i++) {
+        r = npu_sim_run(cfg, "gelu_tanh", &opts, err, sizeof err);
+        CHECK(r && npu_sim_result_cycles(r) == cycles, "run %d: %s", i, r ? "other cycles" : err);
+        npu_sim_result_free(r);
+    }
+    npu_sim_config_free(cfg);
+    if (failures)
+        fprintf(stderr, "%d checks failed\n", failures);
+    return failures ? 1 : 0;
+}
