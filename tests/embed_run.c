@@ -90,6 +90,11 @@ int main(void)
     CHECK(bad == NULL, "a bad config parsed");
     CHECK(strncmp(err, "mine.yaml:2:18: units.sfu.latency: expected an integer", 54) == 0, "message: %s", err);
     CHECK(npu_sim_config_load("/nonexistent/c.yaml", err, sizeof err) == NULL, "a missing file loaded");
+    CHECK(npu_sim_result_cycles(NULL) == 0 && !npu_sim_result_passed(NULL) && !npu_sim_result_json(NULL) &&
+              !npu_sim_result_tensor(NULL, "y", NULL, NULL, NULL) && !npu_sim_config_yaml(NULL),
+          "a getter of NULL");
+    npu_sim_result_free(NULL);
+    npu_sim_config_free(NULL);
     char tiny[8];
     CHECK(npu_sim_run(cfg, "no_such_kernel", NULL, tiny, sizeof tiny) == NULL && strlen(tiny) == 7, "cut");
 

@@ -11,6 +11,7 @@
  * what is wrong (`file:line:col: ...`, or the key path) into err, cut to
  * err_size bytes; err may be NULL. A kernel that runs and fails (a trap, a
  * limit, an accuracy failure) is a result with passed = 0, not an error.
+ * The getters take NULL and give 0 (or NULL); the _free calls take NULL.
  * Objects are not shared between threads while in use. */
 #ifndef NPUSIM_SIM_H
 #define NPUSIM_SIM_H

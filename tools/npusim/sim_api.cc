@@ -84,7 +84,8 @@ int npu_sim_config_set(npu_sim_config *cfg, const char *key, const char *value, 
 
 char *npu_sim_config_yaml(const npu_sim_config *cfg)
 {
-    return guarded(nullptr, 0, (char *)nullptr, [&] { return strdup(npusim::config_to_yaml(cfg->cfg).c_str()); });
+    return guarded(nullptr, 0, (char *)nullptr,
+                   [&] { return cfg ? strdup(npusim::config_to_yaml(cfg->cfg).c_str()) : nullptr; });
 }
 
 void npu_sim_config_free(npu_sim_config *cfg) { delete cfg; }
@@ -153,18 +154,20 @@ npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const
     });
 }
 
-uint64_t npu_sim_result_cycles(const npu_sim_result *r) { return r->r.stats.cycles; }
+uint64_t npu_sim_result_cycles(const npu_sim_result *r) { return r ? r->r.stats.cycles : 0; }
 
-int npu_sim_result_passed(const npu_sim_result *r) { return r->r.passed() ? 1 : 0; }
+int npu_sim_result_passed(const npu_sim_result *r) { return r && r->r.passed() ? 1 : 0; }
 
-double npu_sim_result_efficiency(const npu_sim_result *r) { return r->r.bound_analysis.efficiency; }
+double npu_sim_result_efficiency(const npu_sim_result *r) { return r ? r->r.bound_analysis.efficiency : 0.0; }
 
-const char *npu_sim_result_json(const npu_sim_result *r) { return r->json.c_str(); }
+const char *npu_sim_result_json(const npu_sim_result *r) { return r ? r->json.c_str() : nullptr; }
 
 const void *npu_sim_result_tensor(const npu_sim_result *r, const char *name, npu_dtype *dtype, unsigned *rank,
                                   uint64_t shape[4])
 {
-    auto it = name ? r->r.tensors.find(name) : r->r.tensors.end();
+    if (!r || !name)
+        return nullptr;
+    auto it = r->r.tensors.find(name);
     if (it == r->r.tensors.end())
         return nullptr;
     const npusim::NpyArray &a = it->second;
