@@ -282,6 +282,20 @@ npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, void **ctx)
 
 const npu_timing_config *npu_timed_core_config(const npu_timed_core *tc) { return &tc->cfg; }
 const npu_core_stats *npu_timed_stats(const npu_timed_core *tc) { return &tc->stats; }
+
+_Static_assert(sizeof(npu_core_stats) % sizeof(uint64_t) == 0, "npu_core_stats holds uint64_t counts only");
+
+void npu_core_stats_merge(npu_core_stats *total, const npu_core_stats *core)
+{
+    const uint64_t cycles = total->cycles > core->cycles ? total->cycles : core->cycles;
+    const uint64_t path = total->critical_path > core->critical_path ? total->critical_path : core->critical_path;
+    uint64_t *t = (uint64_t *)total;
+    const uint64_t *c = (const uint64_t *)core;
+    for (size_t i = 0; i < sizeof *total / sizeof(uint64_t); i++)
+        t[i] += c[i];
+    total->cycles = cycles;
+    total->critical_path = path;
+}
 npu_core *npu_timed_core_core(npu_timed_core *tc) { return tc->core; }
 
 uint64_t npu_timed_pc_issued(const npu_timed_core *tc, uint64_t pc)

@@ -203,3 +203,31 @@ TEST(Timing, EventDrivenCostDoesNotGrowWithIdleCycles)
     // li@0, dmald@1, 32 bytes move in cycle 2, done 3 + 10^6; dmawait then, halt one later.
     EXPECT_EQ(t.stats().cycles, 1000000u + 5u);
 }
+
+TEST(Timing, CoreStatsMergeSumsEveryCountAndTakesTheLargerCyclesAndPath)
+{
+    // Summing cores must not need editing when a stat is added: every word
+    // of npu_core_stats is a count, summed, except cycles and critical_path.
+    npu_core_stats a{}, b{};
+    uint64_t *wa = reinterpret_cast<uint64_t *>(&a), *wb = reinterpret_cast<uint64_t *>(&b);
+    const size_t n = sizeof a / sizeof(uint64_t);
+    for (size_t i = 0; i < n; i++) {
+        wa[i] = 1000 + i;
+        wb[i] = 7 * i + 3;
+    }
+    a.cycles = 50, b.cycles = 80;
+    a.critical_path = 90, b.critical_path = 40;
+    npu_core_stats total = a;
+    npu_core_stats_merge(&total, &b);
+    EXPECT_EQ(total.cycles, 80u);
+    EXPECT_EQ(total.critical_path, 90u);
+    EXPECT_EQ(total.instructions, a.instructions + b.instructions);
+    EXPECT_EQ(total.stall[NPU_STALL_RAW], a.stall[NPU_STALL_RAW] + b.stall[NPU_STALL_RAW]);
+    EXPECT_EQ(total.unit_busy[NPU_UNIT_SFU], a.unit_busy[NPU_UNIT_SFU] + b.unit_busy[NPU_UNIT_SFU]);
+    EXPECT_EQ(total.ub_bank_extra, a.ub_bank_extra + b.ub_bank_extra);
+    const uint64_t *wt = reinterpret_cast<const uint64_t *>(&total);
+    size_t summed = 0;
+    for (size_t i = 0; i < n; i++)
+        summed += wt[i] == wa[i] + wb[i];
+    EXPECT_EQ(summed, n - 2);  // all but cycles and critical_path
+}

@@ -165,6 +165,12 @@ NPU_API void npu_timed_release(npu_timed_core *tc, uint64_t cycle);
 NPU_API void npu_timed_finish(npu_timed_core *tc);
 
 NPU_API const npu_core_stats *npu_timed_stats(const npu_timed_core *tc);
+/* Adds one core's stats into a total over cores: every count is summed,
+ * except cycles and critical_path, which take the larger (the slowest core,
+ * the longest chain). Every field of npu_core_stats is a uint64_t count, so a
+ * new one is summed here without being named; one that must not be summed
+ * is named here. */
+NPU_API void npu_core_stats_merge(npu_core_stats *total, const npu_core_stats *core);
 NPU_API npu_core *npu_timed_core_core(npu_timed_core *tc);
 /* Stall cycles charged while pc was the waiting instruction: [reason]. */
 NPU_API const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc);

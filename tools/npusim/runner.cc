@@ -238,29 +238,7 @@ void collect_timing(RunResult &r, const std::vector<npu_timed_core *> &timed, co
     for (npu_timed_core *tc : timed) {
         const npu_core_stats &s = *npu_timed_stats(tc);
         r.core_stats.push_back(s);
-        t.cycles = std::max(t.cycles, s.cycles);
-        t.critical_path = std::max(t.critical_path, s.critical_path);
-        t.instructions += s.instructions;
-        t.issue_cycles += s.issue_cycles;
-        for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
-            t.stall[i] += s.stall[i];
-            t.slots_lost[i] += s.slots_lost[i];
-        }
-        for (unsigned i = 0; i < NPU_NUM_UNITS; i++) {
-            t.raw_by_unit[i] += s.raw_by_unit[i];
-            t.unit_issued[i] += s.unit_issued[i];
-            t.unit_busy[i] += s.unit_busy[i];
-        }
-        for (unsigned i = 0; i <= NPU_MAX_ISSUE_WIDTH; i++)
-            t.issue_histogram[i] += s.issue_histogram[i];
-        for (unsigned i = 0; i < NPU_MAX_ISSUE_WIDTH; i++)
-            t.slot_issued[i] += s.slot_issued[i];
-        for (unsigned i = 0; i < NPU_NUM_CLASSES; i++)
-            t.class_issued[i] += s.class_issued[i];
-        t.dma_transfers += s.dma_transfers;
-        t.dma_bytes_in += s.dma_bytes_in;
-        t.dma_bytes_out += s.dma_bytes_out;
-        t.ub_bank_extra += s.ub_bank_extra;
+        npu_core_stats_merge(&t, &s);
         for (uint64_t pc = 0; pc <= prog.count; pc++) {
             const uint64_t *st = npu_timed_pc_stalls(tc, pc);
             for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
