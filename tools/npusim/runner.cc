@@ -573,7 +573,7 @@ std::vector<uint64_t> parse_shape(const std::string &text)
     }
     if (dims.empty() || dims.size() > 4)
         throw Error("--shape: expected 1 to 4 dimensions N,C,H,W, got '" + text + "'");
-    while (dims.size() < 4)  // "C,H,W" -> 1,C,H,W; "C" -> 1,C,1,1
+    while (dims.size() < 4)  // leading 1s, as NumPy broadcasts: "C,H,W" -> 1,C,H,W; "W" -> 1,1,1,W
         dims.insert(dims.begin(), 1);
     return dims;
 }
