@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="meson ninja-build pkg-config gcc g++ libsystemc-dev libyaml-cpp-dev \
 libgtest-dev libcli11-dev nlohmann-json3-dev parallel python3-matplotlib \
-pybind11-dev python3-dev python3-numpy"
+pybind11-dev python3-dev python3-numpy python3-pandas"
 
 missing=""
 for p in $PACKAGES; do
