@@ -30,9 +30,6 @@ from ._npusim import Error
 
 __all__ = ["Error", "Result", "compare", "config_docs", "default_config", "kernels", "run", "sweep"]
 
-_DTYPES = {"f16": _np.float16, "f32": _np.float32}
-
-
 class Result:
     """One run. Attributes: cycles, passed, stalls (reason -> cycles), l2
     (None without an L2), bound, accuracy, schedule (the .pipeline loops),
@@ -90,12 +87,10 @@ def _shape(shape):
 
 
 def _input(name, array):
-    a = _np.asarray(array)
-    code = {_np.dtype(_np.float16): "f16", _np.dtype(_np.float32): "f32"}.get(a.dtype)
-    if code is None:
-        raise Error(f"input '{name}': dtype {a.dtype} is not one a kernel runs on (float16, float32)")
-    a = _np.ascontiguousarray(a)
-    return (code, list(a.shape), a.tobytes())
+    a = _np.ascontiguousarray(array)  # the native half refuses a dtype a kernel does not run on
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))  # the same values in this machine's byte order
+    return (str(a.dtype), list(a.shape), a.tobytes())
 
 
 def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, params=None, seed=1,
@@ -125,7 +120,7 @@ def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule,
                                   max_cycles, max_instructions)
     out = {}
     for name, (code, dims, data) in outputs.items():
-        out[name] = _np.frombuffer(data, dtype=_DTYPES[code]).reshape(dims).copy()
+        out[name] = _np.frombuffer(data, dtype=code).reshape(dims).copy()
     return Result(_json.loads(report), out)
 
 

@@ -28,16 +28,17 @@ namespace py = pybind11;
 
 namespace {
 
-// An array as it crosses: "f16" or "f32", the shape, the bytes (C order).
+// An array as it crosses: its NumPy dtype name ("float16", "float32"), the
+// shape, the bytes (C order).
 using Array = std::tuple<std::string, std::vector<uint64_t>, py::bytes>;
 
 npusim::NpyArray to_npy(const std::string &name, const Array &a)
 {
     npusim::NpyArray out;
     const std::string &dt = std::get<0>(a);
-    if (dt == "f16")
+    if (dt == "float16")
         out.dtype = NPU_F16;
-    else if (dt == "f32")
+    else if (dt == "float32")
         out.dtype = NPU_F32;
     else
         throw npusim::Error("input '" + name + "': dtype " + dt + " is not one a kernel runs on (float16, float32)");
@@ -55,7 +56,7 @@ npusim::NpyArray to_npy(const std::string &name, const Array &a)
 
 Array from_npy(const npusim::NpyArray &a)
 {
-    return Array(a.dtype == NPU_F16 ? "f16" : "f32", a.shape,
+    return Array(a.dtype == NPU_F16 ? "float16" : "float32", a.shape,
                  py::bytes(reinterpret_cast<const char *>(a.data.data()), a.data.size()));
 }
 
@@ -64,9 +65,9 @@ Array from_npy(const npusim::NpyArray &a)
 npusim::Config make_config(const std::string &path, const std::string &text, const std::string &text_name,
                            const std::vector<std::string> &sets)
 {
-    npusim::Config cfg = !path.empty()   ? npusim::load_config(path)
-                         : !text.empty() ? npusim::load_config_text(text, text_name)
-                                         : npusim::default_config();
+    if (text.empty())
+        return npusim::build_config(path, sets);
+    npusim::Config cfg = npusim::load_config_text(text, text_name);
     for (const std::string &s : sets)
         npusim::apply_override(cfg, s);
     npusim::validate_config(cfg);

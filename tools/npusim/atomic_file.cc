@@ -1,6 +1,8 @@
 // Atomic file output and whole-file input.
 #include "atomic_file.h"
 
+#include <iostream>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -69,6 +71,14 @@ std::string read_file(const std::string &path)
     if (in.bad())
         throw Error(path + ": read failed");
     return ss.str();
+}
+
+void write_output(const std::string &path, const std::string &text)
+{
+    if (path == "-")
+        std::cout << text;
+    else
+        write_file_atomic(path, text);
 }
 
 }  // namespace npusim

@@ -14,6 +14,9 @@ void write_file_atomic(const std::string &path, const std::string &data);
 // killed before its rename). Those of running processes are left alone.
 void remove_stale_temps(const std::string &path);
 
+// Writes `text` to stdout for "-", else as write_file_atomic does.
+void write_output(const std::string &path, const std::string &text);
+
 // Reads a whole file. Throws npusim::Error naming the file on failure.
 std::string read_file(const std::string &path);
 

@@ -93,15 +93,6 @@ struct CompareArgs {
     std::string json, csv, plot, against;
 };
 
-// Writes `text` to `path`, or to stdout for "-".
-void write_output(const std::string &path, const std::string &text)
-{
-    if (path == "-")
-        std::cout << text;
-    else
-        write_file_atomic(path, text);
-}
-
 int cmd_compare(const CompareArgs &a)
 {
     if (a.json == "-" && a.csv == "-")
@@ -112,10 +103,7 @@ int cmd_compare(const CompareArgs &a)
     o.run.shape = parse_shape(a.shape);
     o.run.seed = a.seed;
     o.run.against = a.against;
-    o.run.config = a.config.empty() ? default_config() : load_config(a.config);
-    for (const std::string &s : a.sets)
-        apply_override(o.run.config, s);
-    validate_config(o.run.config);
+    o.run.config = build_config(a.config, a.sets);
     std::vector<nlohmann::json> reports = run_compare(o);
     nlohmann::json data = compare_json(reports);
     if (a.json != "-" && a.csv != "-")

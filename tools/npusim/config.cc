@@ -578,6 +578,15 @@ Config load_config_text(const std::string &text, const std::string &name)
     return cfg;
 }
 
+Config build_config(const std::string &file, const std::vector<std::string> &sets)
+{
+    Config cfg = file.empty() ? default_config() : load_config(file);
+    for (const std::string &s : sets)
+        apply_override(cfg, s);
+    validate_config(cfg);
+    return cfg;
+}
+
 void set_config_key(Config &cfg, const std::string &key, const std::string &value)
 {
     const ConfigKey *k = find_key(key);

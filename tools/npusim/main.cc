@@ -30,29 +30,12 @@ using namespace npusim;
 
 namespace {
 
-void write_output(const std::string &path, const std::string &text)
-{
-    if (path == "-")
-        std::cout << text;
-    else
-        write_file_atomic(path, text);
-}
-
 std::pair<std::string, std::string> split_assignment(const std::string &flag, const std::string &s)
 {
     size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
         throw Error(flag + " " + s + ": expected NAME=VALUE");
     return {s.substr(0, eq), s.substr(eq + 1)};
-}
-
-Config build_config(const std::string &file, const std::vector<std::string> &sets)
-{
-    Config cfg = file.empty() ? default_config() : load_config(file);
-    for (const std::string &s : sets)
-        apply_override(cfg, s);
-    validate_config(cfg);
-    return cfg;
 }
 
 // Trace outputs of `run`: Perfetto JSON, Konata log, VCD, and their window.
