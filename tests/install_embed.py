@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The installed library, used as a stranger would (issue 15, item 8).
+
+`meson install --destdir` into a temporary folder; tests/embed_installed.c
+compiled there with only `pkg-config --cflags --libs npusim` (the installed
+npusim.pc, its prefix pointed into the folder); run on the installed kernels
+(NPUSIM_KERNELS) with configs/default.yaml; its cycles must equal
+`npusim run`'s for the same kernel, dtype and shape. The installed
+libnpusim.so must export only npu_-prefixed symbols (`nm -D`).
+
+    install_embed.py BUILD SOURCE NPUSIM_EXE CC [CFLAG ...]
+
+Prints TAP; exit status 0 when every check held.
+"""
+import glob
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+RUNS = [("gelu_tanh", "fp16", "1,16,28,28"), ("mish", "fp32", "1,24,7,9")]
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def check(self, ok, what, detail=""):
+        self.n += 1
+        print(("ok" if ok else "not ok") + f" {self.n} - {what}")
+        if not ok:
+            self.failed += 1
+            for line in str(detail).splitlines():
+                print("# " + line)
+        return ok
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def main():
+    build, source, npusim_exe, cc = sys.argv[1:5]
+    cflags = sys.argv[5:]
+    tap = Tap()
+    print(f"1..{5 + len(RUNS)}")
+    with tempfile.TemporaryDirectory(prefix="npusim-install-") as dest:
+        r = run(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
+        if not tap.check(r.returncode == 0, "meson install --destdir", r.stdout + r.stderr):
+            return 1
+        pcs = glob.glob(os.path.join(dest, "**", "pkgconfig", "npusim.pc"), recursive=True)
+        kernels = glob.glob(os.path.join(dest, "**", "npusim", "kernels", "gelu_tanh.s"), recursive=True)
+        if not tap.check(len(pcs) == 1 and len(kernels) == 1, "npusim.pc and the kernels are installed", pcs + kernels):
+            return 1
+        pc_dir = os.path.dirname(pcs[0])
+        # <dest><prefix>/<libdir>/pkgconfig/npusim.pc: read the prefix the
+        # file names, and point it into the destdir.
+        with open(pcs[0]) as f:
+            prefix = next(l.split("=", 1)[1].strip() for l in f if l.startswith("prefix="))
+        env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
+        r = run(["pkg-config", "--define-variable=prefix=" + dest + prefix, "--cflags", "--libs", "npusim"], env=env)
+        if not tap.check(r.returncode == 0, "pkg-config --cflags --libs npusim", r.stderr):
+            return 1
+        flags = shlex.split(r.stdout)
+        exe = os.path.join(dest, "embed_installed")
+        cmd = shlex.split(cc) + ["-std=c11", "-Wall", "-Werror"] + cflags + \
+            [os.path.join(source, "tests", "embed_installed.c"), "-o", exe] + flags
+        # The build tree's headers must not be what compiles it.
+        r = run(cmd, cwd=dest)
+        if not tap.check(r.returncode == 0 and not any(source in f for f in flags),
+                         "compiles against the installed headers and library alone", " ".join(cmd) + "\n" + r.stderr):
+            return 1
+        libdir = next(f[2:] for f in flags if f.startswith("-L"))
+        r = run(["nm", "-D", "--defined-only", os.path.join(libdir, "libnpusim.so")])
+        names = [l.split()[-1] for l in r.stdout.splitlines() if len(l.split()) == 3]
+        others = [n for n in names if not n.startswith("npu_")]
+        tap.check(r.returncode == 0 and names and not others,
+                  f"nm -D: the installed libnpusim.so exports {len(names)} symbols, all npu_",
+                  "not npu_: " + " ".join(others[:20]))
+        run_env = dict(os.environ, LD_LIBRARY_PATH=libdir, NPUSIM_KERNELS=os.path.dirname(kernels[0]))
+        config = os.path.join(source, "configs", "default.yaml")
+        for kernel, dtype, shape in RUNS:
+            emb = run([exe, config, kernel, dtype, shape], env=run_env)
+            cli = run([npusim_exe, "run", kernel, "--config", config, "--dtype", dtype, "--shape", shape,
+                       "--json", "-"])
+            want = json.loads(cli.stdout)["cycles"] if cli.returncode == 0 else None
+            tap.check(emb.returncode == 0 and want is not None and emb.stdout.strip() == f"cycles={want} passed=1",
+                      f"{kernel} {dtype} {shape}: the installed library gives npusim run's cycles ({want})",
+                      f"embedded: {emb.stdout}{emb.stderr}\ncli: {cli.stderr}")
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
