@@ -1,15 +1,20 @@
-// Simulation speed: simulated cycles and instructions per host second for
-// gelu_tanh on a 1x64x56x56 fp16 tensor (default config, timed) through the
-// C engine and the SystemC engine (and the SystemC engine with the ideal
-// memory, for the memory model's share), against an empty clocked SC_METHOD (the
-// floor of a model that wakes every cycle). SystemC elaborates one model per
-// process, so each measurement runs in a child: this binary re-executed with
-// --c, --systemc or --empty, printing one JSON line.
+// End-to-end and simulation speed (issue 15, item 6) on gelu_tanh fp16
+// 1x64x56x56, default config, every element checked, in one benchmark run so
+// that both ratios see the same machine load:
+//   (a) the whole `npusim run` (the built executable, as a user runs it) over
+//       the engine-only time of the same run; goal <= 1.3;
+//   (b) the engine's simulated cycles per second over those of an empty
+//       clocked SC_METHOD (the floor of a model that wakes every cycle); goal >= 3.
+// "The engine" is the one `npusim run` uses: the SystemC engine. The C engine
+// (npu_run_timed: the C API, Python and `npusim compare`) is printed beside it.
 //
-// Only the engine is timed (run_kernel's engine callback): assembly, input
-// generation and the accuracy check are not simulation.
+// SystemC elaborates one model per process, so each measurement runs in a
+// child: this binary re-executed with --c, --systemc or --empty, printing one
+// JSON line. Every figure is the best of several runs, taken in turn (CLI,
+// engine, empty loop, ...) so that a burst of load elsewhere hits all of them.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -28,9 +33,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr double kGoalCyclesPerSecond = 20e6;
-constexpr double kGoalInstructionsPerSecond = 10e6;
-constexpr double kGoalOverEmptyLoop = 2.0;
+constexpr double kGoalWholeOverEngine = 1.3;  // at most
+constexpr double kGoalOverEmptyLoop = 3.0;    // at least
+constexpr int kReps = 5;
+constexpr uint64_t kEmptyCycles = 2000000;
+
+const char *const kCliArgs = "run gelu_tanh --dtype fp16 --shape 1,64,56,56";
 
 // The default config (memory.model: l2), or another memory model.
 RunOptions workload(const std::string &memory)
@@ -44,7 +52,8 @@ RunOptions workload(const std::string &memory)
     return o;
 }
 
-// Runs the workload once through `inner`, timing the engine alone.
+// Runs the workload once through `inner`, timing the engine alone (and the
+// whole in-process run_kernel, for the breakdown).
 json measure(const Engine &inner, const std::string &memory)
 {
     RunOptions o = workload(memory);
@@ -55,21 +64,21 @@ json measure(const Engine &inner, const std::string &memory)
         seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     };
     RunResult r = run_kernel(o);
-    if (!r.passed())
+    if (!r.passed() || !r.checked)
         throw std::runtime_error("the benchmark kernel did not pass");
-    return {{"cycles", r.stats.cycles}, {"instructions", r.instructions}, {"seconds", seconds}};
+    return {{"cycles", r.stats.cycles},
+            {"instructions", r.instructions},
+            {"seconds", seconds},
+            {"run_kernel_seconds", r.host_seconds}};
 }
 
-int child_c(int reps, const std::string &memory)
+int child_c(const std::string &memory)
 {
-    json best;
-    for (int i = 0; i < reps; i++) {
-        json m = measure([](npu_timed_core *const *c, unsigned n, const npu_run_limits &lim) { npu_run_timed(c, n, &lim); },
-                         memory);
-        if (best.is_null() || m["seconds"].get<double>() < best["seconds"].get<double>())
-            best = m;
-    }
-    std::cout << best.dump() << "\n";
+    std::cout << measure([](npu_timed_core *const *c, unsigned n,
+                            const npu_run_limits &lim) { npu_run_timed(c, n, &lim); },
+                         memory)
+                     .dump()
+              << "\n";
     return 0;
 }
 
@@ -106,6 +115,8 @@ int child_empty(uint64_t cycles)
 json run_child(const std::string &exe, const std::string &args)
 {
     FILE *p = popen((exe + " " + args).c_str(), "r");
+    if (!p)
+        throw std::runtime_error("cannot run " + exe);
     std::string out;
     std::array<char, 4096> buf;
     size_t n;
@@ -116,51 +127,78 @@ json run_child(const std::string &exe, const std::string &args)
     return json::parse(out);
 }
 
-double rate(const json &m, const char *what) { return m[what].get<double>() / m["seconds"].get<double>(); }
-
-const char *verdict(double v, double goal) { return v >= goal ? "goal met" : "SHORT of goal"; }
-
-int driver(const std::string &exe)
+// Wall time of one whole `npusim run`, text report included (to /dev/null),
+// from spawn to exit: start-up, config, assembly and scheduling, inputs,
+// engine, unpacking, the check of every element and the report.
+double time_cli(const std::string &npusim)
 {
-    const int reps = 5;
-    json c = run_child(exe, "--c " + std::to_string(reps));
-    json sc;
-    for (int i = 0; i < reps; i++) {  // one SystemC model per process: best of several processes
-        json m = run_child(exe, "--systemc");
-        if (sc.is_null() || m["seconds"].get<double>() < sc["seconds"].get<double>())
-            sc = m;
-    }
-    json empty = run_child(exe, "--empty 10000000");
-    // The same through the ideal memory: what the L2 and DRAM model cost.
-    json sc_ideal;
-    for (int i = 0; i < reps; i++) {
-        json m = run_child(exe, "--systemc ideal");
-        if (sc_ideal.is_null() || m["seconds"].get<double>() < sc_ideal["seconds"].get<double>())
-            sc_ideal = m;
-    }
+    const std::string cmd = npusim + " " + kCliArgs + " >/dev/null";
+    auto t0 = Clock::now();
+    if (std::system(cmd.c_str()) != 0)
+        throw std::runtime_error(cmd + " failed (the kernel must pass)");
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
-    const double sc_cps = rate(sc, "cycles"), sc_ips = rate(sc, "instructions");
-    const double c_cps = rate(c, "cycles"), c_ips = rate(c, "instructions");
-    const double empty_cps = rate(empty, "cycles");
-    std::printf("npusim simulation speed: gelu_tanh fp16 1x64x56x56, default config, timed, one host thread\n");
-    std::printf("  workload: %llu cycles, %llu instructions (best of %d)\n",
-                (unsigned long long)sc["cycles"].get<uint64_t>(), (unsigned long long)sc["instructions"].get<uint64_t>(),
-                reps);
-    std::printf("  %-26s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s)\n", "SystemC engine:", sc_cps / 1e6,
-                sc_ips / 1e6, sc["seconds"].get<double>());
-    std::printf("  %-26s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s)\n", "C engine (npu_run_timed):",
-                c_cps / 1e6, c_ips / 1e6, c["seconds"].get<double>());
-    std::printf("  %-26s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s, %llu cycles)\n",
-                "SystemC, ideal memory:", rate(sc_ideal, "cycles") / 1e6, rate(sc_ideal, "instructions") / 1e6,
-                sc_ideal["seconds"].get<double>(), (unsigned long long)sc_ideal["cycles"].get<uint64_t>());
-    std::printf("  %-26s %8.2f M cycles/s  (%llu cycles in %.3f s)\n", "empty clocked SC_METHOD:", empty_cps / 1e6,
-                (unsigned long long)empty["cycles"].get<uint64_t>(), empty["seconds"].get<double>());
-    std::printf("  ratios: SystemC / empty loop %.1fx, SystemC / C engine %.2f\n", sc_cps / empty_cps, sc_cps / c_cps);
-    std::printf("  goals (SystemC engine): cycles/s >= 20 M: %s; instructions/s >= 10 M: %s; >= 2x empty loop: %s\n",
-                verdict(sc_cps, kGoalCyclesPerSecond), verdict(sc_ips, kGoalInstructionsPerSecond),
-                verdict(sc_cps / empty_cps, kGoalOverEmptyLoop));
-    std::cout << json{{"systemc", sc}, {"c", c}, {"empty", empty}, {"systemc_ideal", sc_ideal}}.dump() << "\n";
-    return 0;
+double secs(const json &m) { return m["seconds"].get<double>(); }
+double rate(const json &m, const char *what) { return m[what].get<double>() / secs(m); }
+
+void keep_best(json &best, const json &m)
+{
+    if (best.is_null() || secs(m) < secs(best))
+        best = m;
+}
+
+const char *verdict(bool met) { return met ? "met" : "SHORT"; }
+
+int driver(const std::string &exe, const std::string &npusim)
+{
+    json sc, c, empty, sc_ideal;
+    double cli = 0;
+    for (int i = 0; i < kReps; i++) {  // in turn: a burst of load elsewhere hits every figure
+        const double t = time_cli(npusim);
+        cli = i == 0 ? t : std::min(cli, t);
+        keep_best(sc, run_child(exe, "--systemc"));
+        keep_best(empty, run_child(exe, "--empty " + std::to_string(kEmptyCycles)));
+        keep_best(c, run_child(exe, "--c"));
+        // The same through the ideal memory: what the L2 and DRAM model cost.
+        keep_best(sc_ideal, run_child(exe, "--systemc ideal"));
+    }
+    if (c["cycles"] != sc["cycles"] || c["instructions"] != sc["instructions"])
+        throw std::runtime_error("the C and SystemC engines disagree on the workload");
+
+    const double sc_cps = rate(sc, "cycles"), c_cps = rate(c, "cycles"), empty_cps = rate(empty, "cycles");
+    const double whole_over_engine = cli / secs(sc), over_empty = sc_cps / empty_cps;
+    std::printf("npusim speed: gelu_tanh fp16 1x64x56x56, default config, every element checked, one host thread\n");
+    std::printf("  workload: %llu cycles, %llu instructions; every figure the best of %d, taken in turn\n",
+                (unsigned long long)sc["cycles"].get<uint64_t>(),
+                (unsigned long long)sc["instructions"].get<uint64_t>(), kReps);
+    std::printf("  %-34s %8.4f s\n", "whole `npusim run` (wall):", cli);
+    std::printf("  %-34s %8.4f s  (in-process run_kernel of the same run: %.4f s)\n",
+                "SystemC engine only:", secs(sc), sc["run_kernel_seconds"].get<double>());
+    std::printf("  %-34s %8.2f M cycles/s  %8.2f M instructions/s\n", "SystemC engine (npusim run's):",
+                sc_cps / 1e6, rate(sc, "instructions") / 1e6);
+    std::printf("  %-34s %8.2f M cycles/s  %8.2f M instructions/s  (%.4f s)\n", "C engine (npu_run_timed):",
+                c_cps / 1e6, rate(c, "instructions") / 1e6, secs(c));
+    std::printf("  %-34s %8.2f M cycles/s  (%.4f s, %llu cycles)\n", "SystemC engine, ideal memory:",
+                rate(sc_ideal, "cycles") / 1e6, secs(sc_ideal), (unsigned long long)sc_ideal["cycles"].get<uint64_t>());
+    std::printf("  %-34s %8.2f M cycles/s  (%llu cycles in %.3f s)\n", "empty clocked SC_METHOD:", empty_cps / 1e6,
+                (unsigned long long)empty["cycles"].get<uint64_t>(), secs(empty));
+    std::printf("  (a) whole npusim run / engine-only time:  %6.2fx  goal <= %.1fx: %s\n", whole_over_engine,
+                kGoalWholeOverEngine, verdict(whole_over_engine <= kGoalWholeOverEngine));
+    std::printf("  (b) engine cycles/s / empty SC_METHOD's:   %6.2fx  goal >= %.1fx: %s\n", over_empty,
+                kGoalOverEmptyLoop, verdict(over_empty >= kGoalOverEmptyLoop));
+    std::printf("  (judged on the SystemC engine, which `npusim run` uses; the C engine would give (b) %.2fx)\n",
+                c_cps / empty_cps);
+    std::cout << json{{"cli_seconds", cli},
+                      {"systemc", sc},
+                      {"c", c},
+                      {"empty", empty},
+                      {"systemc_ideal", sc_ideal},
+                      {"whole_over_engine", whole_over_engine},
+                      {"engine_over_empty", over_empty}}
+                     .dump()
+              << "\n";
+    return 0;  // a measurement: the verdicts are printed
 }
 
 }  // namespace
@@ -169,16 +207,18 @@ int sc_main(int argc, char **argv)
 {
     systemc_quiet();
     try {
-        const std::string memory = argc > 3 ? argv[3] : argc > 2 && std::strcmp(argv[1], "--systemc") == 0 ? argv[2] : "";
-        if (argc > 2 && std::strcmp(argv[1], "--c") == 0)
-            return child_c(std::atoi(argv[2]), memory);
-        if (argc > 1 && std::strcmp(argv[1], "--systemc") == 0)
+        const std::string mode = argc > 1 ? argv[1] : "";
+        const std::string memory = argc > 2 ? argv[2] : "";
+        if (mode == "--c")
+            return child_c(memory);
+        if (mode == "--systemc")
             return child_systemc(memory);
-        if (argc > 2 && std::strcmp(argv[1], "--empty") == 0)
+        if (mode == "--empty" && argc > 2)
             return child_empty(std::strtoull(argv[2], nullptr, 10));
         char buf[4096];
         ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-        return driver(n > 0 ? std::string(buf, size_t(n)) : std::string(argv[0]));
+        const std::string exe = n > 0 ? std::string(buf, size_t(n)) : std::string(argv[0]);
+        return driver(exe, argc > 2 && mode == "--npusim" ? argv[2] : NPUSIM_EXE);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "npusim_bench: %s\n", e.what());
         return 1;
