@@ -220,11 +220,27 @@ std::string disasm_at(const npu_program &prog, uint64_t pc, std::string *srcloc)
     return buf;
 }
 
+// Owners of the C library's objects, so that every path out of run_kernel,
+// an Error thrown half-way included, frees them.
 struct ProgramHolder {
     npu_program p;
     ProgramHolder() { npu_program_init(&p); }
     ~ProgramHolder() { npu_program_free(&p); }
 };
+
+struct CoreFini {
+    void operator()(npu_core *c) const
+    {
+        npu_core_fini(c);  // safe on a core whose init failed (npu_core_init zeroes it first)
+        delete c;
+    }
+};
+using CorePtr = std::unique_ptr<npu_core, CoreFini>;
+
+struct TimedCoreFree {
+    void operator()(npu_timed_core *tc) const { npu_timed_core_free(tc); }
+};
+using TimedCorePtr = std::unique_ptr<npu_timed_core, TimedCoreFree>;
 
 DramTraffic dram_traffic(const RunResult &r);
 
@@ -729,13 +745,13 @@ RunResult run_kernel(const RunOptions &opts)
 
     // Cores: s1.. = tensor addresses, then parameters as binary32 bits.
     const unsigned ncores = r.config.cores;
-    std::vector<std::unique_ptr<npu_core>> cores;
+    std::vector<CorePtr> cores;
     std::vector<npu_core *> core_ptrs;
     for (unsigned k = 0; k < ncores; k++) {
         npu_core_config cc = r.config.core;
         cc.core_id = k;
         cc.num_cores = ncores;
-        auto core = std::make_unique<npu_core>();
+        CorePtr core(new npu_core());
         if (npu_core_init(core.get(), &cc, &prog.p, &gm) != NPU_OK)
             throw Error("cannot allocate core " + std::to_string(k) + " (UB of " + std::to_string(cc.ub_bytes) + " bytes)");
         unsigned reg = 1;
@@ -762,23 +778,24 @@ RunResult run_kernel(const RunOptions &opts)
     const bool default_limit = opts.max_instructions == RunOptions::kDefaultLimit;
     const uint64_t max_insns = default_limit ? default_max_instructions(all_vectors) : opts.max_instructions;
     npu_run_limits lim{max_insns, opts.max_cycles};
-    std::vector<npu_timed_core *> timed;
     r.timed = r.config.timed;
     const bool use_l2 = r.timed && r.config.memory_l2;
     if (!use_l2 && (!opts.warm_l2.empty() || !opts.mem_trace.empty()))
         throw Error(std::string(opts.warm_l2.empty() ? "--mem-trace" : "--warm-l2") +
                     ": needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)");
     MemorySystem mem;
+    // Declared after `cores` and `mem`, so freed before them: a timed core
+    // points at its core and at the memory system.
+    std::vector<TimedCorePtr> timed_owned;
+    std::vector<npu_timed_core *> timed;
     if (use_l2)
         build_memsys(mem, r, opts, placed);
     if (r.timed) {
         for (unsigned k = 0; k < ncores; k++) {
             npu_timed_core *tc = npu_timed_core_new(cores[k].get(), &r.config.timing);
-            if (!tc) {
-                for (npu_timed_core *t : timed)
-                    npu_timed_core_free(t);
+            if (!tc)
                 throw Error("cannot build the timing model (check the issue/unit config)");
-            }
+            timed_owned.emplace_back(tc);
             timed.push_back(tc);
             // Every core's DMA into the one memory system (the SystemC engine
             // finds it here and routes its line requests through TLM).
@@ -827,8 +844,6 @@ RunResult run_kernel(const RunOptions &opts)
     }
     if (r.timed) {
         collect_timing(r, timed, prog.p);
-        for (npu_timed_core *t : timed)
-            npu_timed_core_free(t);
     }
     commit_mem_trace(mem);
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
@@ -892,8 +907,6 @@ RunResult run_kernel(const RunOptions &opts)
     }
     for (Placed &pl : placed)
         r.tensors[pl.decl->name] = std::move(pl.nchw);
-    for (auto &c : cores)
-        npu_core_fini(c.get());
     r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
