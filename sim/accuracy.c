@@ -3,14 +3,15 @@
 #include <math.h>
 #include <string.h>
 
-#include "npusim/fp16.h"
 #include "npusim/reference.h"
+
+#include "fp16_inline.h" /* the conversions inline: this runs once per element checked */
 
 double npu_load_lane(const void *data, uint64_t i, npu_dtype dt)
 {
     const uint8_t *b = data;
     switch (dt) {
-    case NPU_F16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return npu_f16_to_f32(h); }
+    case NPU_F16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return f16_to_f32_inline(h); }
     case NPU_F32: { float f; memcpy(&f, b + 4 * i, 4); return f; }
     case NPU_I16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
     case NPU_I32: { int32_t v; memcpy(&v, b + 4 * i, 4); return v; }
@@ -22,8 +23,8 @@ void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v)
 {
     uint8_t *b = data;
     switch (dt) {
-    case NPU_F16: { uint16_t h = npu_f64_to_f16(v); memcpy(b + 2 * i, &h, 2); break; }
-    case NPU_F32: { float f = npu_f64_to_f32(v); memcpy(b + 4 * i, &f, 4); break; }
+    case NPU_F16: { uint16_t h = f64_to_f16_inline(v); memcpy(b + 2 * i, &h, 2); break; }
+    case NPU_F32: { float f = f64_to_f32_inline(v); memcpy(b + 4 * i, &f, 4); break; }
     case NPU_I16: { int16_t x = (int16_t)v; memcpy(b + 2 * i, &x, 2); break; }
     case NPU_I32: { int32_t x = (int32_t)v; memcpy(b + 4 * i, &x, 4); break; }
     }
@@ -45,7 +46,7 @@ static double ulp_at(double r, npu_dtype dt)
 
 static double round_to(double v, npu_dtype dt)
 {
-    return dt == NPU_F16 ? npu_f16_to_f32(npu_f64_to_f16(v)) : (double)npu_f64_to_f32(v);
+    return dt == NPU_F16 ? f16_to_f32_inline(f64_to_f16_inline(v)) : (double)f64_to_f32_inline(v);
 }
 
 double npu_ulp_error(double got, double ref, npu_dtype dt)

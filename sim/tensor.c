@@ -39,19 +39,23 @@ uint64_t npu_layout_offset(const npu_layout *l, uint64_t n, uint64_t c, uint64_t
     return (((n * l->c1 + c1) * l->h + h) * l->w + w) * l->c0 + c0;
 }
 
+/* One channel plane at a time: its h*w elements are consecutive in NCHW and
+ * c0 elements apart in NC1HWC0, so npu_layout_offset (two divisions) is
+ * needed once per plane, not per element. */
 void npu_pack_nc1hwc0(const npu_layout *l, const void *nchw, void *nc1hwc0)
 {
     const uint8_t *src = nchw;
     uint8_t *dst = nc1hwc0;
     const unsigned es = l->esize;
+    const uint64_t hw = l->h * l->w, step = l->c0 * es;
     memset(dst, 0, npu_layout_bytes(l));
     for (uint64_t n = 0; n < l->n; n++)
-        for (uint64_t c = 0; c < l->c; c++)
-            for (uint64_t h = 0; h < l->h; h++)
-                for (uint64_t w = 0; w < l->w; w++) {
-                    uint64_t s = ((n * l->c + c) * l->h + h) * l->w + w;
-                    memcpy(dst + npu_layout_offset(l, n, c, h, w) * es, src + s * es, es);
-                }
+        for (uint64_t c = 0; c < l->c; c++) {
+            const uint8_t *s = src + (n * l->c + c) * hw * es;
+            uint8_t *d = dst + npu_layout_offset(l, n, c, 0, 0) * es;
+            for (uint64_t i = 0; i < hw; i++, s += es, d += step)
+                memcpy(d, s, es);
+        }
 }
 
 void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw)
@@ -59,13 +63,14 @@ void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw)
     const uint8_t *src = nc1hwc0;
     uint8_t *dst = nchw;
     const unsigned es = l->esize;
+    const uint64_t hw = l->h * l->w, step = l->c0 * es;
     for (uint64_t n = 0; n < l->n; n++)
-        for (uint64_t c = 0; c < l->c; c++)
-            for (uint64_t h = 0; h < l->h; h++)
-                for (uint64_t w = 0; w < l->w; w++) {
-                    uint64_t d = ((n * l->c + c) * l->h + h) * l->w + w;
-                    memcpy(dst + d * es, src + npu_layout_offset(l, n, c, h, w) * es, es);
-                }
+        for (uint64_t c = 0; c < l->c; c++) {
+            const uint8_t *s = src + npu_layout_offset(l, n, c, 0, 0) * es;
+            uint8_t *d = dst + (n * l->c + c) * hw * es;
+            for (uint64_t i = 0; i < hw; i++, s += step, d += es)
+                memcpy(d, s, es);
+        }
 }
 
 uint64_t npu_padding_nonzero(const npu_layout *l, const void *nc1hwc0)
