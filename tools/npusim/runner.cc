@@ -604,15 +604,50 @@ RunFootprint run_footprint(const Config &cfg, const Manifest &m)
     return f;
 }
 
-RunResult run_kernel(const RunOptions &opts)
+namespace {
+
+// The steps of one run, in the order run_kernel takes them. Each fills its
+// part of the RunResult; an Error thrown by any of them leaves nothing
+// allocated (the owners below free what was built).
+
+// The input tensors in GM: each tensor's place, and GM's bytes.
+struct GlobalMemory {
+    std::vector<Placed> placed;  // manifest order
+    std::vector<uint8_t> bytes;
+    npu_gm gm{};                 // the cores' view of `bytes`
+};
+
+// The simulated machine of one run. Members are freed in reverse order: the
+// timing models first, since each points at its core and at the memory system.
+struct Machine {
+    std::vector<CorePtr> cores;
+    std::vector<npu_core *> core_ptrs;
+    MemorySystem mem;                       // memory.model: l2 only
+    std::vector<TimedCorePtr> timed_owned;  // sim.mode: timed only
+    std::vector<npu_timed_core *> timed;
+};
+
+// The per-core instruction limit and where it came from, for the message of
+// a core that hits it.
+struct RunLimit {
+    npu_run_limits lim{};
+    bool derived = false;     // no --max-instructions: derived from the work
+    uint64_t all_vectors = 0; // the vectors of every tensor
+};
+
+// Step 1: the kernel's manifest.
+Manifest load_kernel(const RunOptions &opts)
 {
-    auto t0 = std::chrono::steady_clock::now();
-    RunResult r;
     if (!opts.dtype.empty())
         parse_dtype(opts.dtype);  // a dtype no kernel runs on is the caller's error, not the kernel's
-    r.manifest = load_manifest(resolve_kernel(opts.kernel));
+    return load_manifest(resolve_kernel(opts.kernel));
+}
+
+// Step 2: the run's dtype, accuracy tolerance and parameters; every tensor
+// name the caller gave must be the kernel's.
+void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
+{
     const Manifest &m = r.manifest;
-    GivenInputs given(opts);
     const std::string dtype = run_dtype(m, opts, given);
     if (!m.supports(dtype))
         throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
@@ -620,7 +655,6 @@ RunResult run_kernel(const RunOptions &opts)
     r.bound = m.bounds.at(dtype);
     r.seed = opts.seed;
     r.config = opts.config;
-    const unsigned esize = npu_dtype_bytes(r.dtype);
 
     for (const auto &kv : opts.params) {
         bool known = false;
@@ -648,11 +682,16 @@ RunResult run_kernel(const RunOptions &opts)
         if (!ok)
             throw Error("--output " + kv.first + ": kernel '" + m.name + "' has no tensor of that name");
     }
+}
 
-    // The shape comes from the first --input file when there is one.
+// Step 3: the NCHW shape (the first tensor input's, else --shape) and its
+// NC1HWC0 layout; a run that would not fit in host memory is refused here,
+// with an estimate, rather than meet the OOM killer half-way.
+std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
+{
     std::vector<uint64_t> shape = opts.shape;
     std::string shape_from = "--shape";  // who said it, for messages
-    for (const TensorDecl &t : m.tensors)
+    for (const TensorDecl &t : r.manifest.tensors)
         if (t.is_input && !t.per_channel && given.has(t.name)) {
             shape_from = given.source(t.name);
             const NpyArray &a = given.array(t.name);
@@ -670,68 +709,78 @@ RunResult run_kernel(const RunOptions &opts)
                 s += (s.empty() ? "" : ",") + std::to_string(e);
             throw Error(shape_from + ": shape (" + s + ") is an empty tensor: every dimension must be at least 1");
         }
-    if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], esize) != NPU_OK)
+    if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error(shape_from + ": tensor too large");
-    // Refuse up front what would not fit in memory, with an estimate, rather
-    // than meet the OOM killer half-way.
-    check_run_fits(r.layout, run_footprint(r.config, m));
+    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    return shape;
+}
 
-    // Assemble with the kernel's dtype as the suffix alias DT and its size as DT_BYTES.
-    ProgramHolder prog;
-    const char *dt_name = npu_dtype_name(r.dtype);
-    const char *dt_bytes = esize == 2 ? "2" : "4";
-    npu_asm_define defines[] = {{"DT", dt_name}, {"DT_BYTES", dt_bytes}};
+// Step 4: the kernel assembled for the run's config, with its dtype as the
+// suffix alias DT and its size as DT_BYTES.
+void assemble_kernel(const RunResult &r, const RunOptions &opts, npu_program &prog)
+{
+    const char *dt_bytes = npu_dtype_bytes(r.dtype) == 2 ? "2" : "4";
+    npu_asm_define defines[] = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
     const npu_asm_machine machine = asm_machine(r.config);
     npu_asm_options aopts{};
     aopts.machine = &machine;
     aopts.schedule = opts.schedule;
-    std::string kdir = kernels_dir();
+    const std::string kdir = kernels_dir();
     const char *inc[] = {kdir.c_str()};
     aopts.include_dirs = inc;
     aopts.num_include_dirs = 1;
     aopts.defines = defines;
     aopts.num_defines = 2;
     npu_diag diag{};
-    if (npu_assemble_file(m.path.c_str(), &aopts, &prog.p, &diag) != NPU_OK) {
+    if (npu_assemble_file(r.manifest.path.c_str(), &aopts, &prog, &diag) != NPU_OK) {
         char line[600];
         npu_diag_format(&diag, line, sizeof line);
         throw Error(line);
     }
+}
 
-    // Place tensors in GM, page-aligned, inputs then outputs. In place, the
-    // output takes the input's buffer.
+// --against: the second reference, checked against the kernel's inputs.
+const npu_reference *find_against(const RunResult &r, const RunOptions &opts)
+{
+    if (opts.against.empty())
+        return nullptr;
+    const Manifest &m = r.manifest;
+    const npu_reference *against = npu_reference_find(opts.against.c_str());
+    if (!against)
+        throw Error("--against " + opts.against + ": no such reference (`npusim kernels` lists them)");
+    if (against->num_inputs != m.num_inputs())
+        throw Error("--against " + opts.against + ": reads " + std::to_string(against->num_inputs) +
+                    (against->num_inputs == 1 ? " input" : " inputs") + "; kernel '" + m.name + "' has " +
+                    std::to_string(m.num_inputs()));
+    return against;
+}
+
+// Step 5: tensors in GM, page-aligned, inputs then outputs, inputs packed
+// NC1HWC0 and outputs poisoned. In place, the output takes the input's buffer.
+void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given,
+                   const std::vector<uint64_t> &shape)
+{
+    const Manifest &m = r.manifest;
     if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
         throw Error("--inplace: kernel '" + m.name + "' does not have exactly one input and one output");
-    const npu_reference *against = nullptr;
-    if (!opts.against.empty()) {
-        against = npu_reference_find(opts.against.c_str());
-        if (!against)
-            throw Error("--against " + opts.against + ": no such reference (`npusim kernels` lists them)");
-        if (against->num_inputs != m.num_inputs())
-            throw Error("--against " + opts.against + ": reads " + std::to_string(against->num_inputs) +
-                        (against->num_inputs == 1 ? " input" : " inputs") + "; kernel '" + m.name + "' has " +
-                        std::to_string(m.num_inputs()));
-    }
-    std::vector<Placed> placed;
     uint64_t gm_size = 0;
     unsigned input_index = 0;
     for (const TensorDecl &t : m.tensors) {
         Placed pl{&t, gm_size, {}};
-        std::vector<uint64_t> nchw = shape;
         if (t.is_input)
-            pl.nchw = make_input(t, opts, given, r.dtype, nchw, input_index++);
+            pl.nchw = make_input(t, opts, given, r.dtype, shape, input_index++);
         if (opts.inplace && !t.is_input) {
-            for (const Placed &in : placed)
+            for (const Placed &in : g.placed)
                 if (in.decl->is_input)
                     pl.gm_addr = in.gm_addr;
         } else {
             gm_size = align_up(gm_size + tensor_bytes(t, r.layout), kGmAlign);
         }
-        placed.push_back(std::move(pl));
+        g.placed.push_back(std::move(pl));
     }
-    std::vector<uint8_t> gm_bytes(gm_size, 0);
-    for (Placed &pl : placed) {
-        uint8_t *dst = gm_bytes.data() + pl.gm_addr;
+    g.bytes.assign(gm_size, 0);
+    for (Placed &pl : g.placed) {
+        uint8_t *dst = g.bytes.data() + pl.gm_addr;
         if (pl.decl->per_channel)
             pack_per_channel(r.layout, pl.nchw, dst);
         else if (pl.decl->is_input)
@@ -741,21 +790,23 @@ RunResult run_kernel(const RunOptions &opts)
         else  // poison: an element the kernel never writes reads as NaN
             std::memset(dst, 0xff, npu_layout_bytes(&r.layout));
     }
-    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+    g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
+}
 
-    // Cores: s1.. = tensor addresses, then parameters as binary32 bits.
+// Step 6: the cores, under the calling convention: s1.. = tensor addresses
+// in manifest order, then parameters as binary32 bits; the shape SPRs.
+void build_cores(Machine &mc, const RunResult &r, GlobalMemory &g, const npu_program &prog)
+{
     const unsigned ncores = r.config.cores;
-    std::vector<CorePtr> cores;
-    std::vector<npu_core *> core_ptrs;
     for (unsigned k = 0; k < ncores; k++) {
         npu_core_config cc = r.config.core;
         cc.core_id = k;
         cc.num_cores = ncores;
         CorePtr core(new npu_core());
-        if (npu_core_init(core.get(), &cc, &prog.p, &gm) != NPU_OK)
+        if (npu_core_init(core.get(), &cc, &prog, &g.gm) != NPU_OK)
             throw Error("cannot allocate core " + std::to_string(k) + " (UB of " + std::to_string(cc.ub_bytes) + " bytes)");
         unsigned reg = 1;
-        for (const Placed &pl : placed)
+        for (const Placed &pl : g.placed)
             core->s[reg++] = pl.gm_addr;
         for (double p : r.params)
             core->s[reg++] = npu_f32_bits(float(p));
@@ -766,86 +817,96 @@ RunResult run_kernel(const RunOptions &opts)
         core->spr[NPU_SPR_SHAPE_C1] = r.layout.c1;
         core->spr[NPU_SPR_SHAPE_C0] = r.layout.c0;
         core->spr[NPU_SPR_ELEMS] = npu_layout_elems(&r.layout);
-        core->spr[NPU_SPR_ESIZE] = esize;
-        core_ptrs.push_back(core.get());
-        cores.push_back(std::move(core));
+        core->spr[NPU_SPR_ESIZE] = npu_dtype_bytes(r.dtype);
+        mc.core_ptrs.push_back(core.get());
+        mc.cores.push_back(std::move(core));
     }
+}
 
-    // Every run ends: without --max-instructions, a limit derived from the
-    // work (the vectors of all tensors) stops a runaway kernel.
-    const uint64_t vlenb_limit = r.config.core.vlen_bits / 8;
-    const uint64_t all_vectors = (npu_layout_bytes(&r.layout) + vlenb_limit - 1) / vlenb_limit * m.tensors.size();
-    const bool default_limit = opts.max_instructions == RunOptions::kDefaultLimit;
-    const uint64_t max_insns = default_limit ? default_max_instructions(all_vectors) : opts.max_instructions;
-    npu_run_limits lim{max_insns, opts.max_cycles};
+// Every run ends: without --max-instructions, a limit derived from the work
+// (the vectors of all tensors) stops a runaway kernel.
+RunLimit run_limit(const RunResult &r, const RunOptions &opts)
+{
+    RunLimit l;
+    const uint64_t vlenb = r.config.core.vlen_bits / 8;
+    l.all_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * r.manifest.tensors.size();
+    l.derived = opts.max_instructions == RunOptions::kDefaultLimit;
+    l.lim = {l.derived ? default_max_instructions(l.all_vectors) : opts.max_instructions, opts.max_cycles};
+    return l;
+}
+
+// Step 7: the memory system and timing models (sim.mode: timed), then the
+// engine runs every core until it halts, traps or hits its limit.
+void run_engine(Machine &mc, RunResult &r, const RunOptions &opts, const GlobalMemory &g, const RunLimit &limit)
+{
+    const unsigned ncores = r.config.cores;
     r.timed = r.config.timed;
     const bool use_l2 = r.timed && r.config.memory_l2;
     if (!use_l2 && (!opts.warm_l2.empty() || !opts.mem_trace.empty()))
         throw Error(std::string(opts.warm_l2.empty() ? "--mem-trace" : "--warm-l2") +
                     ": needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)");
-    MemorySystem mem;
-    // Declared after `cores` and `mem`, so freed before them: a timed core
-    // points at its core and at the memory system.
-    std::vector<TimedCorePtr> timed_owned;
-    std::vector<npu_timed_core *> timed;
     if (use_l2)
-        build_memsys(mem, r, opts, placed);
-    if (r.timed) {
-        for (unsigned k = 0; k < ncores; k++) {
-            npu_timed_core *tc = npu_timed_core_new(cores[k].get(), &r.config.timing);
-            if (!tc)
-                throw Error("cannot build the timing model (check the issue/unit config)");
-            timed_owned.emplace_back(tc);
-            timed.push_back(tc);
-            // Every core's DMA into the one memory system (the SystemC engine
-            // finds it here and routes its line requests through TLM).
-            if (mem.ms)
-                npu_timed_core_set_dma_backend(tc, &npu_memsys_dma, mem.ms);
-            if (opts.attach)
-                opts.attach(k, tc);
-        }
-        if (opts.engine)
-            opts.engine(timed.data(), ncores, lim);
-        else
-            npu_run_timed(timed.data(), ncores, &lim);
-    } else {
-        npu_run_functional(core_ptrs.data(), ncores, &lim);
+        build_memsys(mc.mem, r, opts, g.placed);
+    if (!r.timed) {
+        npu_run_functional(mc.core_ptrs.data(), ncores, &limit.lim);
+        return;
     }
-
     for (unsigned k = 0; k < ncores; k++) {
-        npu_core *c = cores[k].get();
+        npu_timed_core *tc = npu_timed_core_new(mc.cores[k].get(), &r.config.timing);
+        if (!tc)
+            throw Error("cannot build the timing model (check the issue/unit config)");
+        mc.timed_owned.emplace_back(tc);
+        mc.timed.push_back(tc);
+        // Every core's DMA into the one memory system (the SystemC engine
+        // finds it here and routes its line requests through TLM).
+        if (mc.mem.ms)
+            npu_timed_core_set_dma_backend(tc, &npu_memsys_dma, mc.mem.ms);
+        if (opts.attach)
+            opts.attach(k, tc);
+    }
+    if (opts.engine)
+        opts.engine(mc.timed.data(), ncores, limit.lim);
+    else
+        npu_run_timed(mc.timed.data(), ncores, &limit.lim);
+}
+
+// Step 8: what the cores did: instructions and opcodes, traps, the memory
+// system's counters, timing stats and the bound; the memory trace into place.
+void collect_counts(RunResult &r, Machine &mc, const npu_program &prog, const RunLimit &limit)
+{
+    for (unsigned k = 0; k < mc.cores.size(); k++) {
+        const npu_core *c = mc.cores[k].get();
         r.instructions += c->retired;
         r.instructions_per_core.push_back(c->retired);
         for (unsigned op = 0; op < NPU_NUM_OPS; op++)
             r.op_counts[op] += c->op_count[op];
-        if (c->state == NPU_CORE_TRAPPED) {
-            TrapReport tr;
-            tr.core = k;
-            tr.trap = c->trap;
-            if (default_limit && c->trap.kind == NPU_TRAP_MAX_INSNS)
-                std::snprintf(tr.trap.message, sizeof tr.trap.message,
-                              "stopped after %llu instructions, the default limit 1000 x (%llu vectors + 64); "
-                              "--max-instructions N raises it, 0 lifts it",
-                              (unsigned long long)c->retired, (unsigned long long)all_vectors);
-            tr.disasm = disasm_at(prog.p, c->trap.pc, &tr.srcloc);
-            tr.retired = c->retired;
-            if (r.timed && k < timed.size()) {
-                tr.timed = true;
-                tr.cycle = npu_timed_now(timed[k]);
-            }
-            r.traps.push_back(tr);
+        if (c->state != NPU_CORE_TRAPPED)
+            continue;
+        TrapReport tr;
+        tr.core = k;
+        tr.trap = c->trap;
+        if (limit.derived && c->trap.kind == NPU_TRAP_MAX_INSNS)
+            std::snprintf(tr.trap.message, sizeof tr.trap.message,
+                          "stopped after %llu instructions, the default limit 1000 x (%llu vectors + 64); "
+                          "--max-instructions N raises it, 0 lifts it",
+                          (unsigned long long)c->retired, (unsigned long long)limit.all_vectors);
+        tr.disasm = disasm_at(prog, c->trap.pc, &tr.srcloc);
+        tr.retired = c->retired;
+        if (r.timed && k < mc.timed.size()) {
+            tr.timed = true;
+            tr.cycle = npu_timed_now(mc.timed[k]);
         }
+        r.traps.push_back(tr);
     }
-    if (mem.ms) {
+    if (mc.mem.ms) {
         uint64_t end = 0;
-        for (npu_timed_core *t : timed)
+        for (npu_timed_core *t : mc.timed)
             end = std::max(end, npu_timed_stats(t)->cycles);
-        collect_memsys(mem, r, end);
+        collect_memsys(mc.mem, r, end);
     }
-    if (r.timed) {
-        collect_timing(r, timed, prog.p);
-    }
-    commit_mem_trace(mem);
+    if (r.timed)
+        collect_timing(r, mc.timed, prog);
+    commit_mem_trace(mc.mem);
     for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
         unsigned cat = npu_insn_table[op].category;
         if (cat == NPU_CAT_ARITH || cat == NPU_CAT_CMP || cat == NPU_CAT_SEL || cat == NPU_CAT_SFU || cat == NPU_CAT_LOGIC ||
@@ -853,59 +914,95 @@ RunResult run_kernel(const RunOptions &opts)
             r.counted_instructions += r.op_counts[op];
     }
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
+    const Manifest &m = r.manifest;
     r.output_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
-    r.split_bytes_per_core = split_bytes(m.split, r.layout, ncores);
+    r.split_bytes_per_core = split_bytes(m.split, r.layout, unsigned(mc.cores.size()));
+}
 
-    // Unpack every tensor; check outputs element by element.
-    for (Placed &pl : placed) {
-        if (!pl.decl->is_input) {
-            pl.nchw.dtype = r.dtype;
-            pl.nchw.shape = shape;
-            pl.nchw.data.resize(npu_layout_logical_elems(&r.layout) * esize);
-            npu_unpack_nc1hwc0(&r.layout, gm_bytes.data() + pl.gm_addr, pl.nchw.data.data());
-        }
+// Step 9: every output unpacked to NCHW.
+void unpack_outputs(GlobalMemory &g, const RunResult &r, const std::vector<uint64_t> &shape)
+{
+    const unsigned esize = npu_dtype_bytes(r.dtype);
+    for (Placed &pl : g.placed) {
+        if (pl.decl->is_input)
+            continue;
+        pl.nchw.dtype = r.dtype;
+        pl.nchw.shape = shape;
+        pl.nchw.data.resize(npu_layout_logical_elems(&r.layout) * esize);
+        npu_unpack_nc1hwc0(&r.layout, g.bytes.data() + pl.gm_addr, pl.nchw.data.data());
     }
+}
+
+// Step 10: every output element against the kernel's reference and its
+// tolerance (and --against's reference, for information), and the padding.
+// Only a run without traps is checked.
+void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *against, const std::string &against_name)
+{
     npu_accuracy_init(&r.accuracy);
     npu_accuracy_init(&r.against_accuracy);
-    r.against = opts.against;
-    if (r.traps.empty()) {
-        const npu_reference *ref = npu_reference_find(m.reference.c_str());
-        const npu_bound unbounded{INFINITY, INFINITY, 1};
-        double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
-        std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
-                  against_params);
-        const uint64_t count = npu_layout_logical_elems(&r.layout);
-        const uint64_t plane = r.layout.h * r.layout.w;  // elements of one channel
-        std::vector<const Placed *> ins;
-        for (const Placed &pl : placed)
-            if (pl.decl->is_input)
-                ins.push_back(&pl);
-        for (const Placed &pl : placed) {
-            if (pl.decl->is_input)
-                continue;
-            for (uint64_t i = 0; i < count; i++) {
-                double x[NPU_REF_MAX_INPUTS];
-                for (size_t k = 0; k < ins.size(); k++)
-                    x[k] = npu_load_lane(ins[k]->nchw.data.data(),
-                                         ins[k]->decl->per_channel ? i / plane % r.layout.c : i, r.dtype);
-                double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
-                double want = ref->fn(x, r.params.data());
-                if (against) {
-                    const double prev = r.against_accuracy.max_abs_err;
-                    npu_accuracy_add(&r.against_accuracy, i, got, against->fn(x, against_params), r.dtype, &unbounded);
-                    if (r.against_accuracy.max_abs_err > prev)
-                        r.against_worst_x = x[0];
-                }
-                if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.bound) && r.failed.size() < kMaxFailedShown) {
-                    FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
-                    r.failed.push_back(f);
-                }
+    r.against = against_name;
+    if (!r.traps.empty())
+        return;
+    const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
+    const npu_bound unbounded{INFINITY, INFINITY, 1};
+    double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
+    std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
+              against_params);
+    const uint64_t count = npu_layout_logical_elems(&r.layout);
+    const uint64_t plane = r.layout.h * r.layout.w;  // elements of one channel
+    std::vector<const Placed *> ins;
+    for (const Placed &pl : g.placed)
+        if (pl.decl->is_input)
+            ins.push_back(&pl);
+    for (const Placed &pl : g.placed) {
+        if (pl.decl->is_input)
+            continue;
+        for (uint64_t i = 0; i < count; i++) {
+            double x[NPU_REF_MAX_INPUTS];
+            for (size_t k = 0; k < ins.size(); k++)
+                x[k] = npu_load_lane(ins[k]->nchw.data.data(), ins[k]->decl->per_channel ? i / plane % r.layout.c : i,
+                                     r.dtype);
+            double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
+            double want = ref->fn(x, r.params.data());
+            if (against) {
+                const double prev = r.against_accuracy.max_abs_err;
+                npu_accuracy_add(&r.against_accuracy, i, got, against->fn(x, against_params), r.dtype, &unbounded);
+                if (r.against_accuracy.max_abs_err > prev)
+                    r.against_worst_x = x[0];
             }
-            r.padding_nonzero += npu_padding_nonzero(&r.layout, gm_bytes.data() + pl.gm_addr);
+            if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.bound) && r.failed.size() < kMaxFailedShown) {
+                FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
+                r.failed.push_back(f);
+            }
         }
-        r.checked = true;
+        r.padding_nonzero += npu_padding_nonzero(&r.layout, g.bytes.data() + pl.gm_addr);
     }
-    for (Placed &pl : placed)
+    r.checked = true;
+}
+
+}  // namespace
+
+RunResult run_kernel(const RunOptions &opts)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r;
+    r.manifest = load_kernel(opts);
+    GivenInputs given(opts);
+    resolve_run(r, opts, given);
+    const std::vector<uint64_t> shape = run_shape(r, opts, given);
+    ProgramHolder prog;
+    assemble_kernel(r, opts, prog.p);
+    const npu_reference *against = find_against(r, opts);
+    GlobalMemory g;
+    place_tensors(g, r, opts, given, shape);
+    Machine mc;
+    build_cores(mc, r, g, prog.p);
+    const RunLimit limit = run_limit(r, opts);
+    run_engine(mc, r, opts, g, limit);
+    collect_counts(r, mc, prog.p, limit);
+    unpack_outputs(g, r, shape);
+    check_accuracy(r, g, against, opts.against);
+    for (Placed &pl : g.placed)
         r.tensors[pl.decl->name] = std::move(pl.nchw);
     r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
