@@ -144,7 +144,7 @@ TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
     nlohmann::json j = nlohmann::json::parse(run_cli("run " + exact + " --input x=" + xp + " --json -").out);
     EXPECT_EQ(j["accuracy"]["zero_sign_mismatches"], 8);
     EXPECT_EQ(j["accuracy"]["nan_mismatches"], 0);
-    EXPECT_EQ(j["accuracy"]["bound_zero_sign"], "exact");
+    EXPECT_EQ(j["accuracy"]["tolerance_zero_sign"], "exact");
     EXPECT_EQ(j["accuracy"]["max_ulp"], 0.0);
 
     r = run_cli("run " + any + " --input x=" + xp);

@@ -28,7 +28,7 @@ def kernels(npusim):
 def run(npusim, kernel, dtype):
     cmd = [npusim, "run", kernel, "--dtype", dtype, "--shape", SHAPE, "--json", "-", "-q"]
     p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode not in (0, 1):  # 1 = ran but failed its bound: still reported
+    if p.returncode not in (0, 1):  # 1 = ran but failed its tolerance: still reported
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
     return json.loads(p.stdout)
 
@@ -58,14 +58,14 @@ def main():
         "* **cyc/elem**: cycles per element. **eff**: the run's bound / its cycles. "
         "**bound by**: the binding resource of that bound.",
         "* **max ULP**: the largest error over the run's (seeded, random) inputs among the "
-        "elements the manifest's abs bound does not cover (an element also passes where its "
-        "absolute error is within that bound: results near zero, where ULPs shrink); the "
-        "manifests' bounds come from wider sweeps (every fp16 input; 2^20 fp32 inputs over every "
+        "elements the manifest's abs tolerance does not cover (an element also passes where its "
+        "absolute error is within that tolerance: results near zero, where ULPs shrink); the "
+        "manifests' tolerances come from wider sweeps (every fp16 input; 2^20 fp32 inputs over every "
         "binade), see tests/test_library.cc. Every zero result must have the reference's sign "
-        "and every NaN be where the reference's is, except where the bound says *zeros of either "
+        "and every NaN be where the reference's is, except where the tolerance says *zeros of either "
         "sign* (the manifest's `zero_sign=any`, with a note of why).",
         "",
-        "| kernel | dtype | ipv | cyc/elem | eff | bound by | max ULP | bound | result |",
+        "| kernel | dtype | ipv | cyc/elem | eff | bound by | max ULP | tolerance | result |",
         "|---|---|---:|---:|---:|---|---:|---|---|",
     ]
     for name, dtypes in kernels(args.npusim):
@@ -73,14 +73,14 @@ def main():
             j = run(args.npusim, name, dt)
             b = j["bound"]
             a = j["accuracy"]
-            bound = f"{a['bound_ulp']:g} ULP" + (f" / abs {a['bound_abs']:.3g}" if a["bound_abs"] else "")
-            if a.get("bound_zero_sign") == "any":
-                bound += " / zeros of either sign"
+            tolerance = f"{a['tolerance_ulp']:g} ULP" + (f" / abs {a['tolerance_abs']:.3g}" if a["tolerance_abs"] else "")
+            if a.get("tolerance_zero_sign") == "any":
+                tolerance += " / zeros of either sign"
             res = "pass" if a["failures"] == 0 and a["padding_ok"] else "FAIL"
             binding = b["binding_resource"]
             lines.append(
                 f"| {name} | {dt} | {j['instructions_per_vector']:.2f} | {j['cycles_per_element']:.3f} | "
-                f"{b['efficiency']:.3f} | {binding} | {fmt_ulp(a['max_ulp_beyond_abs'])} | {bound} | {res} |"
+                f"{b['efficiency']:.3f} | {binding} | {fmt_ulp(a['max_ulp_beyond_abs'])} | {tolerance} | {res} |"
             )
     text = "\n".join(lines) + "\n"
     tmp = args.out + ".tmp"

@@ -201,7 +201,7 @@ def _why(result):
     if j.get("traps"):
         return j["traps"][0].get("message", "trap")
     acc = j["accuracy"]
-    return f"accuracy: {acc['failures']} elements outside the bound"
+    return f"accuracy: {acc['failures']} elements outside the tolerance"
 
 
 def kernels():

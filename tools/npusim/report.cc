@@ -35,10 +35,8 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 const char *dtype_text(const RunResult &r) { return r.dtype == NPU_F16 ? "fp16" : "fp32"; }
 
-double per_vector(const RunResult &r)
-{
-    return r.output_vectors ? double(r.counted_instructions) / double(r.output_vectors) : 0.0;
-}
+// Entry k of a derived list; 0 past its end (a result built by hand).
+double at(const std::vector<double> &v, size_t k) { return k < v.size() ? v[k] : 0.0; }
 
 unsigned unit_count(const RunResult &r, unsigned u)
 {
@@ -81,32 +79,26 @@ std::string memory_term_text(const RunResult &r, const std::string &term)
 void text_timing(std::ostringstream &os, const RunResult &r)
 {
     const npu_core_stats &s = r.stats;
-    const double cycles = double(s.cycles);
+    const DerivedFigures &d = r.derived;
     const unsigned ncores = unsigned(r.core_stats.size());
     const unsigned width = r.config.timing.issue_width;
 
     os << "\nIssue slots (instructions issued per cycle" << (ncores > 1 ? ", all cores" : "") << "):\n";
     for (unsigned k = 0; k <= width; k++)
-        os << fmt("  %u: %12" PRIu64 "  (%5.1f%%)\n", k, s.issue_histogram[k],
-                  100.0 * ratio(double(s.issue_histogram[k]), cycles * ncores));
+        os << fmt("  %u: %12" PRIu64 "  (%5.1f%%)\n", k, s.issue_histogram[k], 100.0 * at(d.issue_share, k));
     os << "\nSlot pressure:\n";
     for (unsigned k = 0; k < width; k++)
         os << fmt("  slot %u  %-26s %12" PRIu64 " issued  %5.1f%% busy\n", k,
-                  class_set_text(r.config.timing.slot_classes[k]).c_str(), s.slot_issued[k],
-                  100.0 * ratio(double(s.slot_issued[k]), cycles * ncores));
+                  class_set_text(r.config.timing.slot_classes[k]).c_str(), s.slot_issued[k], 100.0 * at(d.slot_busy, k));
     os << "\nUnit pressure:\n";
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         os << fmt("  %-7s x%-2u %12" PRIu64 " issued %12" PRIu64 " busy cycles  %5.1f%% utilised\n",
                   npu_unit_name(npu_unit(u)), unit_count(r, u), s.unit_issued[u], s.unit_busy[u],
-                  100.0 * ratio(double(s.unit_busy[u]), cycles * unit_count(r, u)));
+                  100.0 * d.unit_utilisation[u]);
 
     os << "\nStalls (cycles with no issue, by the reason that held the oldest instruction):\n";
-    uint64_t stalled = 0;
-    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
-        stalled += s.stall[i];
     for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
-        os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)", npu_stall_name(npu_stall(i)), s.stall[i],
-                  100.0 * ratio(double(s.stall[i]), cycles * ncores));
+        os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)", npu_stall_name(npu_stall(i)), s.stall[i], 100.0 * d.stall_share[i]);
         if (i == NPU_STALL_RAW && s.stall[i]) {
             os << "  on";
             for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
@@ -115,21 +107,16 @@ void text_timing(std::ostringstream &os, const RunResult &r)
         }
         os << "\n";
     }
-    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issue", s.issue_cycles,
-              100.0 * ratio(double(s.issue_cycles), cycles * ncores));
+    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issue", s.issue_cycles, 100.0 * d.issue_cycle_share);
 
     // Top-down: every core's W x cycles slots are issued or lost to a reason.
-    uint64_t slot_total = 0;
-    for (const npu_core_stats &c : r.core_stats)
-        slot_total += uint64_t(width) * c.cycles;
     os << fmt("\nIssue slots lost (%u x cycles = %" PRIu64 " slots: issued + lost, by what kept the next "
-              "instruction out):\n", width, slot_total);
+              "instruction out):\n", width, d.issue_slots);
     for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
         if (s.slots_lost[i] || i == NPU_STALL_SLOT)
             os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", npu_stall_name(npu_stall(i)), s.slots_lost[i],
-                      100.0 * ratio(double(s.slots_lost[i]), double(slot_total)));
-    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issued", s.instructions,
-              100.0 * ratio(double(s.instructions), double(slot_total)));
+                      100.0 * d.slots_lost_share[i]);
+    os << fmt("  %-10s %12" PRIu64 "  (%5.1f%%)\n", "issued", s.instructions, 100.0 * d.slots_issued_share);
 
     if (!r.hot_pcs.empty()) {
         os << "\nStalling instructions (most stall cycles first):\n";
@@ -141,7 +128,7 @@ void text_timing(std::ostringstream &os, const RunResult &r)
                 if (p.by_reason[k] > p.by_reason[worst])
                     worst = k;
             os << fmt("  %-8" PRIu64 " %5.1f%%  %-10s  %-5" PRIu64 "  %-34s %s\n", p.total,
-                      100.0 * ratio(double(p.total), double(stalled)), npu_stall_name(npu_stall(worst)), p.pc,
+                      100.0 * ratio(double(p.total), double(d.stall_cycles)), npu_stall_name(npu_stall(worst)), p.pc,
                       p.disasm.c_str(), p.srcloc.c_str());
         }
     }
@@ -191,7 +178,7 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     os << fmt("  L2 accesses:               %12" PRIu64 "  (%" PRIu64 " reads, %" PRIu64 " writes)\n", l2.accesses,
               l2.reads, l2.writes);
     os << fmt("  L2 hit rate:               %12.4f  (%" PRIu64 " hits, %" PRIu64 " misses)\n",
-              ratio(double(l2.hits), double(l2.accesses)), l2.hits, l2.misses);
+              r.derived.l2_hit_rate, l2.hits, l2.misses);
     os << fmt("  L2 misses by kind:         compulsory %" PRIu64 ", capacity %" PRIu64 ", conflict %" PRIu64
               ", merged %" PRIu64 "\n",
               l2.compulsory, l2.capacity, l2.conflict, l2.mshr_merges);
@@ -204,7 +191,7 @@ void text_memory(std::ostringstream &os, const RunResult &r)
     for (size_t i = 0; i < r.l2_tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++) {
         const npu_l2_counts &c = l2.tensor[i];
         os << fmt("  tensor %-18s %12" PRIu64 " accesses, %" PRIu64 " hits, %" PRIu64 " misses  (hit rate %.4f)\n",
-                  r.l2_tensor_names[i].c_str(), c.accesses, c.hits, c.misses, ratio(double(c.hits), double(c.accesses)));
+                  r.l2_tensor_names[i].c_str(), c.accesses, c.hits, c.misses, at(r.derived.l2_tensor_hit_rate, i));
     }
     const uint64_t bytes = d.bytes_read + d.bytes_written;
     os << fmt("  DRAM bytes:                %12" PRIu64 "  (%" PRIu64 " read, %" PRIu64 " written)\n", bytes,
@@ -254,7 +241,12 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
     return j;
 }
 
-nlohmann::json l2_json(const RunResult &r) { return l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size())); }
+nlohmann::json l2_json(const RunResult &r)
+{
+    nlohmann::json j = l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size()));
+    j["hit_rate"] = r.derived.l2_hit_rate;  // the run's own figure (the same ratio)
+    return j;
+}
 
 double achieved_bytes_per_cycle(uint64_t bytes, uint64_t cycles, uint64_t busy_end)
 {
@@ -359,7 +351,8 @@ nlohmann::json report_json(const RunResult &r)
     j["elements"] = elements;
     j["elements_padded"] = npu_layout_elems(&r.layout);
     j["output_vectors"] = r.output_vectors;
-    j["instructions_per_vector"] = per_vector(r);
+    j["counted_instructions"] = r.counted_instructions;
+    j["instructions_per_vector"] = r.derived.instructions_per_vector;
     json ops = json::object();
     for (unsigned op = 1; op < NPU_NUM_OPS; op++)
         if (r.op_counts[op])
@@ -367,15 +360,15 @@ nlohmann::json report_json(const RunResult &r)
     j["opcodes"] = ops;
     if (r.timed) {
         const npu_core_stats &s = r.stats;
-        const unsigned ncores = unsigned(r.core_stats.size());
+        const DerivedFigures &d = r.derived;
         j["cycles"] = s.cycles;
-        j["ipc"] = ratio(double(s.instructions), double(s.cycles) * ncores);
-        j["cycles_per_element"] = ratio(double(s.cycles), double(elements));
+        j["ipc"] = d.ipc;
+        j["cycles_per_element"] = d.cycles_per_element;
         json hist = json::array(), slots = json::array(), slot_issued = json::array();
         for (unsigned k = 0; k <= r.config.timing.issue_width; k++)
             hist.push_back(s.issue_histogram[k]);
         for (unsigned k = 0; k < r.config.timing.issue_width; k++) {
-            slots.push_back(ratio(double(s.slot_issued[k]), double(s.cycles) * ncores));
+            slots.push_back(at(d.slot_busy, k));
             slot_issued.push_back(s.slot_issued[k]);
         }
         json lost = json::object();
@@ -389,7 +382,7 @@ nlohmann::json report_json(const RunResult &r)
                 {"busy_cycles", s.unit_busy[u]},
                 {"issued", s.unit_issued[u]},
                 {"count", unit_count(r, u)},
-                {"utilisation", ratio(double(s.unit_busy[u]), double(s.cycles) * unit_count(r, u))}};
+                {"utilisation", d.unit_utilisation[u]}};
         j["units"] = units;
         json stalls = json::object(), raw_by = json::object();
         for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
@@ -427,8 +420,7 @@ nlohmann::json report_json(const RunResult &r)
             j["dram"] = {{"model", "ideal"},
                          {"bytes_read", s.dma_bytes_in},
                          {"bytes_written", s.dma_bytes_out},
-                         {"busy_cycles", (s.dma_bytes_in + s.dma_bytes_out + r.config.timing.dma_bytes_per_cycle - 1) /
-                                             r.config.timing.dma_bytes_per_cycle}};
+                         {"busy_cycles", d.dram_ideal_busy_cycles}};
         }
         j["dma"] = {{"transfers", s.dma_transfers}, {"bytes_in", s.dma_bytes_in}, {"bytes_out", s.dma_bytes_out}};
         j["bound"] = bound_json(r);
@@ -441,13 +433,14 @@ nlohmann::json report_json(const RunResult &r)
                      {"failures", r.accuracy.failures},
                      {"max_ulp", json_number(r.accuracy.max_ulp)},
                      {"max_ulp_beyond_abs", json_number(r.accuracy.max_ulp_beyond_abs)},
-                     {"mean_ulp", r.accuracy.checked ? r.accuracy.sum_ulp / double(r.accuracy.checked) : 0.0},
+                     {"sum_ulp", json_number(r.accuracy.sum_ulp)},
+                     {"mean_ulp", r.derived.mean_ulp},
                      {"max_abs_err", json_number(r.accuracy.max_abs_err)},
                      {"nan_mismatches", r.accuracy.nan_mismatches},
                      {"zero_sign_mismatches", r.accuracy.zero_sign_mismatches},
-                     {"bound_ulp", r.bound.max_ulp},
-                     {"bound_abs", r.bound.max_abs},
-                     {"bound_zero_sign", r.bound.any_zero_sign ? "any" : "exact"},
+                     {"tolerance_ulp", r.tolerance.max_ulp},
+                     {"tolerance_abs", r.tolerance.max_abs},
+                     {"tolerance_zero_sign", r.tolerance.any_zero_sign ? "any" : "exact"},
                      {"padding_ok", r.padding_nonzero == 0},
                      {"padding_nonzero", r.padding_nonzero}};
     if (!r.against.empty() && r.checked) {
@@ -469,10 +462,9 @@ nlohmann::json report_json(const RunResult &r)
                          {"retired", t.retired}});
     j["traps"] = traps;
     j["passed"] = r.passed();
-    const double cyc = r.timed ? double(r.stats.cycles) : 0.0;
     j["sim"] = {{"host_seconds", r.host_seconds},
-                {"sim_cycles_per_second", r.host_seconds > 0 ? cyc / r.host_seconds : 0.0},
-                {"sim_instructions_per_second", r.host_seconds > 0 ? double(r.instructions) / r.host_seconds : 0.0}};
+                {"sim_cycles_per_second", r.derived.sim_cycles_per_second},
+                {"sim_instructions_per_second", r.derived.sim_instructions_per_second}};
     return j;
 }
 
@@ -499,17 +491,17 @@ std::string report_text(const RunResult &r)
     if (r.timed) {
         os << fmt("  Cycles:                    %" PRIu64 "\n", r.stats.cycles);
         os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
-        os << fmt("  IPC:                       %.3f\n",
-                  ratio(double(r.instructions), double(r.stats.cycles) * double(r.core_stats.size())));
+        os << fmt("  IPC:                       %.3f\n", r.derived.ipc);
     } else {
         os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
     }
     os << fmt("  Elements:                  %" PRIu64 " (%" PRIu64 " with padding)\n", elements,
               npu_layout_elems(&r.layout));
     if (r.timed)
-        os << fmt("  Cycles per element:        %.4f\n", ratio(double(r.stats.cycles), double(elements)));
+        os << fmt("  Cycles per element:        %.4f\n", r.derived.cycles_per_element);
     os << fmt("  Output vectors:            %" PRIu64 "\n", r.output_vectors);
-    os << fmt("  Instructions per vector:   %.2f (arithmetic, compare, select, SFU, logic, convert)\n", per_vector(r));
+    os << fmt("  Instructions per vector:   %.2f (arithmetic, compare, select, SFU, logic, convert)\n",
+              r.derived.instructions_per_vector);
     if (r.core_stats.size() > 1)
         for (size_t k = 0; k < r.core_stats.size(); k++)
             os << fmt("  Core %zu:                    %" PRIu64 " cycles, %" PRIu64 " instructions\n", k,
@@ -525,13 +517,12 @@ std::string report_text(const RunResult &r)
     if (r.checked) {
         os << fmt("\nAccuracy (every element against the binary64 reference '%s')\n", r.manifest.reference.c_str());
         os << fmt("  Checked:                   %" PRIu64 "\n", r.accuracy.checked);
-        os << fmt("  Max ULP:                   %.3g (bound %g ULP or %g absolute)\n", r.accuracy.max_ulp,
-                  r.bound.max_ulp, r.bound.max_abs);
-        if (r.bound.max_abs > 0 && r.accuracy.max_ulp_beyond_abs != r.accuracy.max_ulp)
-            os << fmt("  Max ULP beyond abs bound:  %.3g (elements with an absolute error over %g)\n",
-                      r.accuracy.max_ulp_beyond_abs, r.bound.max_abs);
-        os << fmt("  Mean ULP:                  %.3g\n",
-                  r.accuracy.checked ? r.accuracy.sum_ulp / double(r.accuracy.checked) : 0.0);
+        os << fmt("  Max ULP:                   %.3g (tolerance %g ULP or %g absolute)\n", r.accuracy.max_ulp,
+                  r.tolerance.max_ulp, r.tolerance.max_abs);
+        if (r.tolerance.max_abs > 0 && r.accuracy.max_ulp_beyond_abs != r.accuracy.max_ulp)
+            os << fmt("  Max ULP beyond tolerance:  %.3g (elements with an absolute error over %g)\n",
+                      r.accuracy.max_ulp_beyond_abs, r.tolerance.max_abs);
+        os << fmt("  Mean ULP:                  %.3g\n", r.derived.mean_ulp);
         os << fmt("  Max abs error:             %.3g\n", r.accuracy.max_abs_err);
         if (r.accuracy.max_ulp > 0)
             os << fmt("  Worst element:             #%" PRIu64 ": got %.9g, reference %.9g\n", r.accuracy.worst_index,
@@ -539,9 +530,9 @@ std::string report_text(const RunResult &r)
         if (r.accuracy.nan_mismatches)
             os << fmt("  NaN mismatches:            %" PRIu64 " (NaN where the reference is a number, or the reverse)\n",
                       r.accuracy.nan_mismatches);
-        if (r.accuracy.zero_sign_mismatches || r.bound.any_zero_sign)
+        if (r.accuracy.zero_sign_mismatches || r.tolerance.any_zero_sign)
             os << fmt("  Zeros of the wrong sign:   %" PRIu64 "%s\n", r.accuracy.zero_sign_mismatches,
-                      r.bound.any_zero_sign ? " (allowed: the manifest's zero_sign=any)" : "");
+                      r.tolerance.any_zero_sign ? " (allowed: the manifest's zero_sign=any)" : "");
         os << fmt("  Failures:                  %" PRIu64 "\n", r.accuracy.failures);
         for (const FailedElement &f : r.failed)
             os << fmt("    element #%" PRIu64 ": x=%.9g got %.9g, reference %.9g (%.3g ULP)\n", f.index, f.inputs[0],

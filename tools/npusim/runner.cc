@@ -605,6 +605,57 @@ RunFootprint run_footprint(const Config &cfg, const Manifest &m)
 }
 
 namespace {
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+}  // namespace
+
+// Every ratio of the run's counts, once; docs/metrics.md lists each formula.
+DerivedFigures derive_figures(const RunResult &r)
+{
+    DerivedFigures d;
+    d.instructions_per_vector = ratio(double(r.counted_instructions), double(r.output_vectors));
+    const npu_accuracy &a = r.accuracy;
+    d.mean_ulp = ratio(a.sum_ulp, double(a.checked));
+    d.sim_instructions_per_second = ratio(double(r.instructions), r.host_seconds);
+    if (!r.timed)
+        return d;
+    const npu_core_stats &s = r.stats;
+    const unsigned ncores = unsigned(r.core_stats.size());
+    const unsigned width = r.config.timing.issue_width;
+    d.core_cycles = s.cycles * ncores;
+    const double core_cycles = double(d.core_cycles);
+    d.ipc = ratio(double(r.instructions), core_cycles);
+    d.cycles_per_element = ratio(double(s.cycles), double(npu_layout_logical_elems(&r.layout)));
+    for (unsigned k = 0; k <= width; k++)
+        d.issue_share.push_back(ratio(double(s.issue_histogram[k]), core_cycles));
+    for (unsigned k = 0; k < width; k++)
+        d.slot_busy.push_back(ratio(double(s.slot_issued[k]), core_cycles));
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        d.unit_utilisation[u] = ratio(double(s.unit_busy[u]), core_cycles * r.config.timing.unit[u].count);
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
+        d.stall_share[i] = ratio(double(s.stall[i]), core_cycles);
+        d.stall_cycles += s.stall[i];
+    }
+    d.issue_cycle_share = ratio(double(s.issue_cycles), core_cycles);
+    // Each core's slots over its own cycles: a core that finishes early
+    // loses no slots after its end.
+    for (const npu_core_stats &c : r.core_stats)
+        d.issue_slots += uint64_t(width) * c.cycles;
+    for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
+        d.slots_lost_share[i] = ratio(double(s.slots_lost[i]), double(d.issue_slots));
+    d.slots_issued_share = ratio(double(s.instructions), double(d.issue_slots));
+    if (r.has_l2) {
+        d.l2_hit_rate = ratio(double(r.l2.hits), double(r.l2.accesses));
+        for (size_t i = 0; i < r.l2_tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++)
+            d.l2_tensor_hit_rate.push_back(ratio(double(r.l2.tensor[i].hits), double(r.l2.tensor[i].accesses)));
+    } else {
+        const uint64_t bpc = r.config.timing.dma_bytes_per_cycle;
+        d.dram_ideal_busy_cycles = (s.dma_bytes_in + s.dma_bytes_out + bpc - 1) / bpc;
+    }
+    d.sim_cycles_per_second = ratio(double(s.cycles), r.host_seconds);
+    return d;
+}
+
+namespace {
 
 // The steps of one run, in the order run_kernel takes them. Each fills its
 // part of the RunResult; an Error thrown by any of them leaves nothing
@@ -652,7 +703,7 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
     if (!m.supports(dtype))
         throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
     r.dtype = parse_dtype(dtype);
-    r.bound = m.bounds.at(dtype);
+    r.tolerance = m.bounds.at(dtype);
     r.seed = opts.seed;
     r.config = opts.config;
 
@@ -970,7 +1021,7 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
                 if (r.against_accuracy.max_abs_err > prev)
                     r.against_worst_x = x[0];
             }
-            if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.bound) && r.failed.size() < kMaxFailedShown) {
+            if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.tolerance) && r.failed.size() < kMaxFailedShown) {
                 FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
                 r.failed.push_back(f);
             }
@@ -1005,6 +1056,7 @@ RunResult run_kernel(const RunOptions &opts)
     for (Placed &pl : g.placed)
         r.tensors[pl.decl->name] = std::move(pl.nchw);
     r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.derived = derive_figures(r);
     return r;
 }
 

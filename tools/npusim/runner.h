@@ -59,7 +59,7 @@ struct RunOptions {
     std::string mem_trace;
     // A second reference (e.g. gelu_erf for gelu_tanh): every output is also
     // measured against it, for information. Pass/fail stays with the kernel's
-    // own reference and bound.
+    // own reference and tolerance.
     std::string against;
     // `.pipeline` loops: modulo-scheduled for the run's config (true), or in
     // written order (--schedule off).
@@ -164,6 +164,32 @@ struct DramTraffic {
     double end_of_run_achieved = 0;    // end_of_run_bytes / end_of_run_span
 };
 
+// Every figure of a run that is a ratio of its counts, computed once
+// (derive_figures) and printed as-is by the text and JSON reports.
+// docs/metrics.md gives each formula; "cores" is the number of cores that
+// ran timed, "cycles" the slowest core's. A ratio over zero is 0.
+struct DerivedFigures {
+    double ipc = 0;                      // instructions / (cycles x cores)
+    double cycles_per_element = 0;       // cycles / elements
+    double instructions_per_vector = 0;  // counted_instructions / output_vectors
+    uint64_t core_cycles = 0;            // cycles x cores: the denominator of the shares below
+    std::vector<double> issue_share;     // [k]: issue_histogram[k] / core_cycles, k = 0..width
+    std::vector<double> slot_busy;       // [k]: slot_issued[k] / core_cycles
+    double unit_utilisation[NPU_NUM_UNITS] = {};  // unit_busy / (cycles x unit count x cores)
+    double stall_share[NPU_NUM_STALLS] = {};      // stall / core_cycles
+    double issue_cycle_share = 0;        // issue_cycles / core_cycles
+    uint64_t stall_cycles = 0;           // sum of stall[]
+    uint64_t issue_slots = 0;            // width x the sum of every core's own cycles
+    double slots_lost_share[NPU_NUM_STALLS] = {};  // slots_lost / issue_slots
+    double slots_issued_share = 0;       // instructions (timed) / issue_slots
+    double l2_hit_rate = 0;              // l2 hits / accesses
+    std::vector<double> l2_tensor_hit_rate;  // per L2 tensor id: hits / accesses
+    uint64_t dram_ideal_busy_cycles = 0; // memory.model ideal: ceil(dma bytes / dma.bytes_per_cycle)
+    double mean_ulp = 0;                 // accuracy: sum of ULP errors / elements checked
+    double sim_cycles_per_second = 0;    // cycles / host_seconds (timed runs)
+    double sim_instructions_per_second = 0;  // instructions / host_seconds
+};
+
 struct RunResult {
     Manifest manifest;
     npu_dtype dtype = NPU_F32;
@@ -180,12 +206,15 @@ struct RunResult {
     // (its dma_bytes_out is this times the outputs). Empty without @split.
     std::vector<uint64_t> split_bytes_per_core;
     npu_accuracy accuracy{};
-    // --against: the same outputs measured against another reference (no bound).
+    // --against: the same outputs measured against another reference (no tolerance).
     std::string against;
     npu_accuracy against_accuracy{};
     double against_worst_x = 0;  // first input of the element with the largest absolute error
-    npu_bound bound{};
-    std::vector<FailedElement> failed;  // the first few elements outside the bound
+    // The manifest's accuracy tolerance for the dtype (its @bound line): the
+    // largest ULP or absolute error an element may have, and the sign of zero.
+    // "Bound" alone, in reports and docs, is the cycle bound (bound_analysis).
+    npu_bound tolerance{};
+    std::vector<FailedElement> failed;  // the first few elements outside the tolerance
     uint64_t padding_nonzero = 0;
     bool checked = false;       // accuracy computed (the run completed)
     std::vector<TrapReport> traps;
@@ -208,6 +237,10 @@ struct RunResult {
     std::vector<std::string> l2_tensor_names; // index = the L2's tensor id
     uint64_t mem_trace_lines = 0;
 
+    // Ratios and shares of the counts above: computed once by run_kernel
+    // (derive_figures), printed by both report writers.
+    DerivedFigures derived;
+
     bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
 };
 
@@ -220,6 +253,8 @@ RunResult run_kernel(const RunOptions &opts);
 RunFootprint run_footprint(const Config &cfg, const Manifest &m);
 
 Bound analyse_bound(const RunResult &r);
+// The ratios of r's counts (r.derived); run_kernel calls it last.
+DerivedFigures derive_figures(const RunResult &r);
 
 npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
 std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
