@@ -743,3 +743,30 @@ TEST(Cli, RunErrorPathsExitWithTheirOneLine)
     EXPECT_NE(trap.out.find("trap: core 0: max_instructions"), std::string::npos) << trap.out;
     EXPECT_EQ(trap.err, "");
 }
+
+// The text report, byte for byte, on deterministic runs (it prints no host
+// timing). Paths are printed as resolved, so the source root is taken out.
+// Regenerate after an intended change to the kernels, the timing model or
+// the report (docs/metrics.md says what each line means):
+//   build/npusim run relu --shape 1,16,8,8 | sed "s|$PWD/||g" > tests/golden/run_relu.txt
+//   build/npusim run gelu_tanh --dtype fp16 --shape 1,16,8,8 --set system.cores=2 |
+//     sed "s|$PWD/||g" > tests/golden/run_gelu_tanh_fp16_2cores.txt
+TEST(Cli, RunReportMatchesTheGoldenFile)
+{
+    const std::string root = std::string(NPUSIM_SOURCE_ROOT) + "/";
+    const struct {
+        const char *args, *golden;
+    } runs[] = {
+        {"relu --shape 1,16,8,8", "run_relu.txt"},
+        {"gelu_tanh --dtype fp16 --shape 1,16,8,8 --set system.cores=2", "run_gelu_tanh_fp16_2cores.txt"},
+    };
+    for (const auto &g : runs) {
+        Result r = run_cli(std::string("run ") + g.args);
+        ASSERT_EQ(r.status, 0) << g.args << "\n" << r.err;
+        std::string out = r.out;
+        for (size_t at; (at = out.find(root)) != std::string::npos;)
+            out.erase(at, root.size());
+        EXPECT_TRUE(out == slurp(root + "tests/golden/" + g.golden))
+            << "stale tests/golden/" << g.golden << " (see the comment above to regenerate); got:\n" << out;
+    }
+}
