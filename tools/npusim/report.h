@@ -1,6 +1,7 @@
-// Reports of a run: the llvm-mca-like text report and the JSON document
-// with the stable keys of docs/DESIGN.md. Printing knows nothing of how the
-// numbers were made.
+// Reports of a run: the llvm-mca-like text report and the JSON document,
+// whose every key docs/metrics.md defines. Both format the same RunResult,
+// its derived figures included (RunResult::derived, computed once by the
+// run), and know nothing of how the numbers were made.
 #pragma once
 
 #include <nlohmann/json.hpp>
