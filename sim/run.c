@@ -140,7 +140,11 @@ int npu_run_pick(npu_timed_core *const *tcs, unsigned n)
 
 uint64_t npu_run_horizon(npu_timed_core *const *tcs, unsigned n, unsigned core)
 {
-    uint64_t q = npu_timed_core_config(tcs[core])->sim_quantum;
+    return npu_run_horizon_within(tcs, n, core, npu_timed_core_config(tcs[core])->sim_quantum);
+}
+
+uint64_t npu_run_horizon_within(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t q)
+{
     if (q == 0)
         q = NPU_SIM_QUANTUM_DEFAULT;
     /* The clock of the next core in line: the earliest among the others

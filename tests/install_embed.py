@@ -6,9 +6,13 @@ compiled there with only `pkg-config --cflags --libs npusim` (the installed
 npusim.pc, its prefix pointed into the folder); run on the installed kernels
 (NPUSIM_KERNELS) with configs/default.yaml; its cycles must equal
 `npusim run`'s for the same kernel, dtype and shape. The installed
-libnpusim.so must export only npu_-prefixed symbols (`nm -D`).
+libnpusim.so must export only npu_-prefixed symbols (`nm -D`). Where the
+SystemC layer is installed, docs/examples/systemc_platform.cc is compiled
+the same way with `pkg-config --cflags --libs npusim-systemc` and must give
+`npusim run`'s cycles with npusim's DRAM bound.
 
-    install_embed.py BUILD SOURCE NPUSIM_EXE CC [CFLAG ...]
+    install_embed.py BUILD SOURCE NPUSIM_EXE
+    (environment: CC, CXX, and SANITIZE_FLAGS, the build's -fsanitize flags)
 
 Prints TAP; exit status 0 when every check held.
 """
@@ -43,10 +47,11 @@ def run(cmd, **kw):
 
 
 def main():
-    build, source, npusim_exe, cc = sys.argv[1:5]
-    cflags = sys.argv[5:]
+    build, source, npusim_exe = sys.argv[1:4]
+    cc, cxx = os.environ["CC"], os.environ["CXX"]
+    cflags = shlex.split(os.environ.get("SANITIZE_FLAGS", ""))
     tap = Tap()
-    print(f"1..{5 + len(RUNS)}")
+    print(f"1..{6 + len(RUNS)}")
     with tempfile.TemporaryDirectory(prefix="npusim-install-") as dest:
         r = run(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
         if not tap.check(r.returncode == 0, "meson install --destdir", r.stdout + r.stderr):
@@ -61,10 +66,13 @@ def main():
         with open(pcs[0]) as f:
             prefix = next(l.split("=", 1)[1].strip() for l in f if l.startswith("prefix="))
         env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
-        r = run(["pkg-config", "--define-variable=prefix=" + dest + prefix, "--cflags", "--libs", "npusim"], env=env)
-        if not tap.check(r.returncode == 0, "pkg-config --cflags --libs npusim", r.stderr):
+        def pkg_flags(name):
+            r = run(["pkg-config", "--define-variable=prefix=" + dest + prefix, "--cflags", "--libs", name], env=env)
+            return shlex.split(r.stdout) if r.returncode == 0 else None
+
+        flags = pkg_flags("npusim")
+        if not tap.check(flags is not None, "pkg-config --cflags --libs npusim"):
             return 1
-        flags = shlex.split(r.stdout)
         exe = os.path.join(dest, "embed_installed")
         cmd = shlex.split(cc) + ["-std=c11", "-Wall", "-Werror"] + cflags + \
             [os.path.join(source, "tests", "embed_installed.c"), "-o", exe] + flags
@@ -90,6 +98,24 @@ def main():
             tap.check(emb.returncode == 0 and want is not None and emb.stdout.strip() == f"cycles={want} passed=1",
                       f"{kernel} {dtype} {shape}: the installed library gives npusim run's cycles ({want})",
                       f"embedded: {emb.stdout}{emb.stderr}\ncli: {cli.stderr}")
+        # The SystemC face, installed: a platform's own sc_main.
+        sc_flags = pkg_flags("npusim-systemc")
+        if not os.path.exists(os.path.join(pc_dir, "npusim-systemc.pc")):
+            tap.n += 1
+            print(f"ok {tap.n} - # SKIP the SystemC layer is not built (-Dsystemc)")
+        else:
+            platform = os.path.join(dest, "systemc_platform")
+            cmd = shlex.split(cxx) + ["-std=c++17"] + cflags + \
+                [os.path.join(source, "docs", "examples", "systemc_platform.cc"), "-o", platform] + (sc_flags or [])
+            r = run(cmd, cwd=dest)
+            plat = run([platform, "gelu_tanh", config, "--dtype", "fp16", "--shape", "1,16,28,28", "--npusim-dram"],
+                       env=run_env) if r.returncode == 0 else r
+            cli = run([npusim_exe, "run", "gelu_tanh", "--config", config, "--dtype", "fp16", "--shape", "1,16,28,28",
+                       "--json", "-"])
+            want = json.loads(cli.stdout)["cycles"] if cli.returncode == 0 else None
+            tap.check(sc_flags is not None and plat.returncode == 0 and plat.stdout.startswith(f"cycles={want} passed=1"),
+                      f"the SystemC example, built with the installed npusim-systemc.pc, gives npusim run's cycles ({want})",
+                      " ".join(cmd) + "\n" + plat.stdout + plat.stderr)
     return 1 if tap.failed else 0
 
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <systemc>
 
-#include "engine.h"
+#include "npusim/systemc/engine.h"
 
 using namespace npusim;
 using nlohmann::json;

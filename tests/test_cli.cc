@@ -171,8 +171,24 @@ TEST(Cli, TwoOutputsOnOneFileAreAnError)
     EXPECT_NE(::access((d + "/y.npy").c_str(), F_OK), 0);
 }
 
+#if !NPUSIM_HAVE_SYSTEMC
+// Built with -Dsystemc=disabled: `run` works on the C engine, --vcd is refused.
+TEST(Cli, WithoutSystemCTheVcdIsRefusedInOneLine)
+{
+    const std::string vcd = tmpdir() + "/none.vcd";
+    Result r = run_cli("run relu -q --vcd " + vcd);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--vcd " + vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)\n");
+    EXPECT_FALSE(std::filesystem::exists(vcd));
+    EXPECT_EQ(run_cli("run relu -q").status, 0);
+}
+#endif
+
 TEST(Cli, AVcdCutShortIsAnErrorAndLeavesNoFile)
 {
+#if !NPUSIM_HAVE_SYSTEMC
+    GTEST_SKIP() << "built without SystemC (-Dsystemc=disabled): no VCD";
+#endif
     // A file size limit stands in for a full disk: SystemC's writes fail
     // silently, and the file would have ended mid-record under its name.
     const std::string vcd = tmpdir() + "/cut.vcd";
@@ -207,6 +223,9 @@ uint64_t peak_rss(const std::string &args)
 
 TEST(Cli, TheMemoryEstimateIsWithinOneAndAHalfOfTheMeasuredPeak)
 {
+#if !NPUSIM_HAVE_SYSTEMC
+    GTEST_SKIP() << "the estimate's process base is the SystemC CLI's; this one is built without SystemC";
+#endif
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "ASan's shadow and quarantine are not the run's memory";
 #endif

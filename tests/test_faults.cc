@@ -267,12 +267,16 @@ std::string normalise(const std::string &name, const std::string &text)
     return text;
 }
 
+#if NPUSIM_HAVE_SYSTEMC
 const char *const kOutputs[] = {"report.json", "y.npy", "trace.json", "konata.log", "wave.vcd"};
+#else  // -Dsystemc=disabled: no VCD
+const char *const kOutputs[] = {"report.json", "y.npy", "trace.json", "konata.log"};
+#endif
 
 std::string outputs_args(const std::string &dir)
 {
     return " --json " + dir + "/report.json --output y=" + dir + "/y.npy --trace " + dir + "/trace.json --konata " +
-           dir + "/konata.log --vcd " + dir + "/wave.vcd";
+           dir + "/konata.log" + (NPUSIM_HAVE_SYSTEMC ? " --vcd " + dir + "/wave.vcd" : std::string());
 }
 
 }  // namespace

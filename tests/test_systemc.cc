@@ -11,7 +11,7 @@
 #include <systemc>  // declares sc_main extern "C"
 #include <unistd.h>
 
-#include "engine.h"
+#include "npusim/systemc/engine.h"
 #include "report.h"
 #include "runner.h"
 #include "sc_scenario.h"

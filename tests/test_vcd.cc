@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "engine.h"
+#include "npusim/systemc/engine.h"
 #include "npusim/memsys.h"
 #include "runner.h"
 #include "trace.h"

@@ -57,6 +57,10 @@ NPU_API unsigned npu_run_timed(struct npu_timed_core *const *cores, unsigned num
  *     run on to their own end. */
 NPU_API int npu_run_pick(struct npu_timed_core *const *cores, unsigned num_cores); /* -1: none runs */
 NPU_API uint64_t npu_run_horizon(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
+/* The same with the quantum given in cycles (0: the default), not the
+ * config's: a SystemC platform's tlm_global_quantum (NpuTop). */
+NPU_API uint64_t npu_run_horizon_within(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core,
+                                        uint64_t quantum);
 /* When no core runs (npu_run_pick returned -1): releases the cores waiting
  * at a barrier and returns 1 (the run goes on), or ends the run and returns
  * 0: the waiters trap when a core halted or trapped without reaching the

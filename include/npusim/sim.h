@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "npusim/isa.h"
+#include "npusim/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,14 @@ typedef struct npu_sim_run_options {
     unsigned num_inputs;
     const npu_sim_param *params;
     unsigned num_params;
+    /* Runs the timed cores in place of the library's C engine (npu_run_timed):
+     * a SystemC platform's elaboration and sc_start (include/npusim/systemc/,
+     * docs/systemc.md). It returns once every core has halted or trapped; the
+     * run then goes on as usual (outputs, accuracy, report). NULL: the C
+     * engine. Not called when the config is functional (sim.mode). */
+    void (*engine)(void *engine_ctx, struct npu_timed_core *const *cores, unsigned num_cores,
+                   const npu_run_limits *lim);
+    void *engine_ctx;
 } npu_sim_run_options;
 
 /* The defaults of `npusim run`: dtype and shape from the inputs, seed 1,

@@ -1,9 +1,9 @@
 // The core module's thread: wait for a turn, step the timing model ahead,
 // hand the turn back.
-#include "core_module.h"
+#include "npusim/systemc/core_module.h"
 
-#include "clock.h"
-#include "memory.h"
+#include "npusim/systemc/clock.h"
+#include "npusim/systemc/memory.h"
 
 namespace npusim::sc {
 

@@ -1,7 +1,7 @@
 // systemc_engine(): elaborate the top, run sc_start(), write the VCD into
 // place. Everything SystemC prints goes to stderr, never stdout (reports are
 // often JSON on stdout).
-#include "engine.h"
+#include "npusim/systemc/engine.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "top.h"
+#include "npusim/systemc/top.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define NPUSIM_ASAN 1
@@ -148,18 +148,27 @@ void run_systemc(const ScOptions &opts, npu_timed_core *const *cores, unsigned n
     VcdFile vcd(opts.vcd_path);
     auto top = std::make_unique<sc::NpuTop>("npu", cores, n, lim, opts, vcd.tf);
     try {
-        sc_core::sc_start();
+        sc_start_checked();
     } catch (const std::exception &e) {
-        restore_main_stack_for_asan();
         throw std::runtime_error(std::string("SystemC run failed: ") + e.what());
     }
-    restore_main_stack_for_asan();
     vcd.commit();
     if (opts.info)
         *opts.info = top->run_info();
 }
 
 }  // namespace
+
+void sc_start_checked()
+{
+    try {
+        sc_core::sc_start();
+    } catch (...) {
+        restore_main_stack_for_asan();
+        throw;
+    }
+    restore_main_stack_for_asan();
+}
 
 void systemc_quiet()
 {

@@ -1,9 +1,9 @@
 // The L2 and DRAM TLM-2.0 targets: translation to the C models only.
-#include "memory.h"
+#include "npusim/systemc/memory.h"
 
 #include <string>
 
-#include "clock.h"
+#include "npusim/systemc/clock.h"
 
 namespace npusim::sc {
 

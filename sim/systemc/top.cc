@@ -1,11 +1,12 @@
 // The scheduler: turns to the earliest core (sim/run.c's policy), barrier
 // release, stop conditions, and SystemC time kept at the earliest core's clock.
-#include "top.h"
+#include "npusim/systemc/top.h"
 
 #include <algorithm>
 #include <string>
+#include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "clock.h"
+#include "npusim/systemc/clock.h"
 
 namespace npusim::sc {
 
@@ -13,6 +14,12 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
                const npu_run_limits &lim, const ScOptions &opts, sc_core::sc_trace_file *vcd)
     : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), reported_(n, 0), forward_(opts.forward)
 {
+    // The quantum is TLM's: a platform that set its own keeps it; else the
+    // config's sim.quantum becomes the global quantum.
+    if (n && tlm_utils::tlm_quantumkeeper::get_global_quantum() == sc_core::SC_ZERO_TIME) {
+        const uint64_t q = npu_timed_core_config(tcs[0])->sim_quantum;
+        tlm_utils::tlm_quantumkeeper::set_global_quantum(cycle_time(q ? q : uint64_t(NPU_SIM_QUANTUM_DEFAULT)));
+    }
     // memory.model: l2: every core's DMA backend is one memory system; its
     // line requests then travel core -> L2 -> DRAM over TLM sockets.
     void *ctx = nullptr;
@@ -22,11 +29,14 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
         cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim,
                                                          memsys_ != nullptr));
     if (memsys_) {
-        dram_ = std::make_unique<MemoryDram>("dram", memsys_);
         l2_ = std::make_unique<MemoryL2>("l2", memsys_, n);
         for (unsigned k = 0; k < n; k++)
             cores_[k]->dma_socket->bind(*l2_->core_socket[k]);
-        l2_->dram_socket.bind(dram_->socket);
+        external_memory_ = opts.external_memory;
+        if (!external_memory_) {
+            dram_ = std::make_unique<MemoryDram>("dram", memsys_);
+            l2_->dram_socket.bind(dram_->socket);
+        }
         npu_memsys_set_line_port(memsys_, &NpuTop::route_line, this);
     }
     if (vcd) {
@@ -55,6 +65,12 @@ NpuTop::~NpuTop()
         npu_mem_port port = npu_memsys_dram_port(memsys_);
         npu_l2_set_next_level(npu_memsys_l2(memsys_), &port);
     }
+}
+
+uint64_t NpuTop::quantum_cycles()
+{
+    // A quantum shorter than a cycle is one cycle.
+    return std::max<uint64_t>(1, tlm_utils::tlm_quantumkeeper::get_global_quantum().value() / ticks_per_cycle());
 }
 
 uint64_t NpuTop::route_line(void *ctx, unsigned core, uint64_t now, uint64_t addr, unsigned bytes, int is_write)
@@ -114,7 +130,7 @@ bool NpuTop::round()
     if (k < 0)
         return npu_run_settle(tcs_.data(), n) != 0;
     NpuCoreModule &core = *cores_[k];
-    core.set_turn(tcs_.data(), n, unsigned(k), npu_run_horizon(tcs_.data(), n, unsigned(k)));
+    core.set_turn(tcs_.data(), n, unsigned(k), npu_run_horizon_within(tcs_.data(), n, unsigned(k), quantum_cycles()));
     core.go.notify();
     wait(core.done);
     rounds_++;

@@ -1,10 +1,10 @@
 // Issue events -> time-ordered value changes -> sc_signals -> VCD.
-#include "vcd_probe.h"
+#include "npusim/systemc/vcd_probe.h"
 
 #include <algorithm>
 #include <string>
 
-#include "clock.h"
+#include "npusim/systemc/clock.h"
 
 namespace npusim::sc {
 

@@ -1,9 +1,11 @@
 // The npusim command line: run, asm, dis, isa, kernels, config, cache.
 // Exit status: 0 success, 1 the simulated kernel failed (trap or accuracy),
 // 2 bad input (the one-line error says what and where).
-// The binary links SystemC, whose library owns main(): the entry point here
-// is sc_main, and a timed `run` goes through the SystemC engine (one SystemC
-// model per process).
+// Built with SystemC (NPUSIM_HAVE_SYSTEMC, Meson's -Dsystemc), the binary
+// links libsystemc, whose library owns main(): the entry point here is then
+// sc_main, and a timed `run` goes through the SystemC engine (one SystemC
+// model per process). Without it, a timed `run` goes through the C engine,
+// which gives the same results to the bit; only --vcd needs SystemC.
 #include <CLI/CLI.hpp>
 
 #include <cinttypes>
@@ -19,9 +21,13 @@
 #include "error.h"
 #include "manifest.h"
 #include "npusim/npusim.h"
+#if NPUSIM_HAVE_SYSTEMC
 #include <systemc>  // declares sc_main (extern "C"), which libsystemc's main() calls
+#endif
 
-#include "engine.h"
+#if NPUSIM_HAVE_SYSTEMC
+#include "npusim/systemc/engine.h"
+#endif
 #include "report.h"
 #include "runner.h"
 #include "trace.h"
@@ -103,6 +109,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         traces.add(std::make_unique<KonataTrace>(tf.konata, tf.window, tf.max_bytes));
     if (!traces.empty())
         opts.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
+#if NPUSIM_HAVE_SYSTEMC
     if (opts.config.timed) {
         ScOptions sc;
         sc.vcd_path = tf.vcd;
@@ -112,6 +119,10 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
             sc.forward = [&traces](unsigned core, const npu_issue_event &ev) { traces.issue(core, ev); };
         opts.engine = systemc_engine(sc);
     }
+#else
+    if (!tf.vcd.empty())
+        throw Error("--vcd " + tf.vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
+#endif
     RunResult r = run_kernel(opts);
     for (const std::string &note : traces.close())
         std::cerr << "npusim: " << note << "\n";
@@ -384,9 +395,14 @@ const CLI::Validator kUint64(
     },
     "UINT64");
 
+#if NPUSIM_HAVE_SYSTEMC
 int sc_main(int argc, char **argv)
 {
     systemc_quiet();  // SystemC reports to stderr, never into a JSON report on stdout
+#else
+int main(int argc, char **argv)
+{
+#endif
     CLI::App app{"npusim: a cycle-level NPU vector-core simulator with an activation ISA"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "npusim 0.1.0");
@@ -519,9 +535,11 @@ int sc_main(int argc, char **argv)
     } catch (const Error &e) {
         std::cerr << e.what() << "\n";
         return 2;
+#if NPUSIM_HAVE_SYSTEMC
     } catch (const VcdFileError &e) {
         std::cerr << e.what() << "\n";
         return 2;
+#endif
     } catch (const std::exception &e) {
         std::cerr << "npusim: internal error: " << e.what() << "\n";
         return 3;

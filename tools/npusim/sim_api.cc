@@ -1,6 +1,7 @@
 // The C API of include/npusim/sim.h over run_kernel(): configs, runs and
 // results as opaque handles; every npusim::Error becomes the err line.
 #include "npusim/sim.h"
+#include "npusim/timing.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +143,16 @@ npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const
         }
         for (unsigned i = 0; i < o.num_params; i++)
             ro.params[o.params[i].name ? o.params[i].name : ""] = o.params[i].value;
+        if (o.engine)
+            ro.engine = [&o](npu_timed_core *const *cores, unsigned n, const npu_run_limits &lim) {
+                o.engine(o.engine_ctx, cores, n, &lim);
+                for (unsigned k = 0; k < n; k++) {
+                    const npu_core_state st = npu_timed_core_core(cores[k])->state;
+                    if (st != NPU_CORE_HALTED && st != NPU_CORE_TRAPPED)
+                        throw npusim::Error("npu_sim_run: the engine returned before core " + std::to_string(k) +
+                                            " halted or trapped");
+                }
+            };
         auto *res = new npu_sim_result;
         try {
             res->r = npusim::run_kernel(ro);

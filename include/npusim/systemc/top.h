@@ -1,6 +1,8 @@
-// The top of the SystemC model: one NpuCoreModule per timed core, an
-// optional VcdProbe per core, and the scheduler thread that runs the cores
-// in rounds and moves SystemC time.
+// The top of the SystemC model: one NpuCoreModule per timed core, the L2
+// and the DRAM (memory.model l2), an optional VcdProbe per core, and the
+// scheduler thread that runs the cores in rounds and moves SystemC time.
+// A platform's own sc_main instantiates it too (docs/systemc.md), binding
+// memory_socket() to its own memory target when ScOptions::external_memory.
 #pragma once
 
 #include <memory>
@@ -37,6 +39,19 @@ public:
     // After sc_start() returns: rounds, end time and the VCD replay counts.
     ScRunInfo run_info() const;
 
+    // The L2's socket to the next level (memory.model l2 with
+    // ScOptions::external_memory; else null): bind it to a TLM-2.0 target
+    // before sc_start. Requests are timing-only (data_ptr null: the data
+    // moves in the functional model), line-sized, and carry their cycle as
+    // SystemC time + the annotated delay; the target adds its latency to the
+    // delay, as Accellera's lt_target does.
+    tlm_utils::simple_initiator_socket<MemoryL2> *memory_socket() { return external_memory_ ? &l2_->dram_socket : nullptr; }
+
+    // The turns' quantum, in cycles: tlm_utils::tlm_quantumkeeper's global
+    // quantum when the platform set one, else sim.quantum (which sets it).
+    // Results do not depend on it (run.h).
+    static uint64_t quantum_cycles();
+
 private:
     void schedule();  // SC_THREAD
     bool round();     // one turn (or a barrier settling); false when the run is over
@@ -65,6 +80,7 @@ private:
     std::function<void(unsigned, const npu_issue_event &)> forward_;
     sc_core::sc_event fed_;
     bool over_ = false;
+    bool external_memory_ = false;
     uint64_t rounds_ = 0, end_cycle_ = 0;
 };
 

@@ -39,6 +39,10 @@ struct ScOptions {
     // so the front end's trace writers keep receiving them.
     std::function<void(unsigned core, const npu_issue_event &)> forward;
     ScRunInfo *info = nullptr;          // filled in after the run when set
+    // memory.model l2: leave the L2's next-level socket (NpuTop::memory_socket)
+    // for the platform to bind to its own memory target, instead of npusim's
+    // DRAM model (docs/systemc.md).
+    bool external_memory = false;
 };
 
 // The same type as npusim::Engine (tools/npusim/runner.h), spelled out so the
@@ -54,6 +58,13 @@ struct VcdFileError : std::runtime_error {
 // An engine for RunOptions::engine. Throws VcdFileError when the VCD cannot
 // be written, std::logic_error on a second run in one process.
 ScEngineFn systemc_engine(const ScOptions &opts);
+
+// sc_core::sc_start() for a platform's own sc_main (docs/systemc.md): the
+// same, and in an AddressSanitizer build it then tells ASan the main
+// thread's stack again (SystemC 2.3.4 loses it: LeakSanitizer would not scan
+// it at exit, a C++ throw could not unpoison it). Call it instead of
+// sc_start; throws what sc_start throws.
+void sc_start_checked();
 
 // Keeps SystemC quiet: SystemC's reports go to stderr (never stdout, where
 // JSON reports go) and its infos are dropped. Call first in sc_main; the
