@@ -24,7 +24,7 @@
 #include <systemc>
 #include <unistd.h>
 
-#include "engine.h"
+#include "npusim/systemc/engine.h"
 #include "runner.h"
 
 using namespace npusim;
