@@ -67,7 +67,7 @@ TEST(Cli, UnknownKernelAndBadShapeAreOneLineErrors)
     EXPECT_NE(r.err.find("unknown kernel 'no_such_kernel'"), std::string::npos) << r.err;
     r = run_cli("run relu --shape 1,0,3,3");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("--shape: '0' is not a positive integer"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("shape: '0' is not a positive integer"), std::string::npos) << r.err;
 }
 
 TEST(Cli, BadConfigKeyNamesItsPath)
@@ -110,7 +110,7 @@ TEST(Cli, InputAloneSetsDtypeAndShapeAsTheReadmeSays)
     EXPECT_EQ(j["seed"], 1);  // the seed of generated inputs is always reported
     Result bad = run_cli("run relu --dtype fp32 --input x=" + x);
     EXPECT_EQ(bad.status, 2);
-    EXPECT_EQ(bad.err, x + ": dtype f16 does not match --dtype fp32\n");
+    EXPECT_EQ(bad.err, x + ": dtype f16 does not match the run's dtype fp32\n");
 }
 
 TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
@@ -698,10 +698,10 @@ TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
 
     Result bad = run_cli("run gelu_tanh --against nosuch");
     EXPECT_EQ(bad.status, 2);
-    EXPECT_EQ(bad.err, "--against nosuch: no such reference (`npusim kernels` lists them)\n");
+    EXPECT_EQ(bad.err, "reference nosuch: no such reference (`npusim kernels` lists them)\n");
     bad = run_cli("run swiglu --against gelu_erf");
     EXPECT_EQ(bad.status, 2);
-    EXPECT_EQ(bad.err, "--against gelu_erf: reads 1 input; kernel 'swiglu' has 2\n");
+    EXPECT_EQ(bad.err, "reference gelu_erf: reads 1 input; kernel 'swiglu' has 2\n");
 
     Result cmp = run_cli("compare gelu_tanh gelu_sigmoid --shape 1,16,8,8 --against gelu_erf");
     ASSERT_EQ(cmp.status, 0) << cmp.err;
@@ -739,15 +739,15 @@ TEST(Cli, RunErrorPathsExitWithTheirOneLine)
     const struct {
         const char *args, *err;
     } cases[] = {
-        {"relu --warm-l2 nope", "--warm-l2 nope: kernel 'relu' has no tensor of that name\n"},
+        {"relu --warm-l2 nope", "warm L2 tensor nope: kernel 'relu' has no tensor of that name\n"},
         {"relu --warm-l2 x --set memory.model=ideal",
-         "--warm-l2: needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)\n"},
+         "warming the L2 needs memory.model: l2 and sim.mode: timed\n"},
         {"relu --set sim.mode=functional --mem-trace /nonexistent-dir/t.din",
-         "--mem-trace: needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)\n"},
+         "a memory trace needs memory.model: l2 and sim.mode: timed\n"},
         {"relu --set system.cores=2 --mem-trace /nonexistent-dir/t.din",
          "/nonexistent-dir/t.din: cannot write: No such file or directory\n"},
-        {"relu --param alpha=1", "--param alpha: kernel 'relu' has no such parameter\n"},
-        {"relu --input nope=x.npy", "--input nope: kernel 'relu' has no input of that name\n"},
+        {"relu --param alpha=1", "parameter alpha: kernel 'relu' has no such parameter\n"},
+        {"relu --input nope=x.npy", "input nope: kernel 'relu' has no input of that name\n"},
         {"relu --input x=/nonexistent-dir/x.npy", "/nonexistent-dir/x.npy: cannot open: No such file or directory\n"},
     };
     for (const auto &c : cases) {

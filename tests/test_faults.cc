@@ -173,7 +173,7 @@ TEST(Faults, RunawayLoopEndsAtTheDefaultLimitWithoutFlags)
     EXPECT_EQ(f.report["instructions"], 72000u);
     EXPECT_NE((f.r.out + f.r.err)
                   .find("stopped after 72000 instructions, the default limit 1000 x (8 vectors + 64); "
-                        "--max-instructions N raises it, 0 lifts it"),
+                        "a larger instruction limit raises it, 0 lifts it"),
               std::string::npos)
         << f.r.out << f.r.err;
 }

@@ -103,7 +103,7 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t 
     if (need <= available)
         return;
     std::ostringstream os;
-    os << "--shape " << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w
+    os << "shape " << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w
        << ": the run needs about " << (need == UINT64_MAX ? std::string("more than 18 EB") : human_bytes(need))
        << " of memory (" << run.tensors << " tensor" << (run.tensors == 1 ? "" : "s") << " of "
        << human_bytes(tensor_bytes(layout)) << " each with its NCHW copy, " << run.cores << " core"

@@ -150,8 +150,8 @@ NpyArray make_input(const TensorDecl &t, const RunOptions &opts, GivenInputs &gi
         const std::string source = given.source(t.name);
         NpyArray a = given.array(t.name);
         if (a.dtype != dt)
-            throw Error(source + ": dtype " + npu_dtype_name(a.dtype) + " does not match --dtype " + dtype_name);
-        if (!t.per_channel && !a.shape.empty())  // 1-D to 3-D: leading dimensions of 1, as --shape reads them
+            throw Error(source + ": dtype " + npu_dtype_name(a.dtype) + " does not match the run's dtype " + dtype_name);
+        if (!t.per_channel && !a.shape.empty())  // 1-D to 3-D: leading dimensions of 1, as a shape is read
             while (a.shape.size() < 4)
                 a.shape.insert(a.shape.begin(), 1);
         if (a.shape != shape) {
@@ -337,7 +337,7 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
                 found = true;
             }
         if (!found)
-            throw Error("--warm-l2 " + name + ": kernel '" + r.manifest.name + "' has no tensor of that name");
+            throw Error("warm L2 tensor " + name + ": kernel '" + r.manifest.name + "' has no tensor of that name");
     }
     if (!opts.mem_trace.empty()) {
         mem.trace = std::make_unique<StreamFile>(opts.mem_trace, UINT64_MAX);
@@ -567,7 +567,7 @@ npu_dtype parse_dtype(const std::string &name)
         return NPU_F16;
     if (name == "fp32")
         return NPU_F32;
-    throw Error("--dtype: unknown dtype '" + name + "' (fp16, fp32)");
+    throw Error("dtype: unknown dtype '" + name + "' (fp16, fp32)");
 }
 
 std::vector<uint64_t> parse_shape(const std::string &text)
@@ -584,11 +584,11 @@ std::vector<uint64_t> parse_shape(const std::string &text)
             used = 0;
         }
         if (used == 0 || used != part.size() || v == 0 || part[0] == '-')
-            throw Error("--shape: '" + part + "' is not a positive integer (expected N,C,H,W)");
+            throw Error("shape: '" + part + "' is not a positive integer (expected N,C,H,W)");
         dims.push_back(v);
     }
     if (dims.empty() || dims.size() > 4)
-        throw Error("--shape: expected 1 to 4 dimensions N,C,H,W, got '" + text + "'");
+        throw Error("shape: expected 1 to 4 dimensions N,C,H,W, got '" + text + "'");
     while (dims.size() < 4)  // leading 1s, as NumPy broadcasts: "C,H,W" -> 1,C,H,W; "W" -> 1,1,1,W
         dims.insert(dims.begin(), 1);
     return dims;
@@ -712,7 +712,7 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
         for (const ParamDecl &p : m.params)
             known |= p.name == kv.first;
         if (!known)
-            throw Error("--param " + kv.first + ": kernel '" + m.name + "' has no such parameter");
+            throw Error("parameter " + kv.first + ": kernel '" + m.name + "' has no such parameter");
     }
     for (const ParamDecl &p : m.params) {
         auto it = opts.params.find(p.name);
@@ -724,14 +724,14 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
         for (const TensorDecl &t : m.tensors)
             ok |= t.name == name && t.is_input;
         if (!ok)
-            throw Error("--input " + name + ": kernel '" + m.name + "' has no input of that name");
+            throw Error("input " + name + ": kernel '" + m.name + "' has no input of that name");
     }
     for (const auto &kv : opts.outputs) {
         bool ok = false;
         for (const TensorDecl &t : m.tensors)
             ok |= t.name == kv.first;
         if (!ok)
-            throw Error("--output " + kv.first + ": kernel '" + m.name + "' has no tensor of that name");
+            throw Error("output " + kv.first + ": kernel '" + m.name + "' has no tensor of that name");
     }
 }
 
@@ -741,7 +741,7 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
 std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
     std::vector<uint64_t> shape = opts.shape;
-    std::string shape_from = "--shape";  // who said it, for messages
+    std::string shape_from = "shape";  // who said it, for messages
     for (const TensorDecl &t : r.manifest.tensors)
         if (t.is_input && !t.per_channel && given.has(t.name)) {
             shape_from = given.source(t.name);
@@ -798,9 +798,9 @@ const npu_reference *find_against(const RunResult &r, const RunOptions &opts)
     const Manifest &m = r.manifest;
     const npu_reference *against = npu_reference_find(opts.against.c_str());
     if (!against)
-        throw Error("--against " + opts.against + ": no such reference (`npusim kernels` lists them)");
+        throw Error("reference " + opts.against + ": no such reference (`npusim kernels` lists them)");
     if (against->num_inputs != m.num_inputs())
-        throw Error("--against " + opts.against + ": reads " + std::to_string(against->num_inputs) +
+        throw Error("reference " + opts.against + ": reads " + std::to_string(against->num_inputs) +
                     (against->num_inputs == 1 ? " input" : " inputs") + "; kernel '" + m.name + "' has " +
                     std::to_string(m.num_inputs()));
     return against;
@@ -813,7 +813,7 @@ void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, 
 {
     const Manifest &m = r.manifest;
     if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
-        throw Error("--inplace: kernel '" + m.name + "' does not have exactly one input and one output");
+        throw Error("in place: kernel '" + m.name + "' does not have exactly one input and one output");
     uint64_t gm_size = 0;
     unsigned input_index = 0;
     for (const TensorDecl &t : m.tensors) {
@@ -894,8 +894,8 @@ void run_engine(Machine &mc, RunResult &r, const RunOptions &opts, const GlobalM
     r.timed = r.config.timed;
     const bool use_l2 = r.timed && r.config.memory_l2;
     if (!use_l2 && (!opts.warm_l2.empty() || !opts.mem_trace.empty()))
-        throw Error(std::string(opts.warm_l2.empty() ? "--mem-trace" : "--warm-l2") +
-                    ": needs memory.model: l2 and sim.mode: timed (e.g. --set memory.model=l2)");
+        throw Error(std::string(opts.warm_l2.empty() ? "a memory trace" : "warming the L2") +
+                    " needs memory.model: l2 and sim.mode: timed");
     if (use_l2)
         build_memsys(mc.mem, r, opts, g.placed);
     if (!r.timed) {
@@ -939,7 +939,7 @@ void collect_counts(RunResult &r, Machine &mc, const npu_program &prog, const Ru
         if (limit.derived && c->trap.kind == NPU_TRAP_MAX_INSNS)
             std::snprintf(tr.trap.message, sizeof tr.trap.message,
                           "stopped after %llu instructions, the default limit 1000 x (%llu vectors + 64); "
-                          "--max-instructions N raises it, 0 lifts it",
+                          "a larger instruction limit raises it, 0 lifts it",
                           (unsigned long long)c->retired, (unsigned long long)limit.all_vectors);
         tr.disasm = disasm_at(prog, c->trap.pc, &tr.srcloc);
         tr.retired = c->retired;
