@@ -354,10 +354,10 @@ int cmd_kernels(bool json)
             std::snprintf(b, sizeof b, "%s%s=%g", ptxt.empty() ? "" : " ", p.name.c_str(), p.default_value);
             ptxt += b;
         }
-        nlohmann::json bounds = nlohmann::json::object();
+        nlohmann::json tolerances = nlohmann::json::object();  // the manifest's @bound lines
         std::string btxt;
         for (const auto &kv : m.bounds) {
-            bounds[kv.first] = {{"ulp", kv.second.max_ulp},
+            tolerances[kv.first] = {{"ulp", kv.second.max_ulp},
                                 {"abs", kv.second.max_abs},
                                 {"zero_sign", kv.second.any_zero_sign ? "any" : "exact"}};
             char b[96];
@@ -370,7 +370,7 @@ int cmd_kernels(bool json)
         if (json)
             arr.push_back({{"name", m.name}, {"summary", m.summary}, {"path", m.path}, {"dtypes", m.dtypes},
                            {"split", split_name(m.split)}, {"params", params}, {"per_channel", per_channel},
-                           {"reference", m.reference}, {"bounds", bounds}});
+                           {"reference", m.reference}, {"tolerances", tolerances}});
         else
             std::printf("%-14s %-10s %-7s %-22s %-26s %s\n", m.name.c_str(), dts.c_str(), split_name(m.split),
                         ptxt.empty() ? "-" : ptxt.c_str(), btxt.c_str(), m.summary.c_str());
@@ -483,7 +483,7 @@ int main(int argc, char **argv)
     isa->add_flag("--json", isa_json, "Print JSON");
 
     bool kernels_json = false;
-    auto *kern = app.add_subcommand("kernels", "List the kernels: dtypes, @split, parameters, bounds, summary");
+    auto *kern = app.add_subcommand("kernels", "List the kernels: dtypes, @split, parameters, accuracy tolerances, summary");
     kern->add_flag("--json", kernels_json, "Print JSON");
 
     std::string show_file;
