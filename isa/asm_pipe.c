@@ -499,9 +499,16 @@ typedef struct sched {
     unsigned ne;
     unsigned *pred_start, *pred_list; /* CSR of incoming edges */
     unsigned *succ_start, *succ_list;
-    /* modulo reservation table */
+    /* modulo reservation table, kept up to date by place and unplace so that
+     * fits answers from it without recomputing a row */
     unsigned *unit_occ;  /* [unit][row] */
+    unsigned *unit_blocked; /* [unit][row]: how many of the rows row .. row + interval - 1
+                               (mod II, counted with repeats) the unit has full, so a node of
+                               the unit may start in the row only while this is 0 */
     unsigned **row_nodes; unsigned *row_count;
+    unsigned **row_sorted; /* each row's nodes in emission order, row_key then id (row_order) */
+    unsigned char *row_fit; /* [row][kind]: row_slots_ok's cached answers (FIT_*) */
+    unsigned *stream_rows; /* [stream][row]: placed body nodes reading the stream's pointer */
     unsigned loop_row;
     /* registers, after a successful schedule */
     unsigned stages;
@@ -521,10 +528,17 @@ static void sched_free(sched *s)
     free(s->succ_start);
     free(s->succ_list);
     free(s->unit_occ);
+    free(s->unit_blocked);
     if (s->row_nodes)
         for (unsigned r = 0; r < s->II; r++)
             free(s->row_nodes[r]);
     free(s->row_nodes);
+    if (s->row_sorted)
+        for (unsigned r = 0; r < s->II; r++)
+            free(s->row_sorted[r]);
+    free(s->row_sorted);
+    free(s->row_fit);
+    free(s->stream_rows);
     free(s->row_count);
     free(s->reg);
     memset(s, 0, sizeof *s);
@@ -753,6 +767,17 @@ static int row_order(const sched *s, const unsigned *ids, unsigned cnt, int with
     return 0;
 }
 
+/* s->row_fit's answers, per row and kind of node (its class; a bump or not) */
+enum { FIT_UNKNOWN, FIT_YES, FIT_NO, FIT_DEPENDS };
+enum { ROW_FIT_KINDS = 2 * NPU_NUM_CLASSES };
+
+/* The kind of node id: its class and whether it is a bump, which together
+ * make its row_key. */
+static unsigned row_fit_kind(const sched *s, unsigned id)
+{
+    return (unsigned)s->n[id].cls * 2 + (id >= s->K * (unsigned)s->b->nbody);
+}
+
 static int bump_window_ok(const sched *s, unsigned id, long t)
 {
     /* A read of a pointer in the cycles after its bump, before the bump's
@@ -764,13 +789,13 @@ static int bump_window_ok(const sched *s, unsigned id, long t)
     if (lat <= 1)
         return 1;
     if (id >= nb) {
-        int st = (int)(id - nb);
-        for (unsigned i = 0; i < nb; i++)
-            if (s->n[i].placed && b->info[s->n[i].op].stream == st) {
-                long d = mod(s->n[i].t - t, s->II);
-                if (d > 0 && d < lat)
-                    return 0;
-            }
+        /* a read at time t' waits when (t' - t) mod II lies in 1 .. lat - 1,
+         * that is when its row is one of the lat - 1 rows after t's */
+        const unsigned II = s->II, *reads = &s->stream_rows[(id - nb) * II];
+        const long last = lat - 1 < (long)II - 1 ? lat - 1 : (long)II - 1;
+        for (long d = 1; d <= last; d++)
+            if (reads[mod(t + d, II)])
+                return 0;
         return 1;
     }
     int st = b->info[n->op].stream;
@@ -778,6 +803,67 @@ static int bump_window_ok(const sched *s, unsigned id, long t)
         return 1;
     long d = mod(t - s->n[nb + (unsigned)st].t, s->II);
     return !(d > 0 && d < lat);
+}
+
+/* Whether a node of class cls, added to row `row` at place `at` of its
+ * emission order, leaves in-order issue a slot for every instruction of the
+ * row (row_order's test, on the row kept sorted). */
+static int row_slots_at(const sched *s, unsigned row, npu_class cls, unsigned at)
+{
+    const npu_asm_machine *m = s->b->m;
+    const unsigned *sorted = s->row_sorted[row], cnt = s->row_count[row];
+    uint32_t taken = 0;
+    for (unsigned i = 0; i <= cnt + 1; i++) {
+        npu_class c;
+        if (i == cnt + 1) {
+            if (row != s->loop_row)
+                break;
+            c = NPU_CLASS_BRANCH;
+        } else {
+            c = i == at ? cls : s->n[sorted[i < at ? i : i - 1]].cls;
+        }
+        unsigned sl = 0;
+        while (sl < m->issue_width && ((taken >> sl & 1) || !(m->slot_classes[sl] >> c & 1)))
+            sl++;
+        if (sl == m->issue_width)
+            return 0;
+        taken |= 1u << sl;
+    }
+    return 1;
+}
+
+/* row_slots_at for node id, at its place in the row's order. The answer
+ * depends only on the node's class, its key (class and kind) and, among
+ * the row's nodes of equal key, its id: s->row_fit keeps, per row and
+ * (class, kind), the answer when it is the same at every place among the
+ * equal keys, until the row changes (place, unplace). */
+static int row_slots_ok(sched *s, unsigned row, unsigned id)
+{
+    const node *n = &s->n[id];
+    const unsigned *sorted = s->row_sorted[row], cnt = s->row_count[row];
+    unsigned char *fit = &s->row_fit[row * ROW_FIT_KINDS + row_fit_kind(s, id)];
+    if (*fit == FIT_UNKNOWN) {
+        unsigned lo = 0, hi;
+        while (lo < cnt && s->n[sorted[lo]].row_key < n->row_key)
+            lo++;
+        hi = lo;
+        while (hi < cnt && s->n[sorted[hi]].row_key == n->row_key)
+            hi++;
+        int first = row_slots_at(s, row, n->cls, lo);
+        *fit = first ? FIT_YES : FIT_NO;
+        for (unsigned at = lo + 1; at <= hi; at++)
+            if (row_slots_at(s, row, n->cls, at) != first) {
+                *fit = FIT_DEPENDS;
+                break;
+            }
+    }
+    if (*fit != FIT_DEPENDS)
+        return *fit == FIT_YES;
+    unsigned at = 0;
+    while (at < cnt && (s->n[sorted[at]].row_key < n->row_key ||
+                        (s->n[sorted[at]].row_key == n->row_key && sorted[at] < id)))
+        at++;
+    return row_slots_at(s, row, n->cls, at);
 }
 
 static int fits(sched *s, unsigned id, long t)
@@ -788,32 +874,81 @@ static int fits(sched *s, unsigned id, long t)
     if (id >= s->K * s->b->nbody && t >= (long)II)
         return 0;
     const unsigned row = (unsigned)mod(t, II);
-    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
-        if (s->unit_occ[n->unit * II + r] + 1 > s->b->m->unit[n->unit].count)
-            return 0;
-    unsigned ids[65], order[65];
+    if (s->unit_blocked[n->unit * II + row])
+        return 0; /* the unit is full in one of the rows the node would hold */
     unsigned cnt = s->row_count[row];
     if (cnt >= 64 || cnt + 1 + (row == s->loop_row) > s->b->m->issue_width)
         return 0; /* every instruction of a cycle takes a slot of its own */
-    if (cnt) /* an empty row has no array yet */
-        memcpy(ids, s->row_nodes[row], cnt * sizeof *ids);
-    ids[cnt++] = id;
-    if (row_order(s, ids, cnt, row == s->loop_row, order) < 0)
+    if (!row_slots_ok(s, row, id))
         return 0;
     return bump_window_ok(s, id, t);
+}
+
+/* The first cycle from `from` to `to` (step +1 or -1, both included) where
+ * node id fits: 1 found (*at), 0 none. A cycle whose row has the unit full
+ * or no slot left, or no slot for the node's kind (row_fit), is passed over
+ * from the tables alone, as fits would. */
+static int first_fit(sched *s, unsigned id, long from, long to, int step, long *at)
+{
+    const unsigned II = s->II, width = s->b->m->issue_width;
+    const unsigned *blocked = &s->unit_blocked[s->n[id].unit * II];
+    const unsigned char *row_fit = &s->row_fit[row_fit_kind(s, id)];
+    unsigned row = (unsigned)mod(from, II);
+    for (long c = from; step > 0 ? c <= to : c >= to; c += step) {
+        const unsigned cnt = s->row_count[row];
+        if (!blocked[row] && cnt < 64 && cnt + 1 + (row == s->loop_row) <= width &&
+            row_fit[row * ROW_FIT_KINDS] != FIT_NO && fits(s, id, c)) {
+            *at = c;
+            return 1;
+        }
+        row = step > 0 ? (row + 1 == II ? 0 : row + 1) : (row == 0 ? II - 1 : row - 1);
+    }
+    return 0;
+}
+
+/* Adds delta to the unit's occupancy of row r; when the row turns full or
+ * stops being full, every start row whose interval covers it counts it. */
+static void occupy(sched *s, unsigned unit, unsigned r, int delta)
+{
+    const unsigned II = s->II, count = s->b->m->unit[unit].count;
+    unsigned *occ = &s->unit_occ[unit * II + r];
+    const int was_full = *occ >= count;
+    *occ += (unsigned)delta;
+    const int full = *occ >= count;
+    if (full == was_full)
+        return;
+    for (unsigned d = 0; d < s->b->m->unit[unit].interval; d++)
+        s->unit_blocked[unit * II + (unsigned)mod((long)r - (long)d, II)] += full ? 1u : -1u;
+}
+
+static int row_add(unsigned **rowp, unsigned cnt, unsigned at, unsigned id)
+{
+    unsigned *r = realloc(*rowp, (cnt + 1) * sizeof *r);
+    if (!r)
+        return -1;
+    memmove(r + at + 1, r + at, (cnt - at) * sizeof *r);
+    r[at] = id;
+    *rowp = r;
+    return 0;
 }
 
 static int place(sched *s, unsigned id, long t)
 {
     node *n = &s->n[id];
-    unsigned II = s->II, row = (unsigned)mod(t, II);
-    for (unsigned d = 0; d < n->interval; d++)
-        s->unit_occ[n->unit * II + (unsigned)mod(t + d, II)]++;
-    unsigned *r = realloc(s->row_nodes[row], (s->row_count[row] + 1) * sizeof *r);
-    if (!r)
+    unsigned II = s->II, row = (unsigned)mod(t, II), cnt = s->row_count[row];
+    unsigned at = 0; /* id's place in the row's emission order */
+    while (at < cnt && (s->n[s->row_sorted[row][at]].row_key < n->row_key ||
+                        (s->n[s->row_sorted[row][at]].row_key == n->row_key && s->row_sorted[row][at] < id)))
+        at++;
+    if (row_add(&s->row_nodes[row], cnt, cnt, id) < 0 || row_add(&s->row_sorted[row], cnt, at, id) < 0)
         return -1;
-    s->row_nodes[row] = r;
-    r[s->row_count[row]++] = id;
+    s->row_count[row]++;
+    memset(&s->row_fit[row * ROW_FIT_KINDS], FIT_UNKNOWN, ROW_FIT_KINDS);
+    for (unsigned d = 0; d < n->interval; d++)
+        occupy(s, n->unit, (unsigned)mod(t + d, II), 1);
+    int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
+    if (st >= 0)
+        s->stream_rows[(unsigned)st * II + row]++;
     n->placed = 1;
     n->tried = 1;
     n->t = t;
@@ -827,13 +962,22 @@ static void unplace(sched *s, unsigned id)
     node *n = &s->n[id];
     unsigned II = s->II, row = (unsigned)mod(n->t, II);
     for (unsigned d = 0; d < n->interval; d++)
-        s->unit_occ[n->unit * II + (unsigned)mod(n->t + d, II)]--;
-    unsigned *r = s->row_nodes[row];
-    for (unsigned i = 0; i < s->row_count[row]; i++)
+        occupy(s, n->unit, (unsigned)mod(n->t + d, II), -1);
+    int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
+    if (st >= 0)
+        s->stream_rows[(unsigned)st * II + row]--;
+    unsigned *r = s->row_nodes[row], *sorted = s->row_sorted[row], cnt = s->row_count[row];
+    for (unsigned i = 0; i < cnt; i++)
+        if (sorted[i] == id) {
+            memmove(sorted + i, sorted + i + 1, (cnt - i - 1) * sizeof *sorted);
+            break;
+        }
+    for (unsigned i = 0; i < cnt; i++)
         if (r[i] == id) {
             r[i] = r[--s->row_count[row]];
             break;
         }
+    memset(&s->row_fit[row * ROW_FIT_KINDS], FIT_UNKNOWN, ROW_FIT_KINDS);
     n->placed = 0;
 }
 
@@ -842,15 +986,26 @@ static void unplace(sched *s, unsigned id)
 static int mrt_init(sched *s)
 {
     unsigned II = s->II;
+    const npu_asm_machine *m = s->b->m;
     s->unit_occ = calloc((size_t)NPU_NUM_UNITS * II, sizeof(unsigned));
+    s->unit_blocked = calloc((size_t)NPU_NUM_UNITS * II, sizeof(unsigned));
     s->row_nodes = calloc(II, sizeof(unsigned *));
+    s->row_sorted = calloc(II, sizeof(unsigned *));
     s->row_count = calloc(II, sizeof(unsigned));
-    if (!s->unit_occ || !s->row_nodes || !s->row_count)
+    s->stream_rows = calloc((size_t)s->b->nstreams * II + 1, sizeof(unsigned));
+    s->row_fit = calloc((size_t)II * ROW_FIT_KINDS, 1); /* FIT_UNKNOWN */
+    if (!s->unit_occ || !s->unit_blocked || !s->row_nodes || !s->row_sorted || !s->row_count ||
+        !s->stream_rows || !s->row_fit)
         return -1;
     s->loop_row = II - 1;
     s->unit_occ[NPU_UNIT_BRANCH * II + s->loop_row] += 1; /* the loop branch */
-    for (unsigned d = 1; d < s->b->m->unit[NPU_UNIT_BRANCH].interval; d++)
+    for (unsigned d = 1; d < m->unit[NPU_UNIT_BRANCH].interval; d++)
         s->unit_occ[NPU_UNIT_BRANCH * II + (unsigned)mod((long)s->loop_row + d, II)] += 1;
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++) /* from here on, occupy keeps this */
+        for (unsigned r = 0; r < II; r++)
+            if (s->unit_occ[u * II + r] >= m->unit[u].count)
+                for (unsigned d = 0; d < m->unit[u].interval; d++)
+                    s->unit_blocked[u * II + (unsigned)mod((long)r - (long)d, II)]++;
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         for (unsigned r = 0; r < II; r++)
             if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
@@ -876,7 +1031,13 @@ static int prio_cmp(const void *x, const void *y)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static int ims_run(sched *s, const unsigned *order, unsigned *pos);
+static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict);
+
+static int cmp_unsigned(const void *x, const void *y)
+{
+    const unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+    return (a > b) - (a < b);
+}
 
 /* Rau's iterative modulo scheduling: highest node first, at the earliest
  * cycle its placed predecessors allow and a free row within II of it; when
@@ -889,8 +1050,9 @@ static int ims(sched *s)
     /* the priority order, and each node's place in it */
     prio *pr = malloc(s->nn * sizeof *pr);
     unsigned *order = malloc(s->nn * sizeof *order), *pos = malloc(s->nn * sizeof *pos);
+    unsigned *evict = malloc(s->nn * sizeof *evict);
     int r = -1;
-    if (pr && order && pos) {
+    if (pr && order && pos && evict) {
         for (unsigned i = 0; i < s->nn; i++) {
             const node *n = &s->n[i];
             pr[i] = (prio){ { n->late, s->strategy != 3 ? (long)n->copy : 0, -(long)n->height, n->copy }, i };
@@ -900,15 +1062,16 @@ static int ims(sched *s)
             order[i] = pr[i].id;
             pos[pr[i].id] = i;
         }
-        r = ims_run(s, order, pos);
+        r = ims_run(s, order, pos, evict);
     }
     free(pr);
     free(order);
     free(pos);
+    free(evict);
     return r;
 }
 
-static int ims_run(sched *s, const unsigned *order, unsigned *pos)
+static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict)
 {
     unsigned II = s->II;
     long budget = (long)s->nn * 6 + 64;
@@ -942,39 +1105,40 @@ static int ims_run(sched *s, const unsigned *order, unsigned *pos)
                     latest = s->n[e->to].t - (long)e->lat;
             }
         if (latest != LONG_MAX) {
-            for (long c = latest; c > latest - (long)II && !found; c--)
-                if (fits(s, id, c)) {
-                    t = c;
-                    found = 1;
-                }
+            found = first_fit(s, id, latest, latest - (long)II + 1, -1, &t);
             if (!found)
                 estart = latest;
         } else {
-            for (long c = estart; c < estart + (long)II && !found; c++)
-                if (fits(s, id, c)) {
-                    t = c;
-                    found = 1;
-                }
+            found = first_fit(s, id, estart, estart + (long)II - 1, 1, &t);
         }
         if (!found) {
             t = (!n->tried || estart > n->last_t) ? estart : n->last_t + 1;
             if (id >= s->K * s->b->nbody)
                 t = mod(t, II);
-            /* evict what shares the row's slots or the unit's rows */
-            unsigned row = (unsigned)mod(t, II);
-            for (unsigned i = 0; i < s->nn; i++) {
-                if (!s->n[i].placed || i == id)
+            /* evict what shares the row's slots or the unit's rows, lowest id first */
+            unsigned row = (unsigned)mod(t, II), nevict = 0;
+            for (unsigned i = 0; i < s->row_count[row]; i++)
+                evict[nevict++] = s->row_nodes[row][i];
+            /* the unit's rows: o holds o->row .. + o->interval - 1, n would hold
+             * row .. + n->interval - 1 (mod II); they meet when n starts within
+             * o's or wraps round into it. Nodes of one unit share its interval I,
+             * so o->row = row - delta with delta < I or delta > II - I. */
+            const unsigned I = n->interval, near = I < II ? I : II, far = I > II ? 0 : II - I + 1;
+            for (unsigned delta = 1; delta < II; delta++) {
+                if (delta >= near && delta < far) {
+                    delta = far - 1; /* rows too far from row on both sides */
                     continue;
-                const node *o = &s->n[i];
-                /* the unit's rows: o holds o->row .. + o->interval - 1, n would hold
-                 * row .. + n->interval - 1 (mod II); they meet when n starts within
-                 * o's or wraps round into it */
-                const unsigned delta = row >= o->row ? row - o->row : row + II - o->row;
-                const int clash =
-                    o->row == row || (o->unit == n->unit && (delta < o->interval || delta + n->interval > II));
-                if (clash)
-                    IMS_UNPLACE(i);
+                }
+                const unsigned r = row >= delta ? row - delta : row + II - delta;
+                for (unsigned i = 0; i < s->row_count[r]; i++) {
+                    const node *o = &s->n[s->row_nodes[r][i]];
+                    if (o->unit == n->unit && (delta < o->interval || delta + n->interval > II))
+                        evict[nevict++] = s->row_nodes[r][i];
+                }
             }
+            qsort(evict, nevict, sizeof *evict, cmp_unsigned);
+            for (unsigned i = 0; i < nevict; i++)
+                IMS_UNPLACE(evict[i]);
             if (!fits(s, id, t))
                 return 0; /* cannot fit even alone: this II is infeasible */
         }
@@ -1005,10 +1169,10 @@ static int ims_run(sched *s, const unsigned *order, unsigned *pos)
  * it fits: 1 placed, 0 none fits, -1 out of memory. */
 static int place_first_fit(sched *s, unsigned id, long from, long to, int step)
 {
-    for (long c = from; step > 0 ? c <= to : c >= to; c += step)
-        if (fits(s, id, c))
-            return place(s, id, c) < 0 ? -1 : 1;
-    return 0;
+    long c;
+    if (!first_fit(s, id, from, to, step, &c))
+        return 0;
+    return place(s, id, c) < 0 ? -1 : 1;
 }
 
 /* Makes v's predecessors (up) or successors candidates for the order. */
@@ -1160,12 +1324,9 @@ static int stretch(sched *s)
             continue;
         long old = n->t;
         unplace(s, i);
-        long t = old;
-        for (long c = latest; c > old; c--)
-            if (fits(s, i, c)) {
-                t = c;
-                break;
-            }
+        long t;
+        if (!first_fit(s, i, latest, old + 1, -1, &t))
+            t = old;
         if (place(s, i, t) < 0)
             return -1;
     }
@@ -1354,10 +1515,28 @@ typedef struct value {
     long start, end;   /* cycles the register holds it: [def, max(last read, def + lat - 1)] */
 } value;
 
-static int cmp_long(const void *x, const void *y)
+/* Sorts n numbers ascending (equal numbers cannot show their order, so any
+ * sort gives the same array), by a bottom-up merge through tmp (n longs)
+ * without a comparison call per step: allocate sorts every attempt's
+ * lifetimes. */
+static void sort_longs(long *v, size_t n, long *tmp)
 {
-    const long a = *(const long *)x, b = *(const long *)y;
-    return (a > b) - (a < b);
+    long *from = v, *to = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi)
+                to[o++] = from[b] < from[a] ? from[b++] : from[a++];
+            while (a < mid)
+                to[o++] = from[a++];
+            while (b < hi)
+                to[o++] = from[b++];
+        }
+        long *x = from; from = to; to = x;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof *v);
 }
 
 static int cmp_value(const void *x, const void *y)
@@ -1516,7 +1695,7 @@ static int allocate(sched *s)
      * counted at a point by binary search in the sorted starts and ends */
     unsigned live_v = 0, live_p = 0;
     unsigned *live_at = calloc(nvals + 1, sizeof *live_at);
-    long *ps = malloc(4 * (nvals + 1) * sizeof *ps);
+    long *ps = malloc(6 * (nvals + 1) * sizeof *ps); /* starts, ends, sort_longs' room */
     if (!live_at || !ps) {
         free(live_at);
         free(ps);
@@ -1525,7 +1704,7 @@ static int allocate(sched *s)
     }
     for (int file = 0; file < 2; file++) {
         const char f = file ? 'p' : 'v';
-        long *st = ps, *en = ps + 2 * (nvals + 1);
+        long *st = ps, *en = ps + 2 * (nvals + 1), *sorted_tmp = ps + 4 * (nvals + 1);
         size_t np = 0;
         for (size_t i = 0; i < nvals; i++) {
             if (p->vfile[vals[i].virt] != f)
@@ -1538,8 +1717,8 @@ static int allocate(sched *s)
                 en[np++] = e - II;
             }
         }
-        qsort(st, np, sizeof *st, cmp_long);
-        qsort(en, np, sizeof *en, cmp_long);
+        sort_longs(st, np, sorted_tmp);
+        sort_longs(en, np, sorted_tmp);
         for (size_t r = 0; r < nvals; r++) {
             long at = mod(vals[r].start, II);
             size_t lo = 0, hi = np; /* starts <= at */
