@@ -1539,12 +1539,33 @@ static void sort_longs(long *v, size_t n, long *tmp)
         memcpy(v, from, n * sizeof *v);
 }
 
-static int cmp_value(const void *x, const void *y)
+/* Whether value a comes strictly before b: by start, the longer first. */
+static int value_before(const value *a, const value *b)
 {
-    const value *a = x, *b = y;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->end > b->end ? -1 : a->end < b->end;
+    return a->start != b->start ? a->start < b->start : a->end > b->end;
+}
+
+/* Sorts values by value_before, equal ones kept in their order (glibc's
+ * qsort, which the order was first made with, is a stable merge sort), by a
+ * bottom-up merge through tmp (n values) without a comparison call. */
+static void sort_values(value *v, size_t n, value *tmp)
+{
+    value *from = v, *to = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) /* the left run's first on a tie: stable */
+                to[o++] = value_before(&from[b], &from[a]) ? from[b++] : from[a++];
+            while (a < mid)
+                to[o++] = from[a++];
+            while (b < hi)
+                to[o++] = from[b++];
+        }
+        value *x = from; from = to; to = x;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof *v);
 }
 
 /* The last cycle the value `v` of iteration `k` (written by node d) holds
@@ -1689,7 +1710,13 @@ static int allocate(sched *s)
         vals[i].start = mod(vals[i].start, II);
         vals[i].end = vals[i].start + len;
     }
-    qsort(vals, nvals, sizeof *vals, cmp_value);
+    value *sort_tmp = malloc((nvals + 1) * sizeof *sort_tmp);
+    if (!sort_tmp) {
+        free(vals);
+        return -1;
+    }
+    sort_values(vals, nvals, sort_tmp);
+    free(sort_tmp);
     /* most values live at once, per file (at the values' starts), and the
      * starts where fewest are: each arc as one or two pieces of [0, II),
      * counted at a point by binary search in the sorted starts and ends */
