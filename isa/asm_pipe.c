@@ -1515,29 +1515,38 @@ typedef struct value {
     long start, end;   /* cycles the register holds it: [def, max(last read, def + lat - 1)] */
 } value;
 
-/* Sorts n numbers ascending (equal numbers cannot show their order, so any
- * sort gives the same array), by a bottom-up merge through tmp (n longs)
- * without a comparison call per step: allocate sorts every attempt's
- * lifetimes. */
-static void sort_longs(long *v, size_t n, long *tmp)
-{
-    long *from = v, *to = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi)
-                to[o++] = from[b] < from[a] ? from[b++] : from[a++];
-            while (a < mid)
-                to[o++] = from[a++];
-            while (b < hi)
-                to[o++] = from[b++];
-        }
-        long *x = from; from = to; to = x;
+/* DEFINE_MERGE_SORT(name, T, BEFORE) defines `static void name(T *v, size_t
+ * n, T *tmp)`: sorts v by BEFORE(a, b) (a strictly before b), equal elements
+ * kept in their order, by a bottom-up merge through tmp (n elements) with the
+ * comparison inline, not a qsort callback per step: allocation sorts every
+ * attempt's values and lifetimes. */
+#define DEFINE_MERGE_SORT(name, T, BEFORE)                                                          \
+    static void name(T *v, size_t n, T *tmp)                                                        \
+    {                                                                                               \
+        T *from = v, *to = tmp;                                                                     \
+        for (size_t w = 1; w < n; w *= 2) {                                                         \
+            for (size_t lo = 0; lo < n; lo += 2 * w) {                                              \
+                size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;         \
+                size_t a = lo, b = mid, o = lo;                                                     \
+                while (a < mid && b < hi) /* the left run's first on a tie: stable */               \
+                    to[o++] = BEFORE(from[b], from[a]) ? from[b++] : from[a++];                     \
+                while (a < mid)                                                                     \
+                    to[o++] = from[a++];                                                            \
+                while (b < hi)                                                                      \
+                    to[o++] = from[b++];                                                            \
+            }                                                                                       \
+            T *x = from;                                                                            \
+            from = to;                                                                              \
+            to = x;                                                                                 \
+        }                                                                                           \
+        if (from != v)                                                                              \
+            memcpy(v, from, n * sizeof *v);                                                         \
     }
-    if (from != v)
-        memcpy(v, from, n * sizeof *v);
-}
+
+/* Lifetimes' starts and ends, ascending (equal numbers cannot show their
+ * order, so any sort gives the same array). */
+#define LONG_BEFORE(a, b) ((a) < (b))
+DEFINE_MERGE_SORT(sort_longs, long, LONG_BEFORE)
 
 /* Whether value a comes strictly before b: by start, the longer first. */
 static int value_before(const value *a, const value *b)
@@ -1545,28 +1554,10 @@ static int value_before(const value *a, const value *b)
     return a->start != b->start ? a->start < b->start : a->end > b->end;
 }
 
-/* Sorts values by value_before, equal ones kept in their order (glibc's
- * qsort, which the order was first made with, is a stable merge sort), by a
- * bottom-up merge through tmp (n values) without a comparison call. */
-static void sort_values(value *v, size_t n, value *tmp)
-{
-    value *from = v, *to = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) /* the left run's first on a tie: stable */
-                to[o++] = value_before(&from[b], &from[a]) ? from[b++] : from[a++];
-            while (a < mid)
-                to[o++] = from[a++];
-            while (b < hi)
-                to[o++] = from[b++];
-        }
-        value *x = from; from = to; to = x;
-    }
-    if (from != v)
-        memcpy(v, from, n * sizeof *v);
-}
+/* Values by value_before, equal ones in their order (glibc's qsort, which the
+ * order was first made with, is a stable merge sort). */
+#define VALUE_BEFORE(a, b) value_before(&(a), &(b))
+DEFINE_MERGE_SORT(sort_values, value, VALUE_BEFORE)
 
 /* The last cycle the value `v` of iteration `k` (written by node d) holds
  * its register: its last read, or its write completing (def + lat - 1). */
