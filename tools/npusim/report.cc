@@ -31,8 +31,6 @@ nlohmann::json json_number(double v)
     return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
-double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-
 const char *dtype_text(const RunResult &r) { return r.dtype == NPU_F16 ? "fp16" : "fp32"; }
 
 // Entry k of a derived list; 0 past its end (a result built by hand).
@@ -241,12 +239,7 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
     return j;
 }
 
-nlohmann::json l2_json(const RunResult &r)
-{
-    nlohmann::json j = l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size()));
-    j["hit_rate"] = r.derived.l2_hit_rate;  // the run's own figure (the same ratio)
-    return j;
-}
+nlohmann::json l2_json(const RunResult &r) { return l2_json(r.l2, r.l2_tensor_names, unsigned(r.core_stats.size())); }
 
 double achieved_bytes_per_cycle(uint64_t bytes, uint64_t cycles, uint64_t busy_end)
 {

@@ -604,9 +604,7 @@ RunFootprint run_footprint(const Config &cfg, const Manifest &m)
     return f;
 }
 
-namespace {
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-}  // namespace
 
 // Every ratio of the run's counts, once; docs/metrics.md lists each formula.
 DerivedFigures derive_figures(const RunResult &r)

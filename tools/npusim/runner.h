@@ -255,6 +255,8 @@ RunFootprint run_footprint(const Config &cfg, const Manifest &m);
 Bound analyse_bound(const RunResult &r);
 // The ratios of r's counts (r.derived); run_kernel calls it last.
 DerivedFigures derive_figures(const RunResult &r);
+// a / b, and 0 when b is not positive: every ratio of the reports.
+double ratio(double a, double b);
 
 npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
 std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
