@@ -364,6 +364,9 @@ static void count(npu_l2 *l2, const npu_l2_result *r, int is_write, unsigned cor
     }
     if (r->outcome == NPU_L2_MERGED)
         st->mshr_merges++;
+    if (!is_write && r->fetched)
+        for (int i = 0; i < 2; i++)
+            per[i]->read_fills++;
 }
 
 /* A primary miss that allocates: pick and evict a victim, request the fill,

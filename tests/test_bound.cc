@@ -47,7 +47,8 @@ TEST(Bound, DmaEngineBindsReluAtVlen2048)
     // DRAM only reads x inside the kernel (y stays in the L2 until the
     // end-of-run write-back): 401408 / (4 x 32) = 3136; the L2 banks see
     // 6272 line accesses, 1 cycle each over 8 banks: 784.
-    const std::string args = "relu --dtype fp16 --shape 1,64,56,56 --set core.vlen=2048";
+    // dma.outstanding 32 keeps the window's term (below) at 14112.
+    const std::string args = "relu --dtype fp16 --shape 1,64,56,56 --set core.vlen=2048 --set dma.outstanding=32";
     json j = run_json(args + " --set memory.model=l2");
     const json &b = j.at("bound");
     EXPECT_DOUBLE_EQ(b.at("bound_cycles").get<double>(), 25088.0);
@@ -57,6 +58,7 @@ TEST(Bound, DmaEngineBindsReluAtVlen2048)
     EXPECT_DOUBLE_EQ(num(b.at("memory"), "dma_engine", "cycles"), 25088.0);
     EXPECT_EQ(b.at("memory").at("dma_engine").at("bytes").get<uint64_t>(), 802816u);
     EXPECT_DOUBLE_EQ(num(b.at("memory"), "l2_banks", "cycles"), 784.0);
+    EXPECT_DOUBLE_EQ(num(b.at("memory"), "dma_window", "cycles"), 14112.0);
     EXPECT_DOUBLE_EQ(num(b.at("memory"), "dram_channels", "cycles"), 3136.0);
     EXPECT_EQ(b.at("memory").at("dram_channels").at("end_of_run_bytes_not_counted").get<uint64_t>(), 401408u);
     EXPECT_FALSE(b.at("memory").at("dram_channels").at("end_of_run_counted").get<bool>());
@@ -74,11 +76,68 @@ TEST(Bound, DmaEngineBindsReluAtVlen2048)
                             "engine at 32 bytes/cycle)\n"),
               std::string::npos)
         << text.out;
+    EXPECT_NE(text.out.find("    DMA window:                     14112 cycles (6272 line requests x 20 cycles + 3136 "
+                            "read fills x 104 more, at most 32 in flight)\n"),
+              std::string::npos)
+        << text.out;
     EXPECT_NE(text.out.find("    DRAM channels:                   3136 cycles (401408 DRAM bytes through 4 "
                             "channels at 32 bytes/cycle"),
               std::string::npos)
         << text.out;
     EXPECT_NE(text.out.find("25088 cycles, memory-bound (dma engine)\n"), std::string::npos) << text.out;
+}
+
+TEST(Bound, DmaWindowBindsReluOnTheDefaultWindow)
+{
+    // The same run with 16 line requests in flight (the default). x and y
+    // are 401408 bytes each, 3136 lines of 128 bytes: 6272 requests, each in
+    // flight at least the 20-cycle hit latency, and the 3136 reads of x miss
+    // and fill, each at least 104 cycles more (dram.latency 100 + 128 bytes
+    // at 32 a cycle); request j leaves after request j - 16 completed:
+    // (6272 x 20 + 3136 x 104) / 16 = 28224 cycles, above the engine's 25088.
+    const std::string args = "relu --dtype fp16 --shape 1,64,56,56 --set core.vlen=2048";
+    json j = run_json(args);
+    const json &b = j.at("bound");
+    EXPECT_DOUBLE_EQ(b.at("bound_cycles").get<double>(), 28224.0);
+    EXPECT_EQ(b.at("binding"), "memory");
+    EXPECT_EQ(b.at("binding_resource"), "dma window");
+    const json &w = b.at("memory").at("dma_window");
+    EXPECT_EQ(w.at("line_requests").get<uint64_t>(), 6272u);
+    EXPECT_EQ(w.at("read_fills").get<uint64_t>(), 3136u);
+    EXPECT_DOUBLE_EQ(w.at("fill_min_cycles").get<double>(), 104.0);
+    EXPECT_EQ(w.at("outstanding").get<unsigned>(), 16u);
+    EXPECT_DOUBLE_EQ(num(b.at("memory"), "dma_engine", "cycles"), 25088.0);
+    expect_at_most_cycles(j, args);
+
+    // x warm in the L2: no read fills, 6272 x 20 / 16 = 7840, and the
+    // engine binds again.
+    json warm = run_json(args + " --warm-l2 x");
+    EXPECT_EQ(warm.at("bound").at("memory").at("dma_window").at("read_fills").get<uint64_t>(), 0u);
+    EXPECT_DOUBLE_EQ(num(warm.at("bound").at("memory"), "dma_window", "cycles"), 7840.0);
+    EXPECT_EQ(warm.at("bound").at("binding_resource"), "dma engine");
+
+    // One request at a time: every request waits for the one before, so the
+    // run takes at least the sum of the holds, 6272 x 20 + 3136 x 104 =
+    // 451584 cycles, and cannot beat it.
+    json one = run_json(args + " --set dma.outstanding=1");
+    EXPECT_DOUBLE_EQ(one.at("bound").at("bound_cycles").get<double>(), 451584.0);
+    EXPECT_EQ(one.at("bound").at("binding_resource"), "dma window");
+    expect_at_most_cycles(one, "one request in flight");
+
+    // Two cores: each core's engine has its own window; the busier binds.
+    json two = run_json(args + " --set system.cores=2");
+    const json &w2 = two.at("bound").at("memory").at("dma_window");
+    EXPECT_EQ(w2.at("line_requests").get<uint64_t>(), 3136u);
+    EXPECT_EQ(w2.at("read_fills").get<uint64_t>(), 1568u);
+    EXPECT_DOUBLE_EQ(w2.at("cycles").get<double>(), 14112.0);
+    expect_at_most_cycles(two, "two cores");
+
+    Result text = run_cli("run " + args);
+    EXPECT_NE(text.out.find("  Memory:                           28224 cycles (6272 line requests x 20 cycles + 3136 "
+                            "read fills x 104 more, at most 16 in flight)\n"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("28224 cycles, memory-bound (dma window)\n"), std::string::npos) << text.out;
 }
 
 TEST(Bound, DramChannelsBindOnAOneChannelFourByteDram)
@@ -154,8 +213,9 @@ TEST(Bound, BusiestCoresDmaEngineBindsTwoCores)
     // Two cores split the 401408-byte tensors in halves: each core's engine
     // moves 200704 bytes in and 200704 out, 401408 / 32 = 12544 cycles
     // (the old sum over cores / cores gave the same only by luck of balance).
+    // With 32 requests in flight each window's term is 7056.
     json j = run_json("relu --dtype fp16 --shape 1,64,56,56 --set core.vlen=2048 --set memory.model=l2 "
-                      "--set system.cores=2");
+                      "--set system.cores=2 --set dma.outstanding=32");
     const json &b = j.at("bound");
     EXPECT_DOUBLE_EQ(b.at("bound_cycles").get<double>(), 12544.0);
     EXPECT_EQ(b.at("memory_resource"), "dma engine");

@@ -142,11 +142,14 @@ TEST(MemoryCli, RunReportsL2AndDramKeys)
     // 64 x 56 x 56 fp16 = 401408 bytes each way, in 128-byte lines.
     EXPECT_EQ(l2.at("per_tensor").at("x").at("accesses").get<uint64_t>(), 401408u / 128u);
     EXPECT_EQ(l2.at("per_tensor").at("y").at("accesses").get<uint64_t>(), 401408u / 128u);
-    // The memory bound is the tightest bandwidth on the path: the core's DMA
-    // engine, 802816 bytes at 32 bytes/cycle, before the DRAM's 401408 bytes
-    // read (y's lines are written back after the kernel) over 4 x 32.
-    EXPECT_DOUBLE_EQ(j.at("bound").at("memory_cycles").get<double>(), 802816.0 / 32.0);
-    EXPECT_EQ(j.at("bound").at("memory_resource"), "dma engine");
+    // The memory bound is the tightest limit on the path: the core's DMA
+    // window, 6272 line requests of at least 20 cycles and 3136 fills of at
+    // least 104 more, 16 at a time, before the engine's 802816 bytes at 32
+    // bytes/cycle and the DRAM's 401408 bytes read (y's lines are written
+    // back after the kernel) over 4 x 32.
+    EXPECT_DOUBLE_EQ(j.at("bound").at("memory_cycles").get<double>(), (6272.0 * 20 + 3136.0 * 104) / 16);
+    EXPECT_EQ(j.at("bound").at("memory_resource"), "dma window");
+    EXPECT_DOUBLE_EQ(j.at("bound").at("memory").at("dma_engine").at("cycles").get<double>(), 802816.0 / 32.0);
     EXPECT_DOUBLE_EQ(j.at("bound").at("memory").at("dram_channels").at("cycles").get<double>(), 401408.0 / 128.0);
     EXPECT_TRUE(j.at("passed").get<bool>());
 

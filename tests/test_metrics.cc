@@ -205,7 +205,26 @@ TEST_P(Metrics, BoundTermsFollowFromTheirOperands)
         EXPECT_EQ(u64(ch.at("bytes")) + u64(ch.at("queued_after_end_bytes_not_counted")),
                   u64(k.at("bytes_read")) + u64(k.at("bytes_written")));
         EXPECT_EQ(u64(ch.at("end_of_run_bytes_not_counted")), u64(j.at("dram").at("end_of_run").at("bytes_written")));
-        memory = std::max({memory, num(bank.at("cycles")), num(mshr.at("cycles")), num(ch.at("cycles"))});
+        // The DMA window: the core where (requests x hit latency + read fills x
+        // fill_min) / outstanding is largest, its counts those of l2.per_core.
+        const json &win = m.at("dma_window");
+        const json &per_core = j.at("l2").at("per_core");
+        double window = 0;
+        for (const json &c : per_core)
+            window = std::max(window, (double(u64(c.at("accesses"))) * num(win.at("hit_latency")) +
+                                       double(u64(c.at("read_fills"))) * num(win.at("fill_min_cycles"))) /
+                                          double(u64(win.at("outstanding"))));
+        const json &busiest = per_core.at(u64(win.at("core")));
+        EXPECT_EQ(u64(win.at("line_requests")), u64(busiest.at("accesses")));
+        EXPECT_EQ(u64(win.at("read_fills")), u64(busiest.at("read_fills")));
+        EXPECT_EQ(num(win.at("fill_min_cycles")), num(mshr.at("fill_min_cycles")));
+        EXPECT_EQ(num(win.at("hit_latency")), cfg(j, "l2.hit_latency"));
+        EXPECT_EQ(num(win.at("outstanding")), cfg(j, "dma.outstanding"));
+        EXPECT_EQ(num(win.at("cycles")), window);
+        EXPECT_EQ(num(win.at("cycles")), (double(u64(win.at("line_requests"))) * num(win.at("hit_latency")) +
+                                          double(u64(win.at("read_fills"))) * num(win.at("fill_min_cycles"))) /
+                                             double(u64(win.at("outstanding"))));
+        memory = std::max({memory, window, num(bank.at("cycles")), num(mshr.at("cycles")), num(ch.at("cycles"))});
     }
     EXPECT_EQ(num(b.at("memory_cycles")), memory);
     if (cores == 1) {  // one core: its units are the report's

@@ -106,6 +106,7 @@ NPU_API int npu_l2_config_check(const npu_l2_config *cfg, char *msg, unsigned si
 
 typedef struct npu_l2_counts {
     uint64_t accesses, hits, misses;
+    uint64_t read_fills; /* reads that requested their line's fill (read misses, not merged) */
 } npu_l2_counts;
 
 /* Plain counters; rates are the printer's business (hit_rate = hits / accesses). */

@@ -57,6 +57,16 @@ std::string memory_term_text(const RunResult &r, const std::string &term)
         return fmt("%" PRIu64 " read fills x %.0f cycles at least (dram.latency + the line's channel time) "
                    "over %u MSHR%s", m.l2_read_fills, m.l2_fill_min_cycles, r.config.l2.mshrs,
                    r.config.l2.mshrs == 1 ? "" : "s");
+    if (term == "dma window") {
+        std::string s;
+        if (r.core_stats.size() > 1)
+            s = fmt("core %u, the busiest of %zu: ", m.dma_window_core, r.core_stats.size());
+        s += fmt("%" PRIu64 " line requests x %u cycle%s", m.dma_window_pieces, r.config.l2.hit_latency,
+                 r.config.l2.hit_latency == 1 ? "" : "s");
+        if (m.dma_window_read_fills)
+            s += fmt(" + %" PRIu64 " read fills x %.0f more", m.dma_window_read_fills, m.l2_fill_min_cycles);
+        return s + fmt(", at most %u in flight", r.config.timing.dma_outstanding);
+    }
     if (term == "dram channels") {
         std::string s = fmt("%" PRIu64 " DRAM bytes through %u channel%s at %u bytes/cycle", m.dram_bytes,
                             r.config.dram.channels, r.config.dram.channels == 1 ? "" : "s",
@@ -145,6 +155,7 @@ void text_timing(std::ostringstream &os, const RunResult &r)
             const char *term, *label;
             double cycles;
         } terms[] = {{"dma engine", "DMA engine:", b.memory.dma_cycles},
+                     {"dma window", "DMA window:", b.memory.dma_window_cycles},
                      {"l2 banks", "L2 banks:", b.memory.l2_bank_cycles},
                      {"l2 mshrs", "L2 MSHRs:", b.memory.l2_mshr_cycles},
                      {"dram channels", "DRAM channels:", b.memory.dram_cycles}};
@@ -229,12 +240,18 @@ nlohmann::json l2_json(const npu_l2_stats &l2, const std::vector<std::string> &t
               {"fills", l2.fills}};
     json per_core = json::array();
     for (unsigned k = 0; k < cores && k < NPU_L2_MAX_CORES; k++)
-        per_core.push_back({{"accesses", l2.core[k].accesses}, {"hits", l2.core[k].hits}, {"misses", l2.core[k].misses}});
+        per_core.push_back({{"accesses", l2.core[k].accesses},
+                            {"hits", l2.core[k].hits},
+                            {"misses", l2.core[k].misses},
+                            {"read_fills", l2.core[k].read_fills}});
     j["per_core"] = per_core;
     json per_tensor = json::object();
     for (size_t i = 0; i < tensor_names.size() && i < NPU_L2_MAX_TENSORS; i++)
         per_tensor[tensor_names[i]] = {
-            {"accesses", l2.tensor[i].accesses}, {"hits", l2.tensor[i].hits}, {"misses", l2.tensor[i].misses}};
+            {"accesses", l2.tensor[i].accesses},
+            {"hits", l2.tensor[i].hits},
+            {"misses", l2.tensor[i].misses},
+            {"read_fills", l2.tensor[i].read_fills}};
     j["per_tensor"] = per_tensor;
     return j;
 }
@@ -272,6 +289,13 @@ nlohmann::json bound_json(const RunResult &r)
                      {"bytes_per_cycle", r.config.timing.dma_bytes_per_cycle},
                      {"core", m.dma_core}}}};
     if (m.shared) {
+        memory["dma_window"] = {{"cycles", m.dma_window_cycles},
+                                {"core", m.dma_window_core},
+                                {"line_requests", m.dma_window_pieces},
+                                {"read_fills", m.dma_window_read_fills},
+                                {"hit_latency", r.config.l2.hit_latency},
+                                {"fill_min_cycles", m.l2_fill_min_cycles},
+                                {"outstanding", r.config.timing.dma_outstanding}};
         memory["l2_banks"] = {{"cycles", m.l2_bank_cycles},
                               {"accesses", m.l2_accesses},
                               {"bank_interval", r.config.l2.bank_interval},

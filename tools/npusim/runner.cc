@@ -408,6 +408,16 @@ void commit_mem_trace(MemorySystem &mem)
 //   transfers one after another, each for ceil(bytes / dma.bytes_per_cycle)
 //   cycles, and the core ends after its last transfer completes, so cycles >=
 //   the busiest core's bytes / dma.bytes_per_cycle.
+// * DMA window (per core, memory.model: l2): an engine sends line requests
+//   in order, and request j leaves only once request j - K has completed (K
+//   = dma.outstanding; M1). Every request answers no earlier than
+//   l2.hit_latency after it leaves (its lookup), and a read that fills its
+//   line no earlier than hit_latency + dram.latency + the line's channel time
+//   (its MSHR request is at or after the lookup). So along each of the K
+//   chains j, j + K, j + 2K, ... the holds add up, the longest chain is at
+//   least the average, and the core ends after its last request completes:
+//   cycles >= (requests x hit_latency + read fills x fill_min) / K for the
+//   busiest engine. (A core's requests are its L2 accesses.)
 // * L2 banks (shared, memory.model: l2): an access holds its bank for
 //   bank_interval cycles from its start; one bank's bookings never overlap;
 //   every access answers at start + hit_latency or later, inside the cycles.
@@ -478,12 +488,28 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     const uint64_t piece = std::min<uint64_t>(l2.line_bytes, dc.interleave_bytes);
     m.l2_fill_min_cycles = double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
     m.l2_mshr_cycles = double(m.l2_read_fills) * m.l2_fill_min_cycles / double(l2.mshrs);
+    const double window = double(r.config.timing.dma_outstanding);
+    for (size_t k = 0; k < cores.size() && k < NPU_L2_MAX_CORES; k++) {
+        const npu_l2_counts &c = r.l2.core[k];
+        const double cycles =
+            (double(c.accesses) * l2.hit_latency + double(c.read_fills) * m.l2_fill_min_cycles) / window;
+        if (k == 0 || cycles > m.dma_window_cycles) {
+            m.dma_window_cycles = cycles;
+            m.dma_window_core = unsigned(k);
+            m.dma_window_pieces = c.accesses;
+            m.dma_window_read_fills = c.read_fills;
+        }
+    }
     const DramTraffic &d = r.dram_traffic;
     const uint64_t kernel = d.kernel_read + d.kernel_written;
     m.dram_end_of_run_bytes = d.end_of_run_bytes;
     m.dram_after_end_bytes = std::min<uint64_t>(kernel, d.kernel_booked_after * dc.bytes_per_cycle);
     m.dram_bytes = kernel - m.dram_after_end_bytes;
     m.dram_cycles = double(m.dram_bytes) / (double(dc.channels) * double(dc.bytes_per_cycle));
+    if (m.dma_window_cycles > b.memory_cycles) {
+        b.memory_cycles = m.dma_window_cycles;
+        b.memory_resource = "dma window";
+    }
     if (m.l2_bank_cycles > b.memory_cycles) {
         b.memory_cycles = m.l2_bank_cycles;
         b.memory_resource = "l2 banks";

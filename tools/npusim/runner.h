@@ -108,6 +108,14 @@ struct MemoryBound {
     double l2_mshr_cycles = 0;  // l2_read_fills x l2_fill_min_cycles / mshrs
     uint64_t l2_read_fills = 0; // read misses less every merge: at most the reads that filled
     double l2_fill_min_cycles = 0;
+    // Little's law on a core's DMA window: a line request holds one of its
+    // engine's dma.outstanding slots from its issue until it completes, at
+    // least l2.hit_latency, and a read that fills its line at least
+    // hit_latency + l2_fill_min_cycles. The busiest core's engine binds.
+    double dma_window_cycles = 0; // (pieces x hit_latency + read fills x fill_min) / outstanding
+    unsigned dma_window_core = 0; // which core (the first of equals)
+    uint64_t dma_window_pieces = 0;     // that core's line requests (its L2 accesses)
+    uint64_t dma_window_read_fills = 0; // of which reads that filled their line
     double dram_cycles = 0;     // dram_bytes / (channels x bytes_per_cycle)
     uint64_t dram_bytes = 0;    // counted: the kernel's DRAM bytes, less the two below
     uint64_t dram_end_of_run_bytes = 0;  // not counted: the end-of-run write-back moves after `cycles`
@@ -136,7 +144,7 @@ struct Bound {
     double resource_cycles = 0;   // max over units and slots of work / capacity (the busiest core)
     std::string resource_name;    // the compute resource, e.g. "unit valu"
     double memory_cycles = 0;     // the tightest of the terms in `memory`
-    std::string memory_resource;  // "dma engine", "l2 banks", "l2 mshrs" or "dram channels"
+    std::string memory_resource;  // "dma engine", "dma window", "l2 banks", "l2 mshrs" or "dram channels"
     MemoryBound memory;
     double dependency_cycles = 0; // longest register-dependency chain
     // Registers (Huff's MinAvg): on the busiest core, the sum over its
