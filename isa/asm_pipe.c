@@ -2235,47 +2235,158 @@ static char *schedule_table(sched *s)
     return out;
 }
 
-/* Huff's MinAvg inputs, from one iteration's dependence graph alone: a
- * value lives at least the longest latency path from its producer's issue
- * to its last consumer (its latency when nothing reads it). */
-static void min_lifetimes(const pipe_block *b, npu_sched_loop *l)
+/* Huff's MinAvg inputs, from one iteration's dependence graph alone: the
+ * least total lifetime of the values of one register file over every
+ * timing of the iteration that its latencies allow. A value lives from its
+ * producer's issue t_d to its last consumer's issue, and at least its
+ * latency; each consumer issues at least its producers' latencies after
+ * them. Minimising each value's lifetime on its own (the longest latency
+ * path from its producer to its last consumer) would count two values that
+ * cannot both be short as if they could (b read early and late, l made
+ * early and read late); the least *sum* is a linear program in the issue
+ * times t_j and each value's end L_v:
+ *
+ *   min sum_v (L_v - t_d(v))  s.t.  t_j - t_i >= lat_i (j reads i's value),
+ *                                   L_v - t_j >= 0 (j reads v),
+ *                                   L_v - t_d(v) >= lat_d(v)
+ *
+ * whose constraints are differences, so its dual is a maximum-weight flow:
+ * one unit from each value's producer to some value's end, along the
+ * constraints' arcs, weighted by their right-hand sides. Successive
+ * shortest paths (costs = -weights; the arcs form a DAG, so the residual
+ * graph never has a negative cycle) find it exactly, and its weight is the
+ * program's optimum: every schedule's values of that file live at least
+ * that many cycles per iteration. */
+typedef struct flow_arc {
+    int to, next;
+    long cap, cost;
+} flow_arc;
+
+typedef struct flow_net {
+    flow_arc *arc;
+    int narcs, cap;
+    int *head;
+    int nodes;
+} flow_net;
+
+static int flow_add(flow_net *f, int from, int to, long cap, long cost)
+{
+    if (f->narcs + 2 > f->cap) {
+        int ncap = f->cap ? 2 * f->cap : 256;
+        flow_arc *na = realloc(f->arc, (size_t)ncap * sizeof *na);
+        if (!na)
+            return -1;
+        f->arc = na;
+        f->cap = ncap;
+    }
+    f->arc[f->narcs] = (flow_arc){ to, f->head[from], cap, cost };
+    f->head[from] = f->narcs++;
+    f->arc[f->narcs] = (flow_arc){ from, f->head[to], 0, -cost };
+    f->head[to] = f->narcs++;
+    return 0;
+}
+
+/* The least lifetime sum of file `file`'s values ('v' or 'p'), or -1 when
+ * out of memory. */
+static long least_lifetime_sum(const pipe_block *b, char file)
 {
     const asm_pipe *p = b->p;
+    enum { SRC = 0, SNK = 1, OPS = 2 };
+    const int nodes = OPS + (int)p->nops + (int)p->nv;
+    const long BIG = 1L << 40;
+    flow_net f = { NULL, 0, 0, malloc((size_t)nodes * sizeof(int)), nodes };
+    long *dist = malloc((size_t)nodes * sizeof *dist);
+    int *via = malloc((size_t)nodes * sizeof *via), *queue = malloc((size_t)nodes * sizeof *queue);
+    char *queued = calloc((size_t)nodes, 1);
+    long total = -1;
+    int units = 0;
+    if (!f.head || !dist || !via || !queue || !queued)
+        goto out;
+    for (int i = 0; i < nodes; i++)
+        f.head[i] = -1;
+    for (size_t j = 0; j < p->nops; j++) {
+        const op_info *oi = &b->info[j];
+        for (int u = 0; u < oi->nuses; u++) {
+            const int v = oi->uses[u], d = b->def_op[v];
+            if (d < 0)
+                continue;
+            /* t_j >= t_d + lat_d */
+            if (flow_add(&f, OPS + d, OPS + (int)j, BIG, -(long)b->m->unit[b->info[d].unit].latency) < 0)
+                goto out;
+            /* L_v >= t_j */
+            if (p->vfile[v] == file && flow_add(&f, OPS + (int)j, OPS + (int)p->nops + v, BIG, 0) < 0)
+                goto out;
+        }
+    }
+    for (unsigned v = 0; v < p->nv; v++) {
+        const int d = b->def_op[v];
+        if (d < 0 || p->vfile[v] != file)
+            continue;
+        const int end = OPS + (int)p->nops + (int)v;
+        if (flow_add(&f, OPS + d, end, BIG, -(long)b->m->unit[b->info[d].unit].latency) < 0 ||
+            flow_add(&f, SRC, OPS + d, 1, 0) < 0 || flow_add(&f, end, SNK, 1, 0) < 0)
+            goto out;
+        units++;
+    }
+    total = 0;
+    for (int k = 0; k < units; k++) {
+        /* the cheapest residual path SRC -> SNK (Bellman-Ford with a queue) */
+        for (int i = 0; i < nodes; i++)
+            dist[i] = LONG_MAX, via[i] = -1;
+        int qh = 0, qn = 0;
+        dist[SRC] = 0;
+        queue[qn++] = SRC;
+        queued[SRC] = 1;
+        while (qn) {
+            const int x = queue[qh];
+            qh = (qh + 1) % nodes;
+            qn--;
+            queued[x] = 0;
+            for (int a = f.head[x]; a >= 0; a = f.arc[a].next) {
+                const flow_arc *r = &f.arc[a];
+                if (r->cap > 0 && dist[x] + r->cost < dist[r->to]) {
+                    dist[r->to] = dist[x] + r->cost;
+                    via[r->to] = a;
+                    if (!queued[r->to]) {
+                        queue[(qh + qn) % nodes] = r->to;
+                        qn++;
+                        queued[r->to] = 1;
+                    }
+                }
+            }
+        }
+        if (via[SNK] < 0) { /* cannot happen: each producer reaches its value's end */
+            total = -1;
+            goto out;
+        }
+        for (int x = SNK; x != SRC; x = f.arc[via[x] ^ 1].to) {
+            f.arc[via[x]].cap -= 1;
+            f.arc[via[x] ^ 1].cap += 1;
+        }
+        total -= dist[SNK];
+    }
+out:
+    free(f.arc);
+    free(f.head);
+    free(dist);
+    free(via);
+    free(queue);
+    free(queued);
+    return total;
+}
+
+/* Huff's MinAvg inputs: the registers free for the block's values, and per
+ * file the least lifetime sum above (0 on its own failure, which only an
+ * allocation can cause: then the floor is lost, never overstated). */
+static void min_lifetimes(const pipe_block *b, npu_sched_loop *l)
+{
     l->regs_v = (unsigned)__builtin_popcount(b->vpool);
     l->regs_p = (unsigned)__builtin_popcount(b->ppool & 0xffu);
     if (!b->m)
         return;
-    /* dist[j]: longest path from the producer to op j (written order is topological) */
-    long dist[PIPE_MAX_OPS];
-    for (unsigned v = 0; v < p->nv; v++) {
-        int d = b->def_op[v];
-        if (d < 0)
-            continue;
-        for (size_t j = 0; j < p->nops; j++)
-            dist[j] = -1;
-        dist[d] = 0;
-        long life = b->m->unit[b->info[d].unit].latency;
-        long last = -1;
-        for (size_t j = (size_t)d + 1; j < p->nops; j++) {
-            const op_info *oi = &b->info[j];
-            for (int u = 0; u < oi->nuses; u++) {
-                int pd = b->def_op[oi->uses[u]];
-                if (pd >= 0 && dist[pd] >= 0) {
-                    long v2 = dist[pd] + (long)b->m->unit[b->info[pd].unit].latency;
-                    dist[j] = v2 > dist[j] ? v2 : dist[j];
-                }
-            }
-            for (int u = 0; u < oi->nuses; u++)
-                if ((unsigned)oi->uses[u] == v)
-                    last = dist[j] > last ? dist[j] : last;
-        }
-        if (last >= 0)
-            life = last;
-        if (p->vfile[v] == 'v')
-            l->lifetime_sum_v += (unsigned long)life;
-        else
-            l->lifetime_sum_p += (unsigned long)life;
-    }
+    const long sv = least_lifetime_sum(b, 'v'), sp = least_lifetime_sum(b, 'p');
+    l->lifetime_sum_v = sv > 0 ? (unsigned long)sv : 0;
+    l->lifetime_sum_p = sp > 0 ? (unsigned long)sp : 0;
 }
 
 static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const sched *s,

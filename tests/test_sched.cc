@@ -217,6 +217,33 @@ TEST(Sched, RegistersRaiseTheIntervalAndTheReportSaysWhy)
     EXPECT_LE(l.vregs, 30u);
 }
 
+TEST(Sched, TheRegisterFloorCountsValuesThatCannotBothBeShort)
+{
+    // gelu_sigmoid's fp32 chain (lib/lin_sigmoid.s, LIN_SWISH_SPLIT) with
+    // SFU latency 30, VALU 6, LSU 6. Each value's own least lifetime (the
+    // longest latency path from its producer to its last reader): x 6, b 24
+    // (p, h, c: 18, then l reads it), p 6, h 6, c 6, l 6, E 36 (d, then s),
+    // d 6, s 6, r 30, xl 6, y 6: 144. But b lives until l issues and l until
+    // s issues, and s is at least 12 + 6 + 30 + 6 = 54 after b (through h,
+    // E and d), so b and l together live at least 54, not 24 + 6: 168 is
+    // the least sum any timing of the iteration allows.
+    npu_timing_config t = default_timing();
+    t.unit[NPU_UNIT_SFU].latency = 30;
+    t.unit[NPU_UNIT_VALU].latency = 6;
+    npu_asm_machine m = machine_of(t);
+    const std::string body =
+        "    vld.f32 %x, [s10]\n    vmini.f32 %b, %x, 51.0\n    vmul.f32 %p, %b, v29\n"
+        "    vmini.f32 %h, %p, 88.0\n    vfms.f32 %c, %b, v29, %h\n    vfma.f32 %l, %b, v26, %c\n"
+        "    vexp.f32 %E, %h\n    vaddi.f32 %d, %E, 1.0\n    vfma.f32 %s, %E, %l, %d\n"
+        "    vrcp.f32 %r, %s\n    vld.f32 %xl, [s10]\n    vmul.f32 %y, %r, %xl\n    vst.f32 %y, [s11]\n";
+    Assembled a(loop(body, 256), &m, true);
+    const npu_sched_loop &l = main_loop(a);
+    EXPECT_EQ(l.lifetime_sum_v, 168u);
+    EXPECT_EQ(l.regs_v, 30u);  // v26 and v29 hold constants
+    EXPECT_GE(double(l.ii) / l.unroll, 168.0 / 30.0) << "no schedule beats the register floor";
+    EXPECT_GT(check_kernels(a.p, t), 0u);
+}
+
 TEST(Sched, AnInstructionMayWriteTheRegisterItLastReads)
 {
     // v1..v31 hold constants, so the loop's values have v0 alone: x, then
@@ -382,6 +409,16 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
         EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ\n" << src;
         passes += check_passes(on.p, a.events);
         kernel_insns += check_kernels(on.p, t);
+        // No schedule beats the register floor (the least lifetime sum over
+        // the registers free, per file): its values need that many
+        // register-cycles per iteration, and U copies share U x II cycles.
+        const npu_sched_loop &l = on.p.loops[0];
+        if (l.scheduled) {
+            if (l.regs_v)
+                EXPECT_GE(double(l.ii) / l.unroll, double(l.lifetime_sum_v) / l.regs_v) << src;
+            if (l.regs_p)
+                EXPECT_GE(double(l.ii) / l.unroll, double(l.lifetime_sum_p) / l.regs_p) << src;
+        }
     }
     EXPECT_GT(passes, 700u);
     EXPECT_GT(kernel_insns, 3000u);

@@ -36,11 +36,12 @@ typedef struct npu_sched_loop {
     unsigned stages;
     unsigned vregs, pregs;   /* physical registers holding the loop's values */
     unsigned max_live;       /* most values live in one cycle */
-    /* Registers, before scheduling (Huff's MinAvg): the sum over one
-     * iteration's values of their minimum lifetimes (the longest latency path
-     * from the producer's issue to its last consumer), per register file, and
-     * the registers free for them. An iteration needs at least
-     * lifetime_sum / regs cycles on average, whatever the schedule. */
+    /* Registers, before scheduling (Huff's MinAvg): the least sum of one
+     * iteration's value lifetimes (each from its producer's issue to its last
+     * reader's, at least its latency) over every timing of the iteration its
+     * latencies allow, per register file, and the registers free for them. An
+     * iteration needs at least lifetime_sum / regs cycles on average,
+     * whatever the schedule (docs/scheduling.md). */
     unsigned long lifetime_sum_v, lifetime_sum_p;
     unsigned regs_v, regs_p;
     uint32_t *kernel_cycles; /* each kernel instruction's cycle within its pass (0 .. ii-1) */

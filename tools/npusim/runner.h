@@ -148,8 +148,8 @@ struct Bound {
     MemoryBound memory;
     double dependency_cycles = 0; // longest register-dependency chain
     // Registers (Huff's MinAvg): on the busiest core, the sum over its
-    // .pipeline loops of iterations x the values' minimum lifetimes per
-    // iteration / the registers free for them (ScheduledLoop).
+    // .pipeline loops of iterations x the least lifetime sum of an
+    // iteration's values / the registers free for them (ScheduledLoop).
     double register_cycles = 0;
     double bound_cycles = 0;
     std::string binding;          // "resource", "memory", "registers" or "dependency"
