@@ -32,7 +32,7 @@ int main(void)
     CHECK(npu_sim_config_set(cfg, "units.sfu.latency", "0", err, sizeof err) == NPU_EINVAL, "latency 0 taken");
     CHECK(strcmp(err, "units.sfu.latency: 0 is out of range (1 .. 10000 cycles)") == 0, "message: %s", err);
     CHECK(npu_sim_config_set(cfg, "units.sfu.latenc", "3", err, sizeof err) == NPU_EINVAL, "unknown key taken");
-    CHECK(strcmp(err, "units.sfu.latenc: unknown key (see `npusim config docs`)") == 0, "message: %s", err);
+    CHECK(strcmp(err, "units.sfu.latenc: unknown key") == 0, "message: %s", err);
     CHECK(npu_sim_config_set(cfg, "units.sfu.latency", "30", err, sizeof err) == NPU_OK, "%s", err);
     char *yaml = npu_sim_config_yaml(cfg);
     CHECK(yaml && strstr(yaml, "latency: 30"), "the override is not in the YAML");

@@ -78,7 +78,7 @@ TEST(Cli, BadConfigKeyNamesItsPath)
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, path + ":3:3: core.vlne: unknown key\n");
     r = run_cli("run relu --set core.vlen=384");
-    EXPECT_EQ(r.err, "--set core.vlen: 384 is not a power of two (128 .. 2048)\n");
+    EXPECT_EQ(r.err, "set core.vlen: 384 is not a power of two (128 .. 2048)\n");
 }
 
 TEST(Cli, ConfigKeyThatIsNotANameIsOneLineNotACrash)

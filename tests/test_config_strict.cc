@@ -147,13 +147,13 @@ TEST(ConfigStrict, AlignmentRulesComeFromTheSchema)
     expect_error(run_cli("config show --set ub.banks=12"),
                  "core.ub_bytes: 262144 is not a multiple of ub.banks x ub.bank_bytes (12 x 32 = 384 bytes)");
     expect_error(run_cli("config show --set l2.size_bytes=3000000"),
-                 "--set l2.size_bytes: 3000000 is not a power of two (1024 .. 17179869184)");
-    expect_error(run_cli("config show --set l2.ways=12"), "--set l2.ways: 12 is not a power of two (1 .. 64)");
+                 "set l2.size_bytes: 3000000 is not a power of two (1024 .. 17179869184)");
+    expect_error(run_cli("config show --set l2.ways=12"), "set l2.ways: 12 is not a power of two (1 .. 64)");
     expect_error(run_cli("config show --set dram.interleave_bytes=384"),
-                 "--set dram.interleave_bytes: 384 is not a power of two (32 .. 1048576)");
+                 "set dram.interleave_bytes: 384 is not a power of two (32 .. 1048576)");
     // C would read 0400 as octal 256, YAML 1.2 as 400.
     expect_error(run_cli("config show --set core.vlen=0400"),
-                 "--set core.vlen: expected an integer (decimal without a leading 0, or 0x hex), got '0400'");
+                 "set core.vlen: expected an integer (decimal without a leading 0, or 0x hex), got '0400'");
     Result r = run_cli("config show --set core.vlen=0x200 --set core.ub_bytes=100352");
     EXPECT_EQ(r.status, 0) << r.err;
 }
@@ -208,12 +208,12 @@ TEST(ConfigStrict, EchoedValuesAreCutTo40Characters)
     // (YAML allows 1024 characters in a plain key.)
     expect_error(show_file(p, std::string(1000, 'k') + ": 1\n"), p + ":1:1: " + std::string(40, 'k') + "...: unknown key");
     expect_error(run_cli("config show --set sfu.mode=" + std::string(1000, 'x')),
-                 "--set sfu.mode: '" + std::string(40, 'x') + "...' is not one of exact|approx");
+                 "set sfu.mode: '" + std::string(40, 'x') + "...' is not one of exact|approx");
     expect_error(run_cli("config show --set issue.slots=any," + std::string(1000, 'v')),
-                 "--set issue.slots[1]: unknown instruction class '" + std::string(40, 'v') +
+                 "set issue.slots[1]: unknown instruction class '" + std::string(40, 'v') +
                      "...' (scalar, branch, vector, mem, dma, sync)");
     expect_error(run_cli("config show --set core.ub_bytes=" + std::string(1000, '9')),
-                 "--set core.ub_bytes: " + std::string(40, '9') + "... is out of range (32768 .. 1073741824 bytes)");
+                 "set core.ub_bytes: " + std::string(40, '9') + "... is out of range (32768 .. 1073741824 bytes)");
 }
 
 // ---- the shipped configs still load ------------------------------------------------------

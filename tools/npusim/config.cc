@@ -591,7 +591,7 @@ void set_config_key(Config &cfg, const std::string &key, const std::string &valu
 {
     const ConfigKey *k = find_key(key);
     if (!k)
-        throw Error(shown(key) + ": unknown key (see `npusim config docs`)");
+        throw Error(shown(key) + ": unknown key");
     set_key(cfg, *k, value, "");
 }
 
@@ -599,12 +599,12 @@ void apply_override(Config &cfg, const std::string &assignment)
 {
     size_t eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw Error("--set " + shown(assignment) + ": expected KEY=VALUE");
+        throw Error("set " + shown(assignment) + ": expected KEY=VALUE");
     std::string key = assignment.substr(0, eq);
     const ConfigKey *k = find_key(key);
     if (!k)
-        throw Error("--set " + shown(key) + ": unknown key (see `npusim config docs`)");
-    set_key(cfg, *k, assignment.substr(eq + 1), "--set ");
+        throw Error("set " + shown(key) + ": unknown key");
+    set_key(cfg, *k, assignment.substr(eq + 1), "set ");
 }
 
 std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg)

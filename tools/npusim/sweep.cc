@@ -99,7 +99,7 @@ void check_value(const std::string &key, const std::string &value, const std::st
         apply_override(scratch, key + "=" + value);
     } catch (const Error &e) {
         std::string m = e.what();
-        const std::string prefix = "--set ";
+        const std::string prefix = "set ";
         if (m.rfind(prefix, 0) == 0)
             m = m.substr(prefix.size());
         throw Error(w + m);
