@@ -24,6 +24,10 @@
  * of memory operands. Everything else is checked. */
 #include "asm_internal.h"
 
+#include "isa/sched_version.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -31,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum {
     PIPE_MAX_VIRTUALS = 200,
@@ -2565,6 +2571,195 @@ static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, siz
     return k;
 }
 
+/* The table, pipe_cache.lock held. table_put takes k (freed with the entry). */
+static int table_find(const unsigned char *k, size_t len, unsigned *K, unsigned *II)
+{
+    for (size_t i = 0; i < pipe_cache.count; i++)
+        if (pipe_cache.e[i].len == len && memcmp(pipe_cache.e[i].key, k, len) == 0) {
+            *K = pipe_cache.e[i].K;
+            *II = pipe_cache.e[i].II;
+            return 1;
+        }
+    return 0;
+}
+
+static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
+{
+    pipe_cache_entry *e = &pipe_cache.e[pipe_cache.next];
+    free(e->key);
+    *e = (pipe_cache_entry){ k, len, K, II };
+    pipe_cache.next = (pipe_cache.next + 1) % PIPE_CACHE_MAX;
+    if (pipe_cache.count < PIPE_CACHE_MAX)
+        pipe_cache.count++;
+}
+
+/* ---- schedules kept across processes (npu_asm_cache_set_file) ------------
+ *
+ * One line per block a search scheduled, appended by one write(2) to a file
+ * opened with O_APPEND (so processes that share the file never interleave
+ * their lines):
+ *
+ *   npusim-schedule <NPU_SCHED_VERSION>-<host> <K> <II> <key in hex>\n
+ *
+ * The version is a hash of the scheduler's sources (isa/gen_sched_version.py)
+ * and the host tag the key's byte order and word size, so a line written by
+ * any other build is never taken. The file is read once per process, at the
+ * first block the table does not hold; a line that is not whole and well
+ * formed, or for another build, is skipped. A file above DISK_MAX_BYTES is
+ * emptied before it is read. Nothing here can change a program: a key holds
+ * everything the search reads, and a cached (K, II) that does not schedule
+ * sends the block to the full search (asm_pipe_end). Errors of the file (no
+ * folder, no room) only cost the time the file would have saved. */
+enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16 };
+
+static struct {
+    char *path;  /* NULL: no file */
+    int loaded;  /* read once since the path was set */
+} disk;
+
+static const char *host_tag(void)
+{
+    const uint16_t one = 1;
+    static char tag[16];
+    snprintf(tag, sizeof tag, "%s%zu", *(const uint8_t *)&one ? "le" : "be", 8 * sizeof(void *));
+    return tag;
+}
+
+static int hexval(int ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* One line of the file into the table: 1 when taken. */
+static int disk_line(const char *line, size_t n, const char *prefix)
+{
+    const size_t pl = strlen(prefix);
+    if (n <= pl || memcmp(line, prefix, pl) != 0)
+        return 0;
+    const char *q = line + pl, *end = line + n;
+    unsigned long K = 0, II = 0;
+    char *stop;
+    errno = 0;
+    K = strtoul(q, &stop, 10);
+    if (stop == q || *stop != ' ' || errno)
+        return 0;
+    q = stop + 1;
+    II = strtoul(q, &stop, 10);
+    if (stop == q || *stop != ' ' || errno)
+        return 0;
+    q = stop + 1;
+    const size_t hex = (size_t)(end - q);
+    if (K == 0 || K > PIPE_MAX_UNROLL || II == 0 || II > UINT_MAX / 2 || hex == 0 || hex % 2 ||
+        hex / 2 > DISK_MAX_KEY)
+        return 0;
+    unsigned char *k = malloc(hex / 2);
+    if (!k)
+        return 0;
+    for (size_t i = 0; i < hex / 2; i++) {
+        const int hi = hexval(q[2 * i]), lo = hexval(q[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            free(k);
+            return 0;
+        }
+        k[i] = (unsigned char)(hi << 4 | lo);
+    }
+    unsigned oldK, oldII;
+    if (table_find(k, hex / 2, &oldK, &oldII)) {
+        free(k);
+        return 0;
+    }
+    table_put(k, hex / 2, (unsigned)K, (unsigned)II);
+    return 1;
+}
+
+/* Reads the file into the table, once (pipe_cache.lock held): 1 when it
+ * added a block. */
+static int disk_load(void)
+{
+    if (!disk.path || disk.loaded)
+        return 0;
+    disk.loaded = 1;
+    const int fd = open(disk.path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (st.st_size > DISK_MAX_BYTES) {
+        close(fd);
+        if (truncate(disk.path, 0) != 0) {
+            /* start again; lines being appended are lost, no more */
+        }
+        return 0;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (buf && got < (size_t)st.st_size) {
+        const ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!buf)
+        return 0;
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "npusim-schedule %s-%s ", NPU_SCHED_VERSION, host_tag());
+    int added = 0;
+    for (size_t at = 0; at < got;) {
+        const char *nl = memchr(buf + at, '\n', got - at);
+        if (!nl)
+            break; /* a line still being written */
+        added |= disk_line(buf + at, (size_t)(nl - (buf + at)), prefix);
+        at = (size_t)(nl - buf) + 1;
+    }
+    free(buf);
+    return added;
+}
+
+/* Appends one block's schedule (pipe_cache.lock held). */
+static void disk_append(const unsigned char *k, size_t len, unsigned K, unsigned II)
+{
+    if (!disk.path || len > DISK_MAX_KEY)
+        return;
+    char head[128];
+    const int hl = snprintf(head, sizeof head, "npusim-schedule %s-%s %u %u ", NPU_SCHED_VERSION, host_tag(), K, II);
+    char *line = malloc((size_t)hl + 2 * len + 1);
+    if (!line)
+        return;
+    memcpy(line, head, (size_t)hl);
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        line[hl + 2 * i] = digits[k[i] >> 4];
+        line[hl + 2 * i + 1] = digits[k[i] & 15];
+    }
+    line[hl + 2 * len] = '\n';
+    const int fd = open(disk.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        const size_t n = (size_t)hl + 2 * len + 1;
+        if (write(fd, line, n) != (ssize_t)n) {
+            /* a short write leaves a line without its end, which readers skip */
+        }
+        close(fd);
+    }
+    free(line);
+}
+
+int npu_asm_cache_set_file(const char *path)
+{
+    char *copy = NULL;
+    if (path && *path && !(copy = strdup(path)))
+        return NPU_ENOMEM;
+    pthread_mutex_lock(&pipe_cache.lock);
+    free(disk.path);
+    disk.path = copy;
+    disk.loaded = 0;
+    pthread_mutex_unlock(&pipe_cache.lock);
+    return NPU_OK;
+}
+
 /* 1 and (K, II) when the block was scheduled before, 0 when not, -1 out of
  * memory. */
 static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, unsigned *K, unsigned *II)
@@ -2575,14 +2770,10 @@ static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, u
         c->status = NPU_ENOMEM;
         return asm_error(c, 0, "out of memory");
     }
-    int found = 0;
     pthread_mutex_lock(&pipe_cache.lock);
-    for (size_t i = 0; i < pipe_cache.count && !found; i++)
-        if (pipe_cache.e[i].len == len && memcmp(pipe_cache.e[i].key, k, len) == 0) {
-            *K = pipe_cache.e[i].K;
-            *II = pipe_cache.e[i].II;
-            found = 1;
-        }
+    int found = table_find(k, len, K, II);
+    if (!found && disk_load())
+        found = table_find(k, len, K, II);
     pthread_mutex_unlock(&pipe_cache.lock);
     free(k);
     return found;
@@ -2597,12 +2788,8 @@ static int cache_add(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, un
         return asm_error(c, 0, "out of memory");
     }
     pthread_mutex_lock(&pipe_cache.lock);
-    pipe_cache_entry *e = &pipe_cache.e[pipe_cache.next];
-    free(e->key);
-    *e = (pipe_cache_entry){ k, len, K, II };
-    pipe_cache.next = (pipe_cache.next + 1) % PIPE_CACHE_MAX;
-    if (pipe_cache.count < PIPE_CACHE_MAX)
-        pipe_cache.count++;
+    disk_append(k, len, K, II);
+    table_put(k, len, K, II);
     pthread_mutex_unlock(&pipe_cache.lock);
     return 0;
 }
@@ -2700,6 +2887,8 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
         const int one_at_a_time = limit >= K * (chain + 2) && K * (chain + 2) >= first;
         if (one_at_a_time)
             limit = K * (chain + 2);
+        if (cached_K)
+            limit = first; /* the kept II or none: the full search follows (asm_pipe_end) */
         for (unsigned II = first; II <= limit; II += 1 + (II - first) / 16) {
             if (out->best.n && (p->trips / K) * II >= out->cost)
                 break;
@@ -2799,6 +2988,16 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
             continue; /* the other block won before */
         if (search_block(v ? &mb : &b, cached_K[v], cached_II[v], &found[v]) < 0)
             goto oom;
+    }
+    if ((cached_K[0] || cached_K[1]) && !found[0].best.n && !found[1].best.n) {
+        /* A kept (K, II) that does not schedule (only a file written by
+         * hand could hold one): the full search, as for a new block. */
+        cached_K[0] = cached_K[1] = 0;
+        for (int v = 0; v < (nmerged > 0 ? 2 : 1); v++) {
+            sched_free(&found[v].best);
+            if (search_block(v ? &mb : &b, 0, 0, &found[v]) < 0)
+                goto oom;
+        }
     }
     int w = found[1].best.n && (!found[0].best.n || found[1].cost <= found[0].cost);
     if (!found[w].best.n) {

@@ -789,3 +789,47 @@ TEST(Cli, RunReportMatchesTheGoldenFile)
             << "stale tests/golden/" << g.golden << " (see the comment above to regenerate); got:\n" << out;
     }
 }
+
+// Schedules kept across runs (NPUSIM_SCHEDULE_CACHE; npu_asm_cache_set_file):
+// a second run takes every block's schedule from the file (which therefore
+// does not grow) and reports the same bits; a file of garbage, of another
+// build's lines, of a line cut short or of a (K, II) that does not schedule
+// changes nothing either; "off" keeps no file.
+TEST(Cli, KeptSchedulesChangeNothingButTheTime)
+{
+    const std::string file = tmpdir() + "/schedules";
+    const std::string args = "gelu_tanh --dtype fp16 --shape 1,16,8,8 --set units.sfu.latency=30";
+    auto same = [](nlohmann::json a, nlohmann::json b) {
+        for (nlohmann::json *j : {&a, &b})
+            for (const char *k : {"host_seconds", "sim_cycles_per_second", "sim_instructions_per_second"})
+                j->at("sim").erase(k);
+        return a == b;
+    };
+    const char *was = std::getenv("NPUSIM_SCHEDULE_CACHE");
+    const std::string before = was ? was : "";
+    std::remove(file.c_str());
+    setenv("NPUSIM_SCHEDULE_CACHE", "off", 1);
+    const nlohmann::json fresh = run_json(args);
+    EXPECT_EQ(slurp(file), "") << "off keeps no file";
+
+    setenv("NPUSIM_SCHEDULE_CACHE", file.c_str(), 1);
+    EXPECT_TRUE(same(run_json(args), fresh));
+    const std::string kept = slurp(file);
+    ASSERT_EQ(kept.rfind("npusim-schedule ", 0), 0u) << kept;
+    EXPECT_EQ(kept.back(), '\n');
+    EXPECT_TRUE(same(run_json(args), fresh));
+    EXPECT_EQ(slurp(file), kept) << "the second run searched again";
+
+    // The kept line with II 1, which schedules nothing: the block is searched.
+    std::string first = kept.substr(0, kept.find('\n'));
+    std::istringstream in(first);
+    std::string word, version, K, II, key;
+    in >> word >> version >> K >> II >> key;
+    write(file, "garbage\n\nnpusim-schedule 0123-le64 1 9 " + key + "\n" + word + " " + version + " 1 1 " + key +
+                    "\n" + word + " " + version + " 1 9 " + key.substr(0, key.size() / 2));
+    EXPECT_TRUE(same(run_json(args), fresh));
+    if (was)
+        setenv("NPUSIM_SCHEDULE_CACHE", before.c_str(), 1);
+    else
+        unsetenv("NPUSIM_SCHEDULE_CACHE");
+}

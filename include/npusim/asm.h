@@ -142,6 +142,16 @@ NPU_API int npu_assemble_file(const char *path, const npu_asm_options *opts, npu
  * (hits) and how many were searched (misses) since then. */
 NPU_API void npu_asm_cache_clear(void);
 NPU_API void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses);
+/* Keeps schedules across processes as well, in the file at `path` (NULL or
+ * "": none, the default): every block the search schedules is appended to
+ * it as one line, and at the first block the process's cache does not hold,
+ * the file's blocks join it (a line written by any other build of the
+ * scheduler, or not whole, is skipped; a file above 16 MiB starts again).
+ * Processes may share the file. As with the process's cache, the programs
+ * are the same bits; a file that cannot be read or written only costs the
+ * time it would have saved. `npusim` sets one unless NPUSIM_SCHEDULE_CACHE
+ * says otherwise (docs/scheduling.md). Returns NPU_OK or NPU_ENOMEM. */
+NPU_API int npu_asm_cache_set_file(const char *path);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,32 @@ using namespace npusim;
 
 namespace {
 
+// Schedules kept across runs (npu_asm_cache_set_file), as ccache keeps
+// compilations: NPUSIM_SCHEDULE_CACHE names the file ("off" or empty: none),
+// else $XDG_CACHE_HOME/npusim/schedules or ~/.cache/npusim/schedules. Only
+// assembly time depends on it (docs/scheduling.md).
+void keep_schedules()
+{
+    namespace fs = std::filesystem;
+    fs::path file;
+    if (const char *env = std::getenv("NPUSIM_SCHEDULE_CACHE")) {
+        if (!*env || std::string(env) == "off")
+            return;
+        file = env;
+    } else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
+        file = fs::path(xdg) / "npusim" / "schedules";
+    } else if (const char *home = std::getenv("HOME"); home && *home == '/') {
+        file = fs::path(home) / ".cache" / "npusim" / "schedules";
+    } else {
+        return;
+    }
+    std::error_code ec;
+    if (file.has_parent_path())
+        fs::create_directories(file.parent_path(), ec);
+    if (!ec)
+        npu_asm_cache_set_file(file.c_str());
+}
+
 std::pair<std::string, std::string> split_assignment(const std::string &flag, const std::string &s)
 {
     size_t eq = s.find('=');
@@ -403,9 +429,13 @@ int sc_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
 #endif
+    keep_schedules();
     CLI::App app{"npusim: a cycle-level NPU vector-core simulator with an activation ISA"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "npusim 0.1.0");
+    app.footer("Environment: NPUSIM_KERNELS=DIR finds kernels by name in DIR; NPUSIM_SCHEDULE_CACHE=FILE keeps the\n"
+               "schedules of .pipeline loops across runs in FILE (default ~/.cache/npusim/schedules; off: none; they\n"
+               "change no result, only assembly time).");
 
     RunOptions ropts;
     std::string config_file, shape = "1,16,8,8", json_path;
