@@ -14,12 +14,14 @@ import argparse
 import concurrent.futures
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("npusim", help="the npusim executable, e.g. build/npusim")
     ap.add_argument("--shape", default="1,64,56,56")
