@@ -61,7 +61,7 @@ std::string memory_term_text(const RunResult &r, const std::string &term)
         std::string s;
         if (r.core_stats.size() > 1)
             s = fmt("core %u, the busiest of %zu: ", m.dma_window_core, r.core_stats.size());
-        s += fmt("%" PRIu64 " line requests x %u cycle%s", m.dma_window_pieces, r.config.l2.hit_latency,
+        s += fmt("%" PRIu64 " line requests x %u cycle%s", m.dma_window_requests, r.config.l2.hit_latency,
                  r.config.l2.hit_latency == 1 ? "" : "s");
         if (m.dma_window_read_fills)
             s += fmt(" + %" PRIu64 " read fills x %.0f more", m.dma_window_read_fills, m.l2_fill_min_cycles);
@@ -291,7 +291,7 @@ nlohmann::json bound_json(const RunResult &r)
     if (m.shared) {
         memory["dma_window"] = {{"cycles", m.dma_window_cycles},
                                 {"core", m.dma_window_core},
-                                {"line_requests", m.dma_window_pieces},
+                                {"line_requests", m.dma_window_requests},
                                 {"read_fills", m.dma_window_read_fills},
                                 {"hit_latency", r.config.l2.hit_latency},
                                 {"fill_min_cycles", m.l2_fill_min_cycles},

@@ -496,7 +496,7 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
         if (k == 0 || cycles > m.dma_window_cycles) {
             m.dma_window_cycles = cycles;
             m.dma_window_core = unsigned(k);
-            m.dma_window_pieces = c.accesses;
+            m.dma_window_requests = c.accesses;
             m.dma_window_read_fills = c.read_fills;
         }
     }

@@ -112,9 +112,9 @@ struct MemoryBound {
     // engine's dma.outstanding slots from its issue until it completes, at
     // least l2.hit_latency, and a read that fills its line at least
     // hit_latency + l2_fill_min_cycles. The busiest core's engine binds.
-    double dma_window_cycles = 0; // (pieces x hit_latency + read fills x fill_min) / outstanding
+    double dma_window_cycles = 0; // (requests x hit_latency + read fills x fill_min) / outstanding
     unsigned dma_window_core = 0; // which core (the first of equals)
-    uint64_t dma_window_pieces = 0;     // that core's line requests (its L2 accesses)
+    uint64_t dma_window_requests = 0;     // that core's line requests (its L2 accesses)
     uint64_t dma_window_read_fills = 0; // of which reads that filled their line
     double dram_cycles = 0;     // dram_bytes / (channels x bytes_per_cycle)
     uint64_t dram_bytes = 0;    // counted: the kernel's DRAM bytes, less the two below
