@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  celu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2.5
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2.5
 ; @note       alpha = 1 (the default) is elu: the linear branch rides through the expm1 chain
 ; @note       (LIN_ELU_PASS), 7 instructions per fp32 vector. Any other power-of-two alpha divides
 ; @note       exactly: 10 (max(x, 0) then waits beside the chain for the final fma).

@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  elu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2
 ; @note       fp32 goal 6 instructions: e^x - 1 from a rounded e^x loses all relative accuracy as x -> 0-
 ; @note       (2^-25 absolute error against a result ~x). expm1(x) = (u - 1) + u (x - ln u), u = RN(e^x),
 ; @note       recovers it to about an ULP for one vln and three ALU ops, two of the instructions SFU.

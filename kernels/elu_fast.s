@@ -6,12 +6,12 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  elu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=1 abs=0x1p-25
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=1 abs=0x1p-25
 ; @note       5 instructions per fp32 vector (goal 6): e^x - 1 is one exact subtraction (Sterbenz)
 ; @note       after a correctly rounded e^x, so its only error is e^x's rounding, at most 2^-25
 ; @note       absolute: under an ULP (0.75 measured) wherever the error is above 2^-25, but no relative
-; @note       accuracy near 0- (x = -1e-6 gets about 3% error): the fp32 bound is 1 ULP or 2^-25
+; @note       accuracy near 0- (x = -1e-6 gets about 3% error): the fp32 tolerance is 1 ULP or 2^-25
 ; @note       absolute (for alpha = 1; the absolute part scales with alpha). elu (9 instructions)
 ; @note       recovers e^x's low bits with ln: 1.45 ULP everywhere. fp16: 1 ULP (fp32 inside).
 ; @note       x is read again for its late uses (lib/eltwise.s, LIN_WIDE_X) and the assembler merges

@@ -6,11 +6,11 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  geglu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=6.5 abs=0x1p-100
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=6.5 abs=0x1p-100
 ; @note       The short form of gelu_erf (lib/lin_erf.s; see gelu_erf_fast.s) and one more rounding
 ; @note       for the product by b. Where gelu_erf(a) is subnormal (a < -13.2) its few bits are scaled
-; @note       by b: the abs bound 2^-100 covers |b| < 2^40.
+; @note       by b: the abs tolerance 2^-100 covers |b| < 2^40.
 ; @note       a is read again for its late uses (lib/eltwise.s, LIN_X_AGAIN) and the assembler merges
 ; @note       the repeat back where holding a schedules as fast (docs/scheduling.md): at 1x64x56x56,
 ; @note       fp16 419,361 -> 400,520 cycles on the default config, fp32 373,226 -> 360,143; with SFU

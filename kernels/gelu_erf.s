@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  gelu_erf
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=3 zero_sign=any
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=3 zero_sign=any
 ; @note       zero_sign=any (fp32): below x = -14.42 the tail underflows and max(x, 0) - E H, with
 ; @note       max(x, 0) formed as x - min(x, 0) (+0) so that x = -inf gives NaN, is +0 where binary64
 ; @note       rounds to -0. A -0 there costs two more instructions per vector (min(T, max(x, -0)));

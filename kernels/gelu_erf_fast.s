@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  gelu_erf
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=6
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=6
 ; @note       The short form of gelu_erf (27 instructions per fp32 vector against 34): one tail
 ; @note       formula everywhere, every step rounded. The tail form has no cancellation anywhere
 ; @note       (relative accuracy down to x = -13, where the result underflows), and -x^2/2 is split

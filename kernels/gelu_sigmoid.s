@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  gelu_sigmoid
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=3 abs=0x1p-120
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=3 abs=0x1p-120
 ; @note       fp32 goal 6 instructions: RN(1.702 x) has a relative error that e^ multiplies by |1.702 x|
 ; @note       (17 ULP at x = -10), so -1.702 x is kept as h + l (fma) and e^(h+l) = e^h + e^h l:
 ; @note       1.702 is not a binary32, so it is a pair (hi + lo) and lo x joins l: 10 instructions per

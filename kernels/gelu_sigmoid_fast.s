@@ -5,12 +5,12 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  gelu_sigmoid
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2.5 abs=0x1p-24
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2.5 abs=0x1p-24
 ; @note       5 instructions per fp32 vector (goal 6): RN(-1.702 x), exp, add, rcp, mul. The rounding
 ; @note       of 1.702 x (and of 1.702 itself) is multiplied by |1.702 x| inside e^, so for x < -1 the
 ; @note       relative error grows with |x| (20 ULP measured near x = -10) while the absolute error stays
-; @note       small (2.7e-8 at most where the error passes 3 ULP): the fp32 bound is 2.5 ULP or 2^-24
+; @note       small (2.7e-8 at most where the error passes 3 ULP): the fp32 tolerance is 2.5 ULP or 2^-24
 ; @note       absolute (every result more than 2^-24 off is within 2.02 ULP). gelu_sigmoid (10
 ; @note       instructions) splits -1.702 x into h + l and keeps 3 ULP everywhere. fp16: 1 ULP.
 ; @note       x is loaded a second time for the last product instead of held in a register through

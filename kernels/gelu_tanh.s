@@ -5,13 +5,13 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  gelu_tanh
-; @bound      fp16 ulp=1 abs=0x1p-24
-; @bound      fp32 ulp=3 abs=0x1p-24
+; @tolerance  fp16 ulp=1 abs=0x1p-24
+; @tolerance  fp32 ulp=3 abs=0x1p-24
 ; @note       fp16 I/O widens to fp32 inside (vcvtl/vcvth ... vcvtn), as production GELU kernels keep
 ; @note       their constants in fp32: two fp32 halves cost 17 instructions per fp16 vector instead of 7.
 ; @note       For x << 0 the result is x * e^(-2|z|): the rounding error of -2z (a few ULP) is multiplied
-; @note       by |2z| in e^(-2z), so the ULP bound holds only where the result is not tiny; there the
-; @note       absolute bound 2^-24 applies instead.
+; @note       by |2z| in e^(-2z), so the ULP tolerance holds only where the result is not tiny; there the
+; @note       absolute tolerance 2^-24 applies instead.
 ; @note       x is read again for the product (lib/eltwise.s, LIN_WIDE_X) and the assembler merges
 ; @note       the repeat back where holding x schedules as fast (docs/scheduling.md): with SFU latency
 ; @note       30 at 1x64x56x56, fp32 170,853 -> 116,267 cycles, fp16 180,342 -> 136,638; the default

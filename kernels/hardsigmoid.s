@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  hardsigmoid
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=1.5
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=1.5
 ; @note       (x + 3) is exact near x = -3, where the result goes to 0, so the error stays relative:
 ; @note       at most the roundings of x + 3 and of the product plus the error of RN(1/6).
 ; @note       4 instructions per fp32 vector, 11 per fp16 vector (widened to two fp32 halves,

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  hardswish
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2.5
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2.5
 ; @note       Four roundings (x + 3, the RN(1/6) constant, two products), each relative to the result.
 ; @note       5 instructions per fp32 vector, 13 per fp16 vector (widened to two fp32 halves,
 ; @note       narrowed once).

@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  leaky_relu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=0
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=0
 ; @note       fp16: alpha is rounded to binary16 on broadcast, so alpha*x can differ from the
 ; @note       reference (which uses alpha as binary32) by the rounding of alpha: at most 1 ULP.
 .include "lib/eltwise.s"

@@ -5,12 +5,12 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  mish
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=4 abs=0x1p-120
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=4 abs=0x1p-120
 ; @note       ((1 + e)^2 - 1) / ((1 + e)^2 + 1) written as e (e + 2) / (e (e + 2) + 2), with
 ; @note       e (e + 2) = fma(e, e, 2e) rounded once: no cancellation for x << 0. x is capped at 20
 ; @note       for e^x (tanh(softplus(x)) rounds to 1 from x = 9 on). fp32: where e^x underflows the
-; @note       result is tiny (abs bound 2^-120).
+; @note       result is tiny (abs tolerance 2^-120).
 ; @note       fp32 goal 8 instructions, 4 ULP: the quotient n / (n + 2) takes one fma correction step
 ; @note       (two more instructions, 10 per fp32 vector): 3.45 ULP measured over 2^20 inputs (4 ULP
 ; @note       met). What is left is mostly e^x's rounding and that of n + 2, each magnified up to

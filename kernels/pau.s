@@ -15,8 +15,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  pau
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=6 abs=0x1p-24
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=6 abs=0x1p-24
 ; @note       Defaults: "pade_optimized_leakyrelu" of the PAU authors' code (ml-research/pau,
 ; @note       Molina et al., ICLR 2020): leaky ReLU (slope 0.01) within 0.034 on [-3, 3].
 ; @note       fp32: twelve roundings (nine Horner fmas/products, 1 + |Q|, the reciprocal, the

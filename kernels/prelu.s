@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  prelu
-; @bound      fp16 ulp=0
-; @bound      fp32 ulp=0
+; @tolerance  fp16 ulp=0
+; @tolerance  fp32 ulp=0
 ; @note       Exact: max(x,0) and min(x,0) are exact, and fma(alpha, min(x,0), max(x,0)) is either
 ; @note       x + alpha*0 = x (x > 0) or alpha*x + 0 rounded once, the reference rounded once.
 ; @note       alpha is a per-channel tensor in the run's dtype (--input alpha=FILE.npy, shape [C]);

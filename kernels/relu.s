@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  relu
-; @bound      fp16 ulp=0
-; @bound      fp32 ulp=0
+; @tolerance  fp16 ulp=0
+; @tolerance  fp32 ulp=0
 .include "lib/eltwise.s"
 
 .macro relu_math y, x

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  relu6
-; @bound      fp16 ulp=0
-; @bound      fp32 ulp=0
+; @tolerance  fp16 ulp=0
+; @tolerance  fp32 ulp=0
 ; @note       NaN propagates (vmax/vmin return NaN), as torch.nn.functional.relu6 does.
 .include "lib/eltwise.s"
 

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  safe_gelu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=6
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=6
 ; @note       The short form of gelu_erf (lib/lin_erf.s) after a clamp (two more instructions; NaN
 ; @note       propagates, as the reference's clamp does): see gelu_erf_fast.s for the accuracy.
 ; @note       x is read again for its late uses (lib/eltwise.s, LIN_X_AGAIN) and the assembler merges

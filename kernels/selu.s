@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  selu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2
 ; @note       As elu (the linear branch rides through the expm1 chain), plus a multiply by scale on
 ; @note       the linear half and scale * alpha kept as a binary32 pair (two fmas) so the constant
 ; @note       adds no rounding: 12 instructions per fp32 vector.

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  sigmoid
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2 abs=0x1p-126
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2 abs=0x1p-126
 ; @note       fp32 goal 5 instructions, 2 ULP: the short form (exp, add, rcp: sigmoid_fast, 4
 ; @note       instructions) rounds e^-x, 1 + e^-x and 1/(1 + e^-x): 2.16 ULP measured. Here
 ; @note       1 + e^-x = hi + lo exactly (Fast2Sum on max/min, 5 instructions: the plain
@@ -16,7 +16,7 @@
 ; @note       (r + r (1 - r hi - r lo)) gives 1.47.
 ; @note       fp16 takes the short form: its three roundings are far inside an fp16 ULP.
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is 0 where the true value is
-; @note       subnormal (below 2^-128): the absolute bound 2^-126 covers only those.
+; @note       subnormal (below 2^-128): the absolute tolerance 2^-126 covers only those.
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/lin_sigmoid.s"
 

@@ -5,13 +5,13 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  sigmoid
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2.5 abs=0x1p-126
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2.5 abs=0x1p-126
 ; @note       4 instructions per fp32 vector (goal 5): the roundings of e^-x, 1 + e^-x and the
 ; @note       reciprocal add up to 2.5 ULP in theory, 2.16 measured over 2^20 inputs. sigmoid
 ; @note       (12 instructions) keeps 1 + e^-x as an exact pair and corrects the reciprocal: 1.79 ULP.
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is 0 where the true value is
-; @note       subnormal (below 2^-128): the absolute bound 2^-126 covers only those. fp16: 1 ULP.
+; @note       subnormal (below 2^-128): the absolute tolerance 2^-126 covers only those. fp16: 1 ULP.
 ; @note       Padded channels are zeroed by the skeleton (f(0) = 1/2).
 .include "lib/lin_sigmoid.s"
 

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  silu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=1.5 abs=0x1p-120
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=1.5 abs=0x1p-120
 ; @note       fp32 goal 5 instructions, 2 ULP: the short form (silu_fast, 5 instructions) rounds
 ; @note       e^-x, 1 + e^-x, the reciprocal and the product by x: 2.42 ULP measured. Here
 ; @note       1 + e^-x = hi + lo exactly (Fast2Sum on max/min), y = RN(x RN(1/hi)) and one
@@ -19,7 +19,7 @@
 ; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
 ; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 ; @note       fp32: for x < -88.72, e^-x overflows and the result is -0 where the true value is
-; @note       below 104 * 2^-128 in magnitude: the absolute bound covers only those.
+; @note       below 104 * 2^-128 in magnitude: the absolute tolerance covers only those.
 .include "lib/lin_sigmoid.s"
 
 ; fp32: the exact pair and the corrected quotient; fp16 (its halves in fp32):

@@ -7,8 +7,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  softplus
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=3 abs=0x1p-126
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=3 abs=0x1p-126
 ; @note       fp32 goal 7 instructions: ln(1 + t) alone loses t's low bits when t = e^(beta x) is
 ; @note       small (relative error 2^-24 / t); adding back c / (1 + t), c = t - (RN(1 + t) - 1),
 ; @note       costs two subtractions, a reciprocal (SFU: for small t, c is the whole result) and
@@ -21,8 +21,8 @@
 ; @note       Any other beta divides ln u, rounded by the SFU to half an ULP of itself, by beta,
 ; @note       which can move the result to a binade where that half ULP counts double: 2.5 measured
 ; @note       for beta = 0.7 and 1.702, 2.9 for 0.3 and 1.1; no ALU step recovers ln's rounding, so
-; @note       the bound (one for every beta) stays 3. Where beta x < -87 (e^(beta x) subnormal) the
-; @note       absolute bound 2^-126 applies. softplus_fast (5 instructions) is the short form.
+; @note       the tolerance (one for every beta) stays 3. Where beta x < -87 (e^(beta x) subnormal) the
+; @note       absolute tolerance 2^-126 applies. softplus_fast (5 instructions) is the short form.
 ; @note       beta must be positive (the caps that keep inf - inf out assume it).
 ; @note       Padded channels are zeroed by the skeleton (f(0) = ln 2 / beta).
 ; @note       x is read again for its late uses (lib/eltwise.s, LIN_WIDE_X) and the assembler merges

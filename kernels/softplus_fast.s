@@ -7,19 +7,19 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  softplus
-; @bound      fp16 ulp=1.5
-; @bound      fp32 ulp=1.5 abs=0x1p-23
+; @tolerance  fp16 ulp=1.5
+; @tolerance  fp32 ulp=1.5 abs=0x1p-23
 ; @note       5 instructions per fp32 vector for beta = 1 (goal 7): exp, add, ln, the threshold
 ; @note       compare and a select of x for the linear lanes. ln(RN(1 + e^x)) loses the
 ; @note       rounding of 1 + e^x, up to 2^-24 absolute (ln's own rounding brings it to 2^-23): fine for
 ; @note       x >= 0 (1.2 ULP measured; the result is at least ln 2) but not relative for x < 0 (0 from
-; @note       x < -17 on, where softplus is e^x): the fp32 bound is 1.5 ULP or 2^-23 absolute (beta = 1).
+; @note       x < -17 on, where softplus is e^x): the fp32 tolerance is 1.5 ULP or 2^-23 absolute (beta = 1).
 ; @note       fp16 results below 2^-13 (x < -9) have an ULP of 2^-24, so the lost 2^-24 shows: 1.08 ULP
-; @note       measured, bound 1.5. softplus (9 instructions) adds back the lost low bits: 1.80 ULP
-; @note       everywhere. Any other beta: 7 instructions; the bounds hold for powers of two >= 1.
+; @note       measured, tolerance 1.5. softplus (9 instructions) adds back the lost low bits: 1.80 ULP
+; @note       everywhere. Any other beta: 7 instructions; the tolerances hold for powers of two >= 1.
 ; @note       Other betas add the roundings of beta x and of the product by RN(1/beta), and the
 ; @note       absolute part grows to 2^-23 / beta: 3.4 ULP or 2^-23 / beta measured for beta = 0.3,
-; @note       0.7, 1.702, 3, 5, which this manifest's bound does not cover (use softplus there).
+; @note       0.7, 1.702, 3, 5, which this manifest's tolerance does not cover (use softplus there).
 ; @note       Padded channels are zeroed by the skeleton (f(0) = ln 2 / beta).
 ; @note       x is read again for its late uses (lib/eltwise.s, LIN_WIDE_X) and the assembler merges
 ; @note       the repeat back where holding x schedules as fast (docs/scheduling.md): with SFU latency

@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  softsign
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=2
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=2
 ; @note       Three roundings (1 + |x|, the correctly rounded reciprocal, the product).
 ; @note       x is loaded a second time for the product (lib/eltwise.s, LIN_WIDE_X; fp16 widens it
 ; @note       twice), merged back by the assembler where holding x schedules as fast (the default

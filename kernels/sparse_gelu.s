@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  sparse_gelu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=6
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=6
 ; @note       Lanes below the threshold are replaced by +0 before the short form of gelu_erf
 ; @note       (lib/lin_erf.s), whose result there is +0 as the reference's (two vector instructions,
 ; @note       no select after; the compare's complement, which keeps NaN lanes, is a predicate

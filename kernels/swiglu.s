@@ -6,12 +6,12 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  swiglu
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=4 abs=0x1p-100
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=4 abs=0x1p-100
 ; @note       silu's short form (silu_fast: four roundings) plus the product by b: 6 instructions
 ; @note       per fp32 vector. Where e^-a overflows (a < -88.72) silu is flushed to -0 for a true
 ; @note       value below 2^-120 in magnitude, so the product's absolute error is below 2^-120 |b|:
-; @note       the abs bound 2^-100 holds for |b| < 2^20. fp16 widens both halves of a and of b,
+; @note       the abs tolerance 2^-100 holds for |b| < 2^20. fp16 widens both halves of a and of b,
 ; @note       computes in fp32 and narrows once: 17 instructions per fp16 vector. fp32 loads a a
 ; @note       second time for the last product instead of holding it through two SFU latencies.
 .include "lib/lin_sigmoid.s"

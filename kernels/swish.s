@@ -6,8 +6,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  swish
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=1.5 abs=0x1p-120
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=1.5 abs=0x1p-120
 ; @note       fp32 goal 2 ULP: as silu, 1 + t (t = e^(-beta x)) is kept as an exact pair (Fast2Sum)
 ; @note       and the quotient x / (1 + t) gets one correction step: a power-of-two beta (the
 ; @note       default 1) makes -beta x exact, 14 instructions per fp32 vector, 1.38 ULP measured.
@@ -22,8 +22,8 @@
 ; @note       instructions per fp16 vector as written. Where holding x schedules as fast (fp16 on
 ; @note       the default config) the assembler merges the repeat: 13 (docs/scheduling.md).
 ; @note       fp32: where e^(-beta x) overflows the result is a signed zero for a true value of
-; @note       at most 2.7e-37 / |beta|: below 2^-120 (abs bound) for |beta| >= 1/2; a smaller beta
-; @note       can fail the bound just past x = -88.7 / beta (beta = 0.001: 46 of 2^20 inputs).
+; @note       at most 2.7e-37 / |beta|: below 2^-120 (abs tolerance) for |beta| >= 1/2; a smaller beta
+; @note       can fail the tolerance just past x = -88.7 / beta (beta = 0.001: 46 of 2^20 inputs).
 .include "lib/lin_sigmoid.s"
 
 ; s6 = -beta (binary32 bits: vmuls reads it as vbcast does), v29 = -beta,

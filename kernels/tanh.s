@@ -5,8 +5,8 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  tanh
-; @bound      fp16 ulp=1
-; @bound      fp32 ulp=1.5
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=1.5
 ; @note       fp32 goal 7 instructions, 2 ULP: 1 - 2/(1 + e^2x) cancels for small |x| (all
 ; @note       relative accuracy lost as x -> 0), so E = expm1(2|x|) is computed accurately: u = e^2|x|
 ; @note       rounded, then E = (u - 1) + u (2|x| - ln u) kept as that unevaluated pair, d = E + 2 as

@@ -5,10 +5,10 @@
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  tanh
-; @bound      fp16 ulp=1 zero_sign=any
-; @bound      fp32 ulp=2.5 abs=0x1p-24 zero_sign=any
+; @tolerance  fp16 ulp=1 zero_sign=any
+; @tolerance  fp32 ulp=2.5 abs=0x1p-24 zero_sign=any
 ; @note       zero_sign=any: E r - r cancels exactly to +0 wherever E = 1 (x = -0, and every |x| below
-; @note       2^-25, covered by the absolute bound), where tanh gives -0 for x = -0. Taking the sign
+; @note       2^-25, covered by the absolute tolerance), where tanh gives -0 for x = -0. Taking the sign
 ; @note       from x costs two more instructions (min(y, max(x, -0))), a third of the kernel; tanh keeps it.
 ; @note       6 instructions per fp32 vector (goal 7): min, add, exp, add, rcp, and one fms for E r - r
 ; @note       (one rounding). For |x| > 1/2 nothing cancels (2.15 ULP measured); near 0, E - 1 cancels

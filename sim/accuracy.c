@@ -67,7 +67,7 @@ void npu_accuracy_init(npu_accuracy *a)
 }
 
 int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
-                     const npu_bound *bound)
+                     const npu_tolerance *tol)
 {
     double ulp = npu_ulp_error(got, ref, dt);
     double abs_err = (ulp == 0.0) ? 0.0 : fabs(got - ref);
@@ -85,16 +85,16 @@ int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, np
             a->worst_ref = ref;
         }
     }
-    if (abs_err > bound->max_abs && ulp > a->max_ulp_beyond_abs)
+    if (abs_err > tol->max_abs && ulp > a->max_ulp_beyond_abs)
         a->max_ulp_beyond_abs = ulp;
-    int pass = ulp <= bound->max_ulp || abs_err <= bound->max_abs;
+    int pass = ulp <= tol->max_ulp || abs_err <= tol->max_abs;
     if (!isnan(got) != !isnan(ref)) {
         a->nan_mismatches++;
         pass = 0;
     }
     if (got == 0 && round_to(ref, dt) == 0 && signbit(got) != signbit(ref)) { /* rounding keeps the sign */
         a->zero_sign_mismatches++;
-        pass &= bound->any_zero_sign;
+        pass &= tol->any_zero_sign;
     }
     if (!pass)
         a->failures++;

@@ -122,7 +122,7 @@ std::string kernel_file(const std::string &name, const std::string &body)
 {
     std::string path = tmpdir() + "/" + name + ".s";
     write(path, "; @kernel " + name +
-                    "\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n" + body);
+                    "\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @tolerance fp32 ulp=0\n" + body);
     return path;
 }
 

@@ -50,7 +50,7 @@ TEST(Cli, AssemblyErrorIsOneLineWithPosition)
 {
     std::string path = tmpdir() + "/bad.s";
     write(path,
-          "; @kernel bad\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "; @kernel bad\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @tolerance fp32 ulp=0\n"
           "    vbcasti.f32 v1, 0.0\n    vmax.f32 v2, v1, s3\n    halt\n");
     Result r = run_cli("run " + path);
     EXPECT_EQ(r.status, 2);
@@ -118,8 +118,8 @@ TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
     // max(x, 0) against tanh's reference on x = -0: every value is right
     // (0 ULP), only the sign is not (tanh(-0) = -0, as IEEE, C and PyTorch).
     const std::string kernel = "; @kernel     plus_zero\n; @input      x range=-1,1\n; @output     y\n"
-                               "; @dtypes     fp16 fp32\n; @reference  tanh\n; @bound      fp16 ulp=1e9\n"
-                               "; @bound      fp32 ulp=1e9%s\n.include \"lib/eltwise.s\"\n"
+                               "; @dtypes     fp16 fp32\n; @reference  tanh\n; @tolerance  fp16 ulp=1e9\n"
+                               "; @tolerance  fp32 ulp=1e9%s\n.include \"lib/eltwise.s\"\n"
                                ".macro plus_zero_math y, x\n    vmaxi.DT \\y, \\x, 0.0\n.endm\n"
                                "    ELTWISE_1IN_LINEAR plus_zero_math\n    halt\n";
     const std::string exact = tmpdir() + "/plus_zero.s", any = tmpdir() + "/plus_zero_any.s";
@@ -363,7 +363,7 @@ TEST(Cli, RunawayProgramStopsWithANamedReason)
 {
     std::string path = tmpdir() + "/spin.s";
     write(path,
-          "; @kernel spin\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "; @kernel spin\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @tolerance fp32 ulp=0\n"
           "top:\n    j top\n");
     Result r = run_cli("run " + path + " --max-instructions 1000");
     EXPECT_EQ(r.status, 1);
@@ -375,7 +375,7 @@ TEST(Cli, GuestFaultIsATrapReportNotACrash)
 {
     std::string path = tmpdir() + "/oob.s";
     write(path,
-          "; @kernel oob\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @bound fp32 ulp=0\n"
+          "; @kernel oob\n; @input x\n; @output y\n; @dtypes fp32\n; @reference relu\n; @tolerance fp32 ulp=0\n"
           "    li s5, 0x7ffffff0\n    vld.f32 v1, [s5]\n    halt\n");
     Result r = run_cli("run " + path);
     EXPECT_EQ(r.status, 1);
@@ -657,7 +657,7 @@ TEST(Cli, ManifestSplitIsListedAndAnUnknownOneIsAOneLineError)
     EXPECT_GE(listed, 24);
     std::string path = tmpdir() + "/badsplit.s";
     write(path, "; @kernel badsplit\n; @input x\n; @output y\n; @dtypes fp32\n; @split rows\n"
-                "; @reference relu\n; @bound fp32 ulp=0\n    halt\n");
+                "; @reference relu\n; @tolerance fp32 ulp=0\n    halt\n");
     Result r = run_cli("run " + path);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(count_lines(r.err), 1) << r.err;

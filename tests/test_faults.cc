@@ -34,7 +34,7 @@ const char *const kHeader =
     "; @output     y\n"
     "; @dtypes     fp32\n"
     "; @reference  relu\n"
-    "; @bound      fp32 ulp=0\n";
+    "; @tolerance  fp32 ulp=0\n";
 const int kHeaderLines = 6;
 
 struct Fault {

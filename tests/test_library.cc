@@ -594,7 +594,7 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
 TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)
 {
     const std::string head = "; @kernel k\n; @input x\n";
-    const std::string tail = "; @output y\n; @dtypes fp32\n; @reference prelu\n; @bound fp32 ulp=0\n";
+    const std::string tail = "; @output y\n; @dtypes fp32\n; @reference prelu\n; @tolerance fp32 ulp=0\n";
     Manifest m = parse_manifest("k.s", head + "; @input alpha per_channel range=0,1\n; @split blocks\n" + tail);
     ASSERT_EQ(m.tensors.size(), 3u);
     EXPECT_TRUE(m.tensors[1].per_channel);

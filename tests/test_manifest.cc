@@ -17,13 +17,13 @@ namespace {
 // A valid manifest (relu on x -> y) whose line `at` (1-based) is replaced by
 // `bad`, or, with `insert`, preceded by it.
 //   1 @kernel  2 @input  3 @output  4 @param  5 @dtypes  6 @reference
-//   7 @bound fp16  8 @bound fp32
+//   7 @tolerance fp16  8 @tolerance fp32
 std::string manifest_with(int at, const std::string &bad, bool insert = false)
 {
     const char *lines[] = {
         "; @kernel     strict",          "; @input      x range=-8,8", "; @output     y",
         "; @param      alpha 0.5 slope", "; @dtypes     fp16 fp32",    "; @reference  relu",
-        "; @bound      fp16 ulp=0",      "; @bound      fp32 ulp=0",
+        "; @tolerance  fp16 ulp=0",      "; @tolerance  fp32 ulp=0",
     };
     std::string s;
     int n = 1;
@@ -83,13 +83,13 @@ TEST(Manifest, UnorderedRangeIsAnError)
                  "range=1,1 is empty (LO must be below HI)");
 }
 
-TEST(Manifest, BoundMustBeFiniteAndNonNegative)
+TEST(Manifest, ToleranceMustBeFiniteAndNonNegative)
 {
-    expect_error("bound_nan", manifest_with(7, "; @bound      fp16 ulp=nan"), "7:20",
+    expect_error("bound_nan", manifest_with(7, "; @tolerance  fp16 ulp=nan"), "7:20",
                  "ulp=nan must be finite and non-negative");
-    expect_error("bound_neg", manifest_with(7, "; @bound      fp16 ulp=-1"), "7:20",
+    expect_error("bound_neg", manifest_with(7, "; @tolerance  fp16 ulp=-1"), "7:20",
                  "ulp=-1 must be finite and non-negative");
-    expect_error("bound_inf", manifest_with(8, "; @bound      fp32 ulp=0 abs=inf"), "8:26",
+    expect_error("bound_inf", manifest_with(8, "; @tolerance  fp32 ulp=0 abs=inf"), "8:26",
                  "abs=inf must be finite and non-negative");
 }
 
@@ -120,22 +120,30 @@ TEST(Manifest, DuplicateTensorNamesTheFirstLine)
                  "duplicate name 'x', first declared at line 2 (@input, @output and @param names are unique)");
 }
 
-TEST(Manifest, UnknownBoundDtypeIsNamed)
+TEST(Manifest, UnknownToleranceDtypeIsNamed)
 {
-    expect_error("bound_fp8", manifest_with(7, "; @bound      fp8 ulp=0"), "7:15", "unknown dtype 'fp8' (fp16, fp32)");
-    // Even beside the bounds the dtypes need: it is a typo, not a spare.
-    expect_error("bound_fp8_extra", manifest_with(9, "; @bound      fp8 ulp=0"), "9:15",
+    expect_error("bound_fp8", manifest_with(7, "; @tolerance  fp8 ulp=0"), "7:15", "unknown dtype 'fp8' (fp16, fp32)");
+    // Even beside the tolerances the dtypes need: it is a typo, not a spare.
+    expect_error("bound_fp8_extra", manifest_with(9, "; @tolerance  fp8 ulp=0"), "9:15",
                  "unknown dtype 'fp8' (fp16, fp32)");
 }
 
-TEST(Manifest, ADtypeHasOneBoundAndOnlyListedDtypesHaveOne)
+TEST(Manifest, ADtypeHasOneToleranceAndOnlyListedDtypesHaveOne)
 {
-    expect_error("two_bounds", manifest_with(8, "; @bound      fp16 ulp=2", true), "8:15",
-                 "second @bound for fp16 (a dtype has one bound)");
+    expect_error("two_bounds", manifest_with(8, "; @tolerance  fp16 ulp=2", true), "8:15",
+                 "second @tolerance for fp16 (a dtype has one)");
     expect_error("unlisted_bound", manifest_with(5, "; @dtypes     fp16"), "8:15",
-                 "@bound for fp32, which @dtypes does not list");
+                 "@tolerance for fp32, which @dtypes does not list");
     expect_error("dtype_twice", manifest_with(5, "; @dtypes     fp16 fp32 fp16"), "5:25",
                  "dtype fp16 listed twice in @dtypes");
+}
+
+TEST(Manifest, TheOldBoundKeyNamesItsNewName)
+{
+    // "bound" is the cycle bound's word alone; a manifest written before the
+    // accuracy tolerance got its own key is told which key it means.
+    expect_error("old_bound_key", manifest_with(7, "; @bound      fp16 ulp=0"), "7:3",
+                 "unknown manifest key '@bound' (an accuracy tolerance is @tolerance)");
 }
 
 TEST(Manifest, ParamDefaultMustBeFinite)
@@ -148,13 +156,13 @@ TEST(Manifest, ParamDefaultMustBeFinite)
 
 TEST(Manifest, ZeroSignIsExactOrAny)
 {
-    expect_error("zero_sign_bad", manifest_with(7, "; @bound      fp16 ulp=0 zero_sign=maybe"), "7:36",
+    expect_error("zero_sign_bad", manifest_with(7, "; @tolerance  fp16 ulp=0 zero_sign=maybe"), "7:36",
                  "zero_sign takes exact or any, not 'maybe'");
     // The base kernel only halts: its +0 outputs against relu's reference
     // pass or fail on value alone either way, so both spellings load.
     for (const char *z : {"exact", "any"}) {
         std::string path = tmpdir() + "/zero_sign_" + z + ".s";
-        write(path, manifest_with(7, std::string("; @bound      fp16 ulp=0 zero_sign=") + z));
+        write(path, manifest_with(7, std::string("; @tolerance  fp16 ulp=0 zero_sign=") + z));
         Result r = run_cli("run " + path + " --dtype fp16 --shape 1,1,4,4");
         EXPECT_NE(r.status, 2) << r.err;
     }

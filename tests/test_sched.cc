@@ -425,10 +425,12 @@ TEST(Sched, RandomLoopsKeepEveryLimitAndComputeTheSameBits)
         // register-cycles per iteration, and U copies share U x II cycles.
         const npu_sched_loop &l = on.p.loops[0];
         if (l.scheduled) {
-            if (l.regs_v)
+            if (l.regs_v) {
                 EXPECT_GE(double(l.ii) / l.unroll, double(l.lifetime_sum_v) / l.regs_v) << src;
-            if (l.regs_p)
+            }
+            if (l.regs_p) {
                 EXPECT_GE(double(l.ii) / l.unroll, double(l.lifetime_sum_p) / l.regs_p) << src;
+            }
         }
     }
     EXPECT_GT(passes, 700u);

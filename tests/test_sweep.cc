@@ -331,7 +331,7 @@ std::string loop_kernel()
 {
     const std::string path = ::testing::TempDir() + "/sweep_loop.s";
     std::ofstream(path) << "; @kernel     loop\n; @input      x range=-8,8\n; @output     y\n; @dtypes     fp32\n"
-                           "; @reference  relu\n; @bound      fp32 ulp=0\ntop:\n    j top\n";
+                           "; @reference  relu\n; @tolerance  fp32 ulp=0\ntop:\n    j top\n";
     return path;
 }
 

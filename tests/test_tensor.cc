@@ -91,7 +91,7 @@ TEST(Accuracy, BoundPassesOnUlpOrAbsolute)
 {
     npu_accuracy a;
     npu_accuracy_init(&a);
-    npu_bound b{1.0, 1e-8, 0};
+    npu_tolerance b{1.0, 1e-8, 0};
     EXPECT_TRUE(npu_accuracy_add(&a, 0, 1.0 + 0x1p-23, 1.0, NPU_F32, &b));
     EXPECT_FALSE(npu_accuracy_add(&a, 1, 1.0 + 0x1p-21, 1.0, NPU_F32, &b));
     EXPECT_TRUE(npu_accuracy_add(&a, 2, 1e-9, 0.0, NPU_F32, &b));  // many ULP, tiny absolute
@@ -108,7 +108,7 @@ TEST(Accuracy, ZeroSignAndNanNessAreCheckedAndCountedApart)
 {
     npu_accuracy a;
     npu_accuracy_init(&a);
-    npu_bound b{1e9, 1.0, 0};  // any value passes: only sign of zero and NaN-ness can fail
+    npu_tolerance b{1e9, 1.0, 0};  // any value passes: only sign of zero and NaN-ness can fail
     EXPECT_FALSE(npu_accuracy_add(&a, 0, 0.0, -0.0, NPU_F32, &b));    // tanh(-0) = -0
     EXPECT_FALSE(npu_accuracy_add(&a, 1, -0.0, 0.0, NPU_F16, &b));
     EXPECT_FALSE(npu_accuracy_add(&a, 2, 0.0, -1e-300, NPU_F32, &b)); // rounds to -0
@@ -123,7 +123,7 @@ TEST(Accuracy, ZeroSignAndNanNessAreCheckedAndCountedApart)
     // zero_sign=any: the zeros are counted but pass; NaN-ness still fails.
     npu_accuracy any;
     npu_accuracy_init(&any);
-    npu_bound lax{1e9, 1.0, 1};
+    npu_tolerance lax{1e9, 1.0, 1};
     EXPECT_TRUE(npu_accuracy_add(&any, 0, 0.0, -0.0, NPU_F32, &lax));
     EXPECT_FALSE(npu_accuracy_add(&any, 1, NAN, 0.0, NPU_F32, &lax));
     EXPECT_EQ(any.zero_sign_mismatches, 1u);

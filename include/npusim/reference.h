@@ -30,19 +30,19 @@ NPU_API const npu_reference *npu_reference_at(unsigned i); /* NULL past the end 
 
 /* An element passes when its error is within max_ulp ULPs of the output type
  * OR within max_abs absolutely (for results near zero). */
-typedef struct npu_bound {
+typedef struct npu_tolerance {
     double max_ulp;
     double max_abs;
     int any_zero_sign; /* 1: a zero result may have either sign (the manifest's
                           `zero_sign=any`, for a kernel documented to differ) */
-} npu_bound;
+} npu_tolerance;
 
 typedef struct npu_accuracy {
     uint64_t checked;
     uint64_t failures;
     double max_abs_err;
     double max_ulp;
-    double max_ulp_beyond_abs; /* the largest ULP error among elements the bound's
+    double max_ulp_beyond_abs; /* the largest ULP error among elements the tolerance's
                                   absolute part does not cover (abs error > max_abs) */
     double sum_ulp;
     uint64_t nan_mismatches;  /* elements where exactly one of result and reference is NaN */
@@ -62,11 +62,11 @@ NPU_API double npu_load_lane(const void *data, uint64_t i, npu_dtype dt);
 NPU_API void npu_store_lane(void *data, uint64_t i, npu_dtype dt, double v);
 
 NPU_API void npu_accuracy_init(npu_accuracy *a);
-/* Adds one element; returns 1 when it passes the bound: NaN exactly where the
+/* Adds one element; returns 1 when it passes the tolerance: NaN exactly where the
  * reference is NaN, a zero with the reference's sign (unless
- * bound->any_zero_sign), and within max_ulp or max_abs. */
+ * tol->any_zero_sign), and within max_ulp or max_abs. */
 NPU_API int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, npu_dtype dt,
-                             const npu_bound *bound);
+                             const npu_tolerance *tol);
 
 #ifdef __cplusplus
 }

@@ -380,9 +380,9 @@ int cmd_kernels(bool json)
             std::snprintf(b, sizeof b, "%s%s=%g", ptxt.empty() ? "" : " ", p.name.c_str(), p.default_value);
             ptxt += b;
         }
-        nlohmann::json tolerances = nlohmann::json::object();  // the manifest's @bound lines
+        nlohmann::json tolerances = nlohmann::json::object();  // the manifest's @tolerance lines
         std::string btxt;
-        for (const auto &kv : m.bounds) {
+        for (const auto &kv : m.tolerances) {
             tolerances[kv.first] = {{"ulp", kv.second.max_ulp},
                                 {"abs", kv.second.max_abs},
                                 {"zero_sign", kv.second.any_zero_sign ? "any" : "exact"}};

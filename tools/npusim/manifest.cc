@@ -108,33 +108,33 @@ void parse_tensor(Manifest &m, Names &names, const LineCtx &ctx, bool input,
     m.tensors.push_back(t);
 }
 
-void parse_bound(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
+void parse_tolerance(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
 {
     if (w.size() < 3)
-        ctx.fail(w[0].second, "@bound needs a dtype and ulp=N and/or abs=X");
+        ctx.fail(w[0].second, "@tolerance needs a dtype and ulp=N and/or abs=X");
     check_dtype(ctx, w[1].first, w[1].second);
-    if (m.bounds.count(w[1].first))
-        ctx.fail(w[1].second, "second @bound for " + w[1].first + " (a dtype has one bound)");
-    npu_bound b{0.0, 0.0, 0};
+    if (m.tolerances.count(w[1].first))
+        ctx.fail(w[1].second, "second @tolerance for " + w[1].first + " (a dtype has one)");
+    npu_tolerance t{0.0, 0.0, 0};
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
         if (opt.rfind("zero_sign=", 0) == 0) {
             // A kernel documented to return zeros of either sign.
             if (opt != "zero_sign=any" && opt != "zero_sign=exact")
                 ctx.fail(w[k].second + 10, "zero_sign takes exact or any, not '" + opt.substr(10) + "'");
-            b.any_zero_sign = opt == "zero_sign=any";
+            t.any_zero_sign = opt == "zero_sign=any";
             continue;
         }
-        double *field = opt.rfind("ulp=", 0) == 0   ? &b.max_ulp
-                        : opt.rfind("abs=", 0) == 0 ? &b.max_abs
+        double *field = opt.rfind("ulp=", 0) == 0   ? &t.max_ulp
+                        : opt.rfind("abs=", 0) == 0 ? &t.max_abs
                                                     : nullptr;
         if (!field)
-            ctx.fail(w[k].second, "unknown bound option '" + opt + "' (ulp=N, abs=X, zero_sign=any)");
+            ctx.fail(w[k].second, "unknown tolerance option '" + opt + "' (ulp=N, abs=X, zero_sign=any)");
         *field = parse_number(ctx, opt.substr(4), w[k].second + 4);
         if (!std::isfinite(*field) || *field < 0)
             ctx.fail(w[k].second, opt + " must be finite and non-negative");
     }
-    m.bounds[w[1].first] = b;
+    m.tolerances[w[1].first] = t;
 }
 
 void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
@@ -186,7 +186,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     std::string line;
     int lineno = 0;
     int kernel_line = 0;  // the @kernel line, once seen
-    std::map<std::string, std::pair<int, size_t>> bound_at;  // dtype -> its @bound's line, column
+    std::map<std::string, std::pair<int, size_t>> tolerance_at;  // dtype -> its @tolerance's line, column
     Names names;
     while (std::getline(in, line)) {
         lineno++;
@@ -235,15 +235,16 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             if (!npu_reference_find(w[1].first.c_str()))
                 ctx.fail(w[1].second, "unknown reference function '" + w[1].first + "'");
             m.reference = w[1].first;
-        } else if (key == "bound") {
-            parse_bound(m, ctx, w);
-            bound_at[w[1].first] = {lineno, w[1].second};
+        } else if (key == "tolerance") {
+            parse_tolerance(m, ctx, w);
+            tolerance_at[w[1].first] = {lineno, w[1].second};
         } else if (key == "split") {
             parse_split(m, ctx, w);
         } else if (key == "note") {
             m.notes.push_back(rest(1));
         } else {
-            ctx.fail(w[0].second, "unknown manifest key '@" + key + "'");
+            ctx.fail(w[0].second, "unknown manifest key '@" + key + "'" +
+                                      (key == "bound" ? " (an accuracy tolerance is @tolerance)" : ""));
         }
     }
     auto need = [&](bool ok, const std::string &what) {
@@ -257,10 +258,10 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     need(!m.dtypes.empty(), "@dtypes");
     need(!m.reference.empty(), "@reference");
     for (const std::string &dt : m.dtypes)
-        need(m.bounds.count(dt) > 0, "@bound for " + dt);
-    for (const auto &b : bound_at)
-        if (!m.supports(b.first))
-            LineCtx{path, b.second.first}.fail(b.second.second, "@bound for " + b.first + ", which @dtypes does not list");
+        need(m.tolerances.count(dt) > 0, "@tolerance for " + dt);
+    for (const auto &t : tolerance_at)
+        if (!m.supports(t.first))
+            LineCtx{path, t.second.first}.fail(t.second.second, "@tolerance for " + t.first + ", which @dtypes does not list");
     const npu_reference *ref = npu_reference_find(m.reference.c_str());
     if (ref->num_inputs != m.num_inputs())
         throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +

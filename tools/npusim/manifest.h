@@ -1,6 +1,6 @@
 // A kernel's manifest: the `; @key value` lines at the top of its .s file.
 // It declares tensors, scalar parameters with defaults, dtypes, the
-// reference function and the accuracy bound per dtype.
+// reference function and the accuracy tolerance per dtype.
 #pragma once
 
 #include <map>
@@ -44,8 +44,8 @@ struct Manifest {
     std::vector<ParamDecl> params;
     std::vector<std::string> dtypes;  // "fp16", "fp32"
     std::string reference;   // name in npu_reference table
-    std::map<std::string, npu_bound> bounds;  // per dtype
-    std::vector<std::string> notes;           // @note lines (why a bound is what it is)
+    std::map<std::string, npu_tolerance> tolerances;  // per dtype (@tolerance)
+    std::vector<std::string> notes;           // @note lines (why a tolerance is what it is)
     Split split = Split::undeclared;          // @split
 
     size_t num_inputs() const;           // every @input, per-channel ones included

@@ -727,7 +727,7 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
     if (!m.supports(dtype))
         throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
     r.dtype = parse_dtype(dtype);
-    r.tolerance = m.bounds.at(dtype);
+    r.tolerance = m.tolerances.at(dtype);
     r.seed = opts.seed;
     r.config = opts.config;
 
@@ -1019,7 +1019,7 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     if (!r.traps.empty())
         return;
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
-    const npu_bound unbounded{INFINITY, INFINITY, 1};
+    const npu_tolerance unbounded{INFINITY, INFINITY, 1};
     double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
     std::copy(r.params.begin(), r.params.begin() + std::min<size_t>(r.params.size(), NPU_REF_MAX_PARAMS),
               against_params);

@@ -218,10 +218,10 @@ struct RunResult {
     std::string against;
     npu_accuracy against_accuracy{};
     double against_worst_x = 0;  // first input of the element with the largest absolute error
-    // The manifest's accuracy tolerance for the dtype (its @bound line): the
+    // The manifest's accuracy tolerance for the dtype (its @tolerance line): the
     // largest ULP or absolute error an element may have, and the sign of zero.
     // "Bound" alone, in reports and docs, is the cycle bound (bound_analysis).
-    npu_bound tolerance{};
+    npu_tolerance tolerance{};
     std::vector<FailedElement> failed;  // the first few elements outside the tolerance
     uint64_t padding_nonzero = 0;
     bool checked = false;       // accuracy computed (the run completed)
