@@ -2616,18 +2616,13 @@ static struct {
     int loaded;  /* read once since the path was set */
 } disk;
 
-static const char *host_tag(void)
-{
-    const uint16_t one = 1;
-    static char tag[16];
-    snprintf(tag, sizeof tag, "%s%zu", *(const uint8_t *)&one ? "le" : "be", 8 * sizeof(void *));
-    return tag;
-}
-
-/* The start of every line of this build: "npusim-schedule VERSION-HOST ". */
+/* The start of every line of this build: "npusim-schedule VERSION-HOST ",
+ * HOST the byte order and pointer bits (le64). */
 static void disk_prefix(char *out, size_t size)
 {
-    snprintf(out, size, "npusim-schedule %s-%s ", NPU_SCHED_VERSION, host_tag());
+    const uint16_t one = 1;
+    snprintf(out, size, "npusim-schedule %s-%s%zu ", NPU_SCHED_VERSION, *(const uint8_t *)&one ? "le" : "be",
+             8 * sizeof(void *));
 }
 
 static int hexval(int ch)

@@ -3,6 +3,7 @@
 #include "npusim/isa.h"
 #include "npusim/errors.h"
 
+#include <pthread.h>
 #include <string.h>
 
 const npu_insn_desc npu_insn_table[NPU_NUM_OPS] = {
@@ -34,21 +35,20 @@ const npu_spr_desc npu_spr_table[NPU_NUM_SPRS] = {
 #undef SPR
 };
 
-/* Opcode byte -> enum, built from the table on first use. */
+/* Opcode byte -> enum, built from the table on first use, once per process
+ * whichever threads decode first. */
 static uint16_t opcode_map[256];
-static int opcode_map_ready;
+static pthread_once_t opcode_map_once = PTHREAD_ONCE_INIT;
 
 static void build_opcode_map(void)
 {
     for (unsigned op = 1; op < NPU_NUM_OPS; op++)
         opcode_map[npu_insn_table[op].opcode] = (uint16_t)op;
-    opcode_map_ready = 1;
 }
 
 npu_opcode npu_opcode_from_byte(uint8_t byte)
 {
-    if (!opcode_map_ready)
-        build_opcode_map();
+    pthread_once(&opcode_map_once, build_opcode_map);
     return (npu_opcode)opcode_map[byte];
 }
 

@@ -12,7 +12,10 @@
  * err_size bytes; err may be NULL. A kernel that runs and fails (a trap, a
  * limit, an accuracy failure) is a result with passed = 0, not an error.
  * The getters take NULL and give 0 (or NULL); the _free calls take NULL.
- * Objects are not shared between threads while in use. */
+ * Runs may proceed in threads at once, each thread on its own objects (a
+ * config, options, results): an object is not shared between threads while
+ * in use. tests/embed_threads.c checks that runs in threads equal runs
+ * alone. */
 #ifndef NPUSIM_SIM_H
 #define NPUSIM_SIM_H
 
@@ -91,7 +94,7 @@ NPU_API npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kerne
                                     char *err, size_t err_size);
 
 NPU_API uint64_t npu_sim_result_cycles(const npu_sim_result *r);        /* the slowest core's */
-NPU_API int npu_sim_result_passed(const npu_sim_result *r);             /* no trap, every element in bound */
+NPU_API int npu_sim_result_passed(const npu_sim_result *r);             /* no trap, every element within its tolerance */
 NPU_API double npu_sim_result_efficiency(const npu_sim_result *r);      /* bound / cycles */
 /* The report of `npusim run --json`, NUL-terminated, owned by the result. */
 NPU_API const char *npu_sim_result_json(const npu_sim_result *r);

@@ -96,7 +96,13 @@ run(const std::string &kernel, const std::string &dtype, const std::string &shap
     opts.max_cycles = max_cycles;
     if (!max_instructions.is_none())
         opts.max_instructions = max_instructions.cast<uint64_t>();
-    npusim::RunResult r = npusim::run_kernel(opts);
+    npusim::RunResult r;
+    {
+        // The run touches no Python object: other Python threads (and their
+        // runs, each on its own objects) go on meanwhile.
+        py::gil_scoped_release free_python;
+        r = npusim::run_kernel(opts);
+    }
     std::map<std::string, Array> outputs;
     for (const npusim::TensorDecl &t : r.manifest.tensors)
         if (!t.is_input)

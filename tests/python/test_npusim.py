@@ -186,6 +186,24 @@ class ManyRunsPerProcess(unittest.TestCase):
         self.assertLess(rss[1] - rss[0], 8 << 20, f"resident memory grew from {rss[0]} to {rss[1]} bytes")
 
 
+class RunsInThreads(unittest.TestCase):
+    def test_runs_in_threads_at_once_equal_runs_alone(self):
+        # A run releases the GIL: runs in threads proceed at once, each on
+        # its own objects, and share the schedule cache.
+        from concurrent.futures import ThreadPoolExecutor
+        jobs = [("gelu_tanh", {"units.sfu.latency": 21}), ("mish", {"units.sfu.latency": 21}),
+                ("relu", {}), ("silu", {"units.valu.latency": 5})] * 3
+
+        def one(job):
+            r = npusim.run(job[0], dtype="fp16", shape=(1, 16, 8, 8), set=job[1])
+            return comparable(r.json), r.outputs["y"].tobytes()
+
+        alone = [one(j) for j in jobs]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            together = list(pool.map(one, jobs))
+        self.assertEqual(together, alone)
+
+
 def flat(value, prefix="", out=None):
     out = {} if out is None else out
     if isinstance(value, dict):
