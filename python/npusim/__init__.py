@@ -13,6 +13,7 @@ back as Python values and NumPy arrays.
 
     npusim.compare(["relu", "gelu_tanh", "mish"], dtype="fp16", shape=(1, 64, 56, 56))
     npusim.sweep("configs/sweeps/sfu_latency.yaml")
+    npusim.cache("trace.din", set={"l2.size_bytes": 65536})  # a din trace through the L2
 
 A run is the same as `npusim run` with the same arguments: `Result.json` is
 its `--json` report (the C engine runs it here; the CLI's SystemC engine
@@ -28,7 +29,7 @@ import numpy as _np
 from . import _npusim
 from ._npusim import Error
 
-__all__ = ["Error", "Result", "compare", "config_docs", "default_config", "kernels", "run", "sweep"]
+__all__ = ["Error", "Result", "cache", "compare", "config_docs", "default_config", "kernels", "run", "sweep"]
 
 class Result:
     """One run. Attributes: cycles, passed, stalls (reason -> cycles), l2
@@ -217,3 +218,12 @@ def config_docs():
 def default_config():
     """The default config as YAML text (`npusim config show`)."""
     return _npusim.default_config_yaml()
+
+
+def cache(trace, config=None, set=None):
+    """Replays a Dinero IV din trace (a path: `label hex-address [size]` per
+    line) through the config's L2 and DRAM, one access at a time, as `npusim
+    cache` does, and returns its --json document as a dict: records, cycles,
+    and the report's `l2` and `dram` objects. config and set as for run()."""
+    path, text, sets = _config(config, set)
+    return _json.loads(_npusim.replay(_os.fspath(trace), path, text, sets))

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "compare.h"
+#include "atomic_file.h"
 #include "config.h"
+#include "din_replay.h"
 #include "error.h"
 #include "manifest.h"
 #include "report.h"
@@ -142,6 +144,16 @@ std::string compare_rows(const std::vector<std::string> &reports)
     return npusim::compare_json(js).dump();
 }
 
+// `npusim cache --json`'s document for a din trace file, as JSON text.
+std::string replay(const std::string &trace, const std::string &config_path, const std::string &config_text,
+                   const std::vector<std::string> &sets)
+{
+    const npusim::Config cfg = make_config(config_path, config_text, "config", sets);
+    const std::string text = npusim::read_file(trace);
+    py::gil_scoped_release free_python;
+    return npusim::din_replay_json(npusim::replay_din(cfg, trace, text)).dump();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_npusim, m)
@@ -152,6 +164,7 @@ PYBIND11_MODULE(_npusim, m)
           py::arg("config_text"), py::arg("sets"), py::arg("inputs"), py::arg("params"), py::arg("seed"),
           py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"));
     m.def("kernels", &kernel_names);
+    m.def("replay", &replay, py::arg("trace"), py::arg("config_path"), py::arg("config_text"), py::arg("sets"));
     m.def("sweep_points", &sweep_points, py::arg("path"), py::arg("text"), py::arg("name"));
     m.def("compare_rows", &compare_rows);
     m.def("config_docs", &npusim::config_docs);

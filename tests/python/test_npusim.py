@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,26 @@ class ManyRunsPerProcess(unittest.TestCase):
                     rss.append(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
         self.assertEqual(len(first), 16)
         self.assertLess(rss[1] - rss[0], 8 << 20, f"resident memory grew from {rss[0]} to {rss[1]} bytes")
+
+
+class CacheReplay(unittest.TestCase):
+    def test_a_din_trace_gives_the_clis_document_and_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "t.din")
+            with open(trace, "w") as f:
+                for i in range(3000):
+                    f.write(f"{int(i % 3 == 0)} {(i * 4) % 6144:x} 4\n")  # writes and reads, 6 KiB around
+            sets = {"l2.size_bytes": 4096, "l2.ways": 2}
+            want = json.loads(cli("cache", trace, "--set", "l2.size_bytes=4096", "--set", "l2.ways=2",
+                                  "--json", "-").stdout)
+            self.assertEqual(npusim.cache(trace, set=sets), want)
+            self.assertGreater(want["l2"]["hits"], 0)
+            with open(trace, "a") as f:
+                f.write("7 10 4\n")
+            err = cli("cache", trace, check=False).stderr.strip()
+            self.assertTrue(err.startswith(trace + ":3001:1: "), err)
+            with self.assertRaisesRegex(npusim.Error, "^" + re.escape(err) + "$"):
+                npusim.cache(trace)
 
 
 class RunsInThreads(unittest.TestCase):

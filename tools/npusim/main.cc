@@ -18,6 +18,7 @@
 #include "atomic_file.h"
 #include "commands.h"
 #include "config.h"
+#include "din_replay.h"
 #include "error.h"
 #include "manifest.h"
 #include "npusim/npusim.h"
@@ -164,51 +165,15 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     return r.passed() ? 0 : 1;
 }
 
-// Replays a Dinero din trace through the L2 and the DRAM of the config, one
-// access at a time (Dinero's blocking order: the hits and misses are Dinero's).
+// Replays a Dinero din trace through the config's L2 and DRAM (din_replay.h).
 int cmd_cache(const std::string &trace, const std::string &config_file, const std::vector<std::string> &sets,
               const std::string &json_path)
 {
-    Config cfg = build_config(config_file, sets);
-    cfg.l2.classify_misses = 1;  // as in a run (runner.cc): not a config key
-    const std::string text = read_file(trace);
-    npu_l2 l2;
-    if (npu_l2_init(&l2, &cfg.l2) != NPU_OK)
-        throw Error("cannot allocate the L2 tags");
-    npu_dram dram;
-    npu_dram_init(&dram, &cfg.dram);
-    npu_mem_port port = npu_dram_port(&dram);
-    npu_l2_set_next_level(&l2, &port);
-    npu_din_replay_result res{};
-    npu_diag diag{};
-    int rc = npu_l2_replay_din(&l2, trace.c_str(), text.data(), text.size(), nullptr, &res, &diag);
-    const npu_l2_stats st = *npu_l2_get_stats(&l2);
-    npu_l2_fini(&l2);
-    if (rc != NPU_OK) {
-        char line[600];
-        npu_diag_format(&diag, line, sizeof line);
-        throw Error(line);
-    }
-    const npu_dram_stats &d = *npu_dram_get_stats(&dram);
-    nlohmann::json j = {{"trace", trace}, {"records", res.records}, {"cycles", res.end_cycle},
-                        {"l2", l2_json(st, {}, 1)},
-                        {"dram", dram_json(d, cfg.dram, npu_dram_busy_cycles(&dram),
-                                           achieved_bytes_per_cycle(d.bytes_read + d.bytes_written,
-                                                                    res.end_cycle, d.busy_end))}};
-    j["l2"].erase("per_core");
-    j["l2"].erase("per_tensor");
+    const DinReplay r = replay_din(build_config(config_file, sets), trace, read_file(trace));
     if (!json_path.empty())
-        write_output(json_path, j.dump(2) + "\n");
-    if (json_path != "-") {
-        std::printf("Trace:         %s (%" PRIu64 " records, %" PRIu64 " L2 accesses)\n", trace.c_str(), res.records,
-                    st.accesses);
-        std::printf("L2:            %" PRIu64 " hits, %" PRIu64 " misses, hit rate %.4f\n", st.hits, st.misses,
-                    st.accesses ? double(st.hits) / double(st.accesses) : 0.0);
-        std::printf("Misses:        compulsory %" PRIu64 ", capacity %" PRIu64 ", conflict %" PRIu64 "\n",
-                    st.compulsory, st.capacity, st.conflict);
-        std::printf("Writebacks:    %" PRIu64 " (%" PRIu64 " evictions)\n", st.writebacks, st.evictions);
-        std::printf("DRAM bytes:    %" PRIu64 " read, %" PRIu64 " written\n", d.bytes_read, d.bytes_written);
-    }
+        write_output(json_path, din_replay_json(r).dump(2) + "\n");
+    if (json_path != "-")
+        std::cout << din_replay_text(r);
     return 0;
 }
 
