@@ -611,6 +611,24 @@ TEST(Cli, CompareOutputMatchesTheGoldenFile)
     EXPECT_EQ(r.out, slurp(std::string(NPUSIM_SOURCE_ROOT) + "/tests/golden/compare_small.txt"));
 }
 
+TEST(Cli, CompareInThreadsIsTheTableOfOneAfterAnother)
+{
+    // Three kernels at once (a fourth waits for a thread) against one at a
+    // time: the same table, in the kernels' order; with a bad kernel, the
+    // first bad one's error, as one after another would stop at it.
+    const std::string kernels = "gelu_tanh relu mish silu --shape 1,16,8,8 --set units.sfu.latency=17";
+    Result one = run_cli("compare " + kernels + " -j 1");
+    Result three = run_cli("compare " + kernels + " -j 3");
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(three.status, 0) << three.err;
+    EXPECT_EQ(three.out, one.out);
+    Result bad = run_cli("compare relu nosuch mish also_missing --shape 1,16,8,8 -j 4");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.out, "");
+    EXPECT_EQ(bad.err.rfind("unknown kernel 'nosuch' ", 0), 0u) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
 TEST(Cli, PreluTakesAPerChannelAlphaNpyOfShapeC)
 {
     npusim::NpyArray x, alpha;

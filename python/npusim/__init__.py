@@ -144,13 +144,27 @@ def _rows(rows):
     return pandas.DataFrame(rows)
 
 
-def compare(kernels, dtype="fp16", shape=(1, 64, 56, 56), **kwargs):
+def _in_threads(fn, items, jobs):
+    """fn over items, `jobs` at once in threads (None: one per core), results
+    in order; the first exception, in order, is raised. Runs release the GIL,
+    so they proceed at once."""
+    items = list(items)
+    jobs = min(jobs or _os.cpu_count() or 1, max(len(items), 1))
+    if jobs <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(fn, items))
+
+
+def compare(kernels, dtype="fp16", shape=(1, 64, 56, 56), jobs=None, **kwargs):
     """Runs each kernel on the same inputs and config (the other arguments are
     run()'s; dtype and shape default as `npusim compare`'s do) and returns one
     row per kernel: the figures of `npusim compare --json` (cycles, stall
     cycles by reason as stalls.REASON, L2 hit rate, efficiency, what binds),
-    "passed", and the run's Result as "result"."""
-    results = [run(k, dtype=dtype, shape=shape, **kwargs) for k in kernels]
+    "passed", and the run's Result as "result". jobs: kernels run at once, in
+    threads (None: one per core; the rows are the same)."""
+    results = _in_threads(lambda k: run(k, dtype=dtype, shape=shape, **kwargs), kernels, jobs)
     rows = []
     for result, row in zip(results, _json.loads(_npusim.compare_rows([_json.dumps(r.json) for r in results]))):
         flat = {}
@@ -161,40 +175,43 @@ def compare(kernels, dtype="fp16", shape=(1, 64, 56, 56), **kwargs):
     return _rows(rows)
 
 
-def sweep(spec):
+def sweep(spec, jobs=None):
     """Runs every point of a sweep spec (a YAML path, or a dict in its
     structure: see docs/sweeps.md) in this process and returns one row per
     point with the columns of `npusim merge`'s CSV: point.index, point.id,
     point.status ("ok", or "failed: why"), param.KEY for each swept key, and
-    the run's report flattened (cycles, stalls.raw, l2.hit_rate, ...)."""
+    the run's report flattened (cycles, stalls.raw, l2.hit_rate, ...).
+    jobs: points run at once, in threads (None: one per core; the rows are
+    the same, in the points' order)."""
     if isinstance(spec, dict):
         points, max_cycles, max_instructions = _npusim.sweep_points("", _json.dumps(spec, indent=1), "sweep")
     else:
         points, max_cycles, max_instructions = _npusim.sweep_points(_os.fspath(spec), "", "")
-    rows = []
-    for index, pid, kernel, dtype, shape, overrides, config_yaml in points:
-        row = {"point.index": index, "point.id": pid}
-        for key, value in overrides:
-            row["param." + key] = value
-        try:
-            # The point's resolved config, as `npusim sweep` writes it to the point's config.yaml.
-            r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0,
-                     max_instructions)
-        except Error as e:
-            row["point.status"] = f"failed: {e}"
-            row["kernel"], row["dtype"] = kernel, dtype
-            rows.append(row)
-            continue
-        row["point.status"] = "ok" if r.passed else "failed: " + _why(r)
-        report = dict(r.json)
-        report.pop("sim", None)  # host timing: not part of the result
-        report.pop("stall_pcs", None)
-        report.pop("opcodes", None)
-        if isinstance(report.get("config"), dict):
-            report["config"].pop("source", None)
-        _flatten(report, "", row)
-        rows.append(row)
-    return _rows(rows)
+    return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions), points, jobs))
+
+
+def _sweep_row(point, max_cycles, max_instructions):
+    """One point's row (sweep)."""
+    index, pid, kernel, dtype, shape, overrides, config_yaml = point
+    row = {"point.index": index, "point.id": pid}
+    for key, value in overrides:
+        row["param." + key] = value
+    try:
+        # The point's resolved config, as `npusim sweep` writes it to the point's config.yaml.
+        r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0, max_instructions)
+    except Error as e:
+        row["point.status"] = f"failed: {e}"
+        row["kernel"], row["dtype"] = kernel, dtype
+        return row
+    row["point.status"] = "ok" if r.passed else "failed: " + _why(r)
+    report = dict(r.json)
+    report.pop("sim", None)  # host timing: not part of the result
+    report.pop("stall_pcs", None)
+    report.pop("opcodes", None)
+    if isinstance(report.get("config"), dict):
+        report["config"].pop("source", None)
+    _flatten(report, "", row)
+    return row
 
 
 def _why(result):

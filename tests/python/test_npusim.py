@@ -290,6 +290,27 @@ class CompareAndSweep(unittest.TestCase):
                          f"looked in {os.path.join(ROOT, 'kernels')})")
 
 
+    def test_threads_give_the_rows_of_one_after_another(self):
+        def plain(rows):
+            out = []
+            for row in self.rows(rows):
+                row = dict(row)
+                result = row.pop("result", None)
+                if result is not None:
+                    row["json"] = comparable(result.json)
+                out.append({k: v for k, v in row.items() if not (isinstance(v, float) and math.isnan(v))})
+            return out
+
+        kernels = ["gelu_tanh", "relu", "mish", "silu"]
+        sets = {"units.sfu.latency": 13}
+        self.assertEqual(plain(npusim.compare(kernels, shape=(1, 16, 8, 8), set=sets, jobs=3)),
+                         plain(npusim.compare(kernels, shape=(1, 16, 8, 8), set=sets, jobs=1)))
+        spec = os.path.join(ROOT, "configs", "sweeps", "tiny.yaml")
+        self.assertEqual(plain(npusim.sweep(spec, jobs=3)), plain(npusim.sweep(spec, jobs=1)))
+        with self.assertRaisesRegex(npusim.Error, "^unknown kernel 'nosuch' "):
+            npusim.compare(["relu", "nosuch", "mish", "also_missing"], shape=(1, 16, 2, 2), jobs=4)
+
+
 class Example(unittest.TestCase):
     def test_the_stall_plot_example_runs(self):
         with tempfile.TemporaryDirectory() as d:

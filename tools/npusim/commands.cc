@@ -90,6 +90,7 @@ struct CompareArgs {
     std::string dtype = "fp16", shape = "1,64,56,56", config;
     std::vector<std::string> sets;
     uint64_t seed = 1;
+    unsigned jobs = 0;
     std::string json, csv, plot, against;
 };
 
@@ -104,6 +105,7 @@ int cmd_compare(const CompareArgs &a)
     o.run.seed = a.seed;
     o.run.against = a.against;
     o.run.config = build_config(a.config, a.sets);
+    o.jobs = a.jobs;
     std::vector<nlohmann::json> reports = run_compare(o);
     nlohmann::json data = compare_json(reports);
     if (a.json != "-" && a.csv != "-")
@@ -183,6 +185,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("--config", ca->config, "Hardware config YAML");
     c->add_option("--set", ca->sets, "Override a config key, KEY=VALUE (repeatable)");
     c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)");
+    c->add_option("-j,--jobs", ca->jobs, "Kernels run at once, in threads (default: the number of cores; the table is the same)");
     c->add_option("--json", ca->json, "Write the table as JSON (- for stdout, instead of the table)");
     c->add_option("--csv", ca->csv, "Write the table as CSV (- for stdout, instead of the table)");
     c->add_option("--against", ca->against, "Also measure every kernel's outputs against reference NAME (e.g. gelu_erf)");
