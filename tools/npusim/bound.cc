@@ -4,6 +4,8 @@
 // else; run_kernel calls them after the run (runner.cc).
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "runner.h"
 
@@ -122,22 +124,13 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     m.dram_after_end_bytes = std::min<uint64_t>(kernel, d.kernel_booked_after * dc.bytes_per_cycle);
     m.dram_bytes = kernel - m.dram_after_end_bytes;
     m.dram_cycles = double(m.dram_bytes) / (double(dc.channels) * double(dc.bytes_per_cycle));
-    if (m.dma_window_cycles > b.memory_cycles) {
-        b.memory_cycles = m.dma_window_cycles;
-        b.memory_resource = "dma window";
-    }
-    if (m.l2_bank_cycles > b.memory_cycles) {
-        b.memory_cycles = m.l2_bank_cycles;
-        b.memory_resource = "l2 banks";
-    }
-    if (m.l2_mshr_cycles > b.memory_cycles) {
-        b.memory_cycles = m.l2_mshr_cycles;
-        b.memory_resource = "l2 mshrs";
-    }
-    if (m.dram_cycles > b.memory_cycles) {
-        b.memory_cycles = m.dram_cycles;
-        b.memory_resource = "dram channels";
-    }
+    for (const auto &term : {std::make_pair(m.dma_window_cycles, "dma window"),
+                             std::make_pair(m.l2_bank_cycles, "l2 banks"), std::make_pair(m.l2_mshr_cycles, "l2 mshrs"),
+                             std::make_pair(m.dram_cycles, "dram channels")})
+        if (term.first > b.memory_cycles) {  // the first of equal terms names the binding one
+            b.memory_cycles = term.first;
+            b.memory_resource = term.second;
+        }
 }
 
 }  // namespace
@@ -161,21 +154,19 @@ Bound analyse_bound(const RunResult &r)
     b.bound_cycles = b.resource_cycles;
     b.binding = "resource";
     b.binding_resource = b.resource_name;
-    if (b.memory_cycles > b.bound_cycles) {
-        b.bound_cycles = b.memory_cycles;
-        b.binding = "memory";
-        b.binding_resource = b.memory_resource;
-    }
-    if (b.register_cycles > b.bound_cycles) {
-        b.bound_cycles = b.register_cycles;
-        b.binding = "registers";
-        b.binding_resource = "registers";
-    }
-    if (b.dependency_cycles > b.bound_cycles) {
-        b.bound_cycles = b.dependency_cycles;
-        b.binding = "dependency";
-        b.binding_resource = "dependency chain";
-    }
+    struct Term {
+        double cycles;
+        const char *binding;
+        std::string resource;
+    };
+    for (const Term &t : {Term{b.memory_cycles, "memory", b.memory_resource},
+                          Term{b.register_cycles, "registers", "registers"},
+                          Term{b.dependency_cycles, "dependency", "dependency chain"}})
+        if (t.cycles > b.bound_cycles) {  // the first of equal terms binds
+            b.bound_cycles = t.cycles;
+            b.binding = t.binding;
+            b.binding_resource = t.resource;
+        }
     b.efficiency = r.stats.cycles ? b.bound_cycles / double(r.stats.cycles) : 0.0;
     return b;
 }
