@@ -14,13 +14,13 @@ fi
 tests=$(meson introspect --tests "$BUILD" | /usr/bin/python3 -c '
 import json, sys
 for t in json.load(sys.stdin):
-    if t["name"] in ("embed", "embed_run", "exports") or t["name"].startswith("header_"):
+    if t["name"] in ("embed", "embed_run", "embed_threads", "exports") or t["name"].startswith("header_"):
         print(t["name"])')
 targets=$(meson introspect --targets "$BUILD" | /usr/bin/python3 -c '
 import json, os, sys
 build = sys.argv[1]
 for t in json.load(sys.stdin):
-    if t["name"] == "npusim" and t["type"] == "shared library" or t["name"] in ("embed", "embed_run") \
+    if t["name"] == "npusim" and t["type"] == "shared library" or t["name"] in ("embed", "embed_run", "embed_threads") \
             or t["name"].startswith("header_"):
         for f in t["filename"]:
             print(os.path.relpath(f, build))' "$BUILD")
