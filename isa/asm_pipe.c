@@ -2726,7 +2726,8 @@ static void disk_append(const unsigned char *k, size_t len, unsigned K, unsigned
         return;
     char head[128];
     disk_prefix(head, sizeof head);
-    const int hl = (int)strlen(head) + snprintf(head + strlen(head), sizeof head - strlen(head), "%u %u ", K, II);
+    const size_t pl = strlen(head);
+    const int hl = (int)pl + snprintf(head + pl, sizeof head - pl, "%u %u ", K, II);
     char *line = malloc((size_t)hl + 2 * len + 1);
     if (!line)
         return;
