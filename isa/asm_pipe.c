@@ -2414,6 +2414,7 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
     l->kernel_begin = kb;
     l->kernel_end = ke;
     l->ops = (unsigned)b->p->nops;
+    l->trips = b->p->trips;
     l->table = table;
     l->kernel_cycles = b->kernel_cycles;
     b->kernel_cycles = NULL;

@@ -31,6 +31,7 @@
 ; @note       those lanes. A coefficient set whose b4 x^4 overflows first (e.g. a5 = 0) is not
 ; @note       covered beyond that point. fp16 inputs (|x| <= 65504) never overflow fp32 unless a
 ; @note       coefficient exceeds 1e14.
+.equ ELT_UB_RESERVE, VLENB         ; the overflow flag (PAU_FLAG, below)
 .include "lib/eltwise.s"
 
 ; Parameters: a0..a4 stay in s3..s7 (the skeleton keeps them) and enter as the

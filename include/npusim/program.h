@@ -28,6 +28,7 @@ typedef struct npu_sched_loop {
     size_t kernel_begin, kernel_end; /* the steady-state kernel (empty when not scheduled) */
     unsigned scheduled;      /* 0: written order (schedule off, or no machine) */
     unsigned ops;            /* instructions of one iteration as written */
+    double trips;            /* the trips the source expects (.pipeline's third operand, else 256) */
     unsigned merged;         /* of those, repeats merged into an earlier identical one: holding
                                 the value scheduled at least as fast as computing it again */
     unsigned unroll;         /* iterations per kernel pass */

@@ -169,18 +169,31 @@ nopad\@:
 ; transfer queued, and a load's or a store's latency hides behind a whole
 ; tile of compute (with two buffers each, both are exposed once per tile).
 ; Tags: 0..2 the input buffers, 3..5 the output buffers. Tiles are as large
-; as the UB allows (UB_BYTES, predefined for the machine), up to 16 KiB: 6
+; as the UB allows (UB_BYTES, predefined for the machine), up to TILE_MAX: 6
 ; buffers (one input) or 9 (two inputs), in 1 KiB steps; a core's first and
 ; last tiles are shorter (SPLIT_TILE, lib/split.s).
-.if UB_BYTES >= 6 * 16384
-.equ T3, 16384
-.else
-.equ T3, UB_BYTES / 6 / 1024 * 1024
+;
+; TILE_MAX caps the tile: the host's tiling decision (docs/kernels.md,
+; "Tiles"), 16384 unless the run's tile loop is compute-bound on its machine,
+; when the tiles take the whole UB. A kernel that keeps data of its own at
+; the top of the UB defines ELT_UB_RESERVE (bytes) before including this.
+.ifndef TILE_MAX
+.equ TILE_MAX, 16384
 .endif
-.if UB_BYTES >= 9 * 16384
-.equ T3_2, 16384
+.ifndef ELT_UB_RESERVE
+.equ ELT_UB_RESERVE, 0
+.endif
+.equ ELT_FIT1, (UB_BYTES - ELT_UB_RESERVE) / 6 / 1024 * 1024
+.equ ELT_FIT2, (UB_BYTES - ELT_UB_RESERVE) / 9 / 1024 * 1024
+.if ELT_FIT1 >= TILE_MAX
+.equ T3, TILE_MAX / 1024 * 1024
 .else
-.equ T3_2, UB_BYTES / 9 / 1024 * 1024
+.equ T3, ELT_FIT1
+.endif
+.if ELT_FIT2 >= TILE_MAX
+.equ T3_2, TILE_MAX / 1024 * 1024
+.else
+.equ T3_2, ELT_FIT2
 .endif
 
 

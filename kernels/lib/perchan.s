@@ -44,10 +44,14 @@
 .include "lib/split.s"
 
 .equ PC_PARB, 256              ; a parameter buffer: one vector (VLEN <= 2048)
-.if UB_BYTES >= 6 * 16384 + 3 * PC_PARB
-.equ PC_T, 16384
+.ifndef TILE_MAX
+.equ TILE_MAX, 16384               ; the host's tiling decision (lib/eltwise.s)
+.endif
+.equ PC_FIT, (UB_BYTES - 3 * PC_PARB) / 6 / 1024 * 1024
+.if PC_FIT >= TILE_MAX
+.equ PC_T, TILE_MAX / 1024 * 1024
 .else
-.equ PC_T, (UB_BYTES - 3 * PC_PARB) / 6 / 1024 * 1024
+.equ PC_T, PC_FIT
 .endif
 .equ PC_PAR, 6 * PC_T          ; UB: inputs k*T, outputs (3+k)*T, parameters PC_PAR + k*256
 

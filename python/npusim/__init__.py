@@ -95,7 +95,7 @@ def _input(name, array):
 
 
 def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, params=None, seed=1,
-        schedule=True, max_cycles=0, max_instructions=None):
+        schedule=True, max_cycles=0, max_instructions=None, tile_max=0):
     """Runs `kernel` (a name from kernels(), or a path to a .s file) and returns
     a Result.
 
@@ -108,17 +108,20 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     generated from seed. params: {name: number}, the kernel's parameters.
     schedule: False runs .pipeline blocks in written order. max_cycles and
     max_instructions: per core limits (0: none; None: derived from the work).
+    tile_max: cap the kernel's tiles at this many bytes (whole KiB); 0 lets
+    npusim choose for the config and shape (Result.json["tiling"] says how).
     """
     path, text, sets = _config(config, set)
     arrays = {name: _input(name, a) for name, a in (inputs or {}).items()}
     return _run(kernel, dtype or "", _shape(shape), path, text, sets, arrays,
                 {k: float(v) for k, v in (params or {}).items()}, int(seed), bool(schedule), int(max_cycles),
-                max_instructions)
+                max_instructions, int(tile_max))
 
 
-def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule, max_cycles, max_instructions):
+def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule, max_cycles, max_instructions,
+         tile_max=0):
     report, outputs = _npusim.run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule,
-                                  max_cycles, max_instructions)
+                                  max_cycles, max_instructions, tile_max)
     out = {}
     for name, (code, dims, data) in outputs.items():
         out[name] = _np.frombuffer(data, dtype=code).reshape(dims).copy()

@@ -69,6 +69,17 @@ class RunMatchesTheCli(unittest.TestCase):
         self.check_same(["leaky_relu", "--shape", "1,16,4,4", "--param", "alpha=0.25", "--schedule", "off"],
                         kernel="leaky_relu", shape=(1, 16, 4, 4), params={"alpha": 0.25}, schedule=False)
 
+    def test_the_tiles_picked_and_given(self):
+        args = ["gelu_tanh", "--dtype", "fp16", "--shape", "1,64,56,56"]
+        picked = self.check_same(args, kernel="gelu_tanh", dtype="fp16", shape=(1, 64, 56, 56))
+        self.assertEqual(picked.json["tiling"]["reason"], "compute")
+        self.assertEqual(picked.json["tiling"]["tile_max_bytes"], 401408 // 8)
+        given = self.check_same(args + ["--tile-max", "16384"], kernel="gelu_tanh", dtype="fp16",
+                                shape=(1, 64, 56, 56), tile_max=16384)
+        self.assertEqual(given.json["tiling"]["reason"], "host")
+        self.assertLess(picked.cycles, given.cycles)
+        np.testing.assert_array_equal(picked.outputs["y"], given.outputs["y"])
+
     def test_a_config_dict_is_the_yaml_file(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "c.yaml")
@@ -133,6 +144,9 @@ class BadInput(unittest.TestCase):
 
     def test_unknown_kernel(self):
         self.check(["no_such_kernel"], kernel="no_such_kernel")
+
+    def test_a_tile_max_not_in_whole_kib(self):
+        self.check(["relu", "--tile-max", "1000"], kernel="relu", tile_max=1000)
 
     def test_unknown_key_and_value_out_of_range(self):
         self.check(["relu", "--set", "units.sfu.latenc=3"], kernel="relu", set={"units.sfu.latenc": 3})

@@ -426,6 +426,10 @@ int main(int argc, char **argv)
     run->add_option("--schedule", schedule,
                     "on: modulo-schedule the kernel's .pipeline loops for the config; off: run them in written order")
         ->check(CLI::IsMember({"on", "off"}));
+    run->add_option("--tile-max", ropts.tile_max,
+                    "Cap the kernel's tiles at BYTES (whole KiB; default 0: chosen for the config and shape, "
+                    "see the report's Tiles)")
+        ->check(kUint64);
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,

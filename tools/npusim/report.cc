@@ -144,6 +144,7 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     if (!r.loops.empty())
         os << "\nScheduled loops (.pipeline; `npusim asm --schedule-table` prints the schedules):\n"
            << indent(format_schedules(r.loops, false), "  ");
+    os << "\nTiles:\n  " << format_tiling(r.tile) << "\n";
 
     const Bound &b = r.bound_analysis;
     os << "\nBound:\n";
@@ -419,6 +420,7 @@ nlohmann::json report_json(const RunResult &r)
         }
         j["stall_pcs"] = hot;
         j["schedule"] = schedules_json(r.loops);
+        j["tiling"] = tiling_json(r.tile);
         if (r.has_l2) {
             j["l2"] = l2_json(r);
             const DramTraffic &t = r.dram_traffic;
@@ -603,6 +605,37 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
             out += s.table;
     }
     return out;
+}
+
+std::string format_tiling(const TileChoice &t)
+{
+    std::string size = t.tile_max ? "up to " + std::to_string(t.tile_max) + " bytes" : "the kernel's own size";
+    if (t.reason == "default")
+        return size + " (no scheduled tile loop to measure)";
+    std::string costs = fmt("%.2f cycles per iteration scheduled; memory %.2f through the %s", t.compute_cycles,
+                            t.core_cycles, t.core_resource.c_str());
+    if (!t.shared_resource.empty())
+        costs += fmt(", %.2f through the %s", t.shared_cycles, t.shared_resource.c_str());
+    const char *why = t.reason == "host"      ? "TILE_MAX given"
+                      : t.reason == "compute" ? "compute-bound: tiles of an eighth of the core's share"
+                      : t.reason == "share"   ? "compute-bound, but the core's share is under 8 larger tiles"
+                      : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
+                                              : "not compute-bound";
+    return "TILE_MAX " + (t.tile_max ? std::to_string(t.tile_max) + " bytes" : std::string("not a number")) + " (" + why + "; the kernel caps its tiles by the UB)\n  " + t.loop + ": " + costs;
+}
+
+nlohmann::json tiling_json(const TileChoice &t)
+{
+    nlohmann::json j = {{"tile_max_bytes", t.tile_max}, {"reason", t.reason}};
+    if (t.reason != "default") {
+        j["loop"] = t.loop;
+        j["compute_cycles_per_iteration"] = t.compute_cycles;
+        j["core_memory_cycles_per_iteration"] = t.core_cycles;
+        j["core_memory_resource"] = t.core_resource;
+        j["shared_memory_cycles_per_iteration"] = t.shared_cycles;
+        j["shared_memory_resource"] = t.shared_resource;
+    }
+    return j;
 }
 
 nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)

@@ -20,6 +20,9 @@ std::string trap_text(const TrapReport &t);
 std::string indent(const std::string &text, const std::string &by);
 std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool tables);
 nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops);
+// The host's tiling decision (tiling.h): one line for the report, and its JSON.
+std::string format_tiling(const TileChoice &t);
+nlohmann::json tiling_json(const TileChoice &t);
 
 // The `l2` and `dram` objects of a run report (memory.model: l2); `npusim
 // cache` prints the same keys for a replayed trace. A run's DRAM counts

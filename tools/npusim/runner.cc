@@ -571,27 +571,22 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
 }
 
 // Step 4: the kernel assembled for the run's config, with its dtype as the
-// suffix alias DT and its size as DT_BYTES.
-void assemble_kernel(const RunResult &r, const RunOptions &opts, npu_program &prog)
+// suffix alias DT and its size as DT_BYTES, and its tiles chosen for the
+// config (tiling.h).
+void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
 {
     const char *dt_bytes = npu_dtype_bytes(r.dtype) == 2 ? "2" : "4";
-    npu_asm_define defines[] = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
-    const npu_asm_machine machine = asm_machine(r.config);
-    npu_asm_options aopts{};
-    aopts.machine = &machine;
-    aopts.schedule = opts.schedule;
-    const std::string kdir = kernels_dir();
-    const char *inc[] = {kdir.c_str()};
-    aopts.include_dirs = inc;
-    aopts.num_include_dirs = 1;
-    aopts.defines = defines;
-    aopts.num_defines = 2;
-    npu_diag diag{};
-    if (npu_assemble_file(r.manifest.path.c_str(), &aopts, &prog, &diag) != NPU_OK) {
-        char line[600];
-        npu_diag_format(&diag, line, sizeof line);
-        throw Error(line);
+    std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
+    const std::string tile_max = std::to_string(opts.tile_max);
+    if (opts.tile_max) {
+        if (opts.tile_max % 1024 || opts.tile_max > r.config.core.ub_bytes)
+            throw Error("tile_max " + tile_max + ": give whole KiB from 1024 to the UB's " +
+                        std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
+        defines.push_back({"TILE_MAX", tile_max.c_str()});
     }
+    const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores);
+    r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,
+                                 shares.empty() ? 0 : shares[0], prog);
 }
 
 // --against: the second reference, checked against the kernel's inputs.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config.h"
+#include "tiling.h"
 #include "run_limits.h"
 #include "manifest.h"
 #include "npy.h"
@@ -64,6 +65,9 @@ struct RunOptions {
     // `.pipeline` loops: modulo-scheduled for the run's config (true), or in
     // written order (--schedule off).
     bool schedule = true;
+    // The tiles' cap, TILE_MAX (bytes, whole KiB, 1 KiB to the UB): 0 lets
+    // the host decide for the config and shape (tiling.h).
+    uint64_t tile_max = 0;
 };
 
 struct TrapReport {
@@ -231,6 +235,7 @@ struct RunResult {
     std::vector<npu_core_stats> core_stats; // per core
     std::vector<PcStalls> hot_pcs;          // static instructions by stall cycles, worst first
     std::vector<ScheduledLoop> loops;       // the kernel's .pipeline loops
+    TileChoice tile;                        // the host's tiling decision (tiling.h)
     Bound bound_analysis;
     double host_seconds = 0;
     std::map<std::string, NpyArray> tensors;  // every tensor, NCHW, after the run

@@ -1,0 +1,116 @@
+// The host's tiling decision (tools/npusim/tiling.h, docs/kernels.md
+// "Tiles"): which loop it measures, its costs per iteration from the config,
+// the tile it picks, and that the pick is what the run assembled.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "runner.h"
+
+using namespace npusim;
+
+namespace {
+
+RunResult run(const std::string &kernel, const std::string &dtype, std::vector<uint64_t> shape,
+              const std::vector<std::string> &sets = {}, uint64_t tile_max = 0)
+{
+    RunOptions o;
+    o.kernel = kernel;
+    o.dtype = dtype;
+    o.shape = shape;
+    o.tile_max = tile_max;
+    for (const std::string &s : sets)
+        apply_override(o.config, s);
+    return run_kernel(o);
+}
+
+const ScheduledLoop &tile_loop(const RunResult &r)
+{
+    for (const ScheduledLoop &l : r.loops)
+        if (r.tile.loop == l.where && l.info.scheduled)
+            return l;
+    ADD_FAILURE() << "no scheduled loop at " << r.tile.loop;
+    return r.loops.at(0);
+}
+
+}  // namespace
+
+// gelu_tanh fp16 on the default config: one vld and one vst of 32 bytes per
+// iteration. Core: DMA engine 64 / 32 = 2; DMA window (64 / 128 lines x 20
+// + 32 / 128 fills x (100 + 128 / 32)) / 16 = (10 + 26) / 16 = 2.25. Shared:
+// MSHRs 0.25 x 104 / 32 = 0.8125; DRAM (32 + 32) / (32 x 4) = 0.5. The
+// schedule is slower, so the tiles take an eighth of the 401,408-byte share.
+TEST(Tiling, AComputeBoundLoopTakesAnEighthOfTheShare)
+{
+    const RunResult r = run("gelu_tanh", "fp16", {1, 64, 56, 56});
+    EXPECT_EQ(r.tile.reason, "compute");
+    EXPECT_EQ(r.tile.tile_max, 401408u / 8);
+    const ScheduledLoop &l = tile_loop(r);
+    EXPECT_EQ(r.tile.compute_cycles, double(l.info.ii) / l.info.unroll);
+    EXPECT_EQ(r.tile.core_cycles, 2.25);
+    EXPECT_EQ(r.tile.core_resource, "dma window");
+    EXPECT_EQ(r.tile.shared_cycles, 0.8125);
+    EXPECT_EQ(r.tile.shared_resource, "l2 mshrs");
+    EXPECT_TRUE(r.passed());
+}
+
+// The pick pays: the same run with 16 KiB tiles is slower and computes the
+// same outputs.
+TEST(Tiling, LargerTilesAreFasterWhereTheyArePicked)
+{
+    const RunResult picked = run("gelu_tanh", "fp16", {1, 64, 56, 56});
+    const RunResult small = run("gelu_tanh", "fp16", {1, 64, 56, 56}, {}, 16384);
+    EXPECT_EQ(small.tile.reason, "host");
+    EXPECT_EQ(small.tile.tile_max, 16384u);
+    EXPECT_LT(picked.stats.cycles, small.stats.cycles);
+    EXPECT_EQ(picked.tensors.at("y").data, small.tensors.at("y").data);
+    EXPECT_TRUE(picked.passed() && small.passed());
+}
+
+// relu: one compare per vector; its DMA window (2.25 cycles) is slower.
+TEST(Tiling, AMemoryBoundLoopKeeps16KiB)
+{
+    const RunResult r = run("relu", "fp16", {1, 64, 56, 56});
+    EXPECT_EQ(r.tile.reason, "memory");
+    EXPECT_EQ(r.tile.tile_max, 16384u);
+    EXPECT_LT(r.tile.compute_cycles, r.tile.core_cycles);
+}
+
+// 1x16x28x28 fp16 is 25,088 bytes: an eighth is under 16 KiB.
+TEST(Tiling, ASmallShareKeeps16KiB)
+{
+    EXPECT_EQ(run("gelu_tanh", "fp16", {1, 16, 28, 28}).tile.reason, "share");
+}
+
+TEST(Tiling, SeveralCoresKeep16KiB)
+{
+    const RunResult r = run("gelu_tanh", "fp16", {1, 64, 56, 56}, {"system.cores=2"});
+    EXPECT_EQ(r.tile.reason, "cores");
+    EXPECT_EQ(r.tile.tile_max, 16384u);
+}
+
+// --schedule off leaves no scheduled loop to measure.
+TEST(Tiling, WrittenOrderHasNoTileLoop)
+{
+    RunOptions o;
+    o.kernel = "gelu_tanh";
+    o.dtype = "fp16";
+    o.shape = {1, 64, 56, 56};
+    o.schedule = false;
+    EXPECT_EQ(run_kernel(o).tile.reason, "default");
+}
+
+TEST(Tiling, ABadTileMaxIsOneLine)
+{
+    for (uint64_t bad : {1000ull, 1025ull, 262144ull + 1024})
+        try {
+            run("relu", "fp16", {1, 16, 8, 8}, {}, bad);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const Error &e) {
+            EXPECT_EQ(std::string(e.what()), "tile_max " + std::to_string(bad) +
+                                                 ": give whole KiB from 1024 to the UB's 262144 bytes (0: chosen "
+                                                 "for the config)");
+        }
+}

@@ -1,0 +1,141 @@
+// The host's tiling decision (tiling.h).
+#include "tiling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "error.h"
+
+namespace npusim {
+
+namespace {
+
+// Per iteration of a loop, the fastest its vector loads and stores can move
+// through the machine, per core: each load's bytes come in by DMA and each
+// store's go out (the skeletons stream every vector through the UB once).
+// With the L2 model, a streamed input misses: its lines fill through the
+// MSHRs and the DRAM, which the cores share. The same terms as the run's
+// memory bound (docs/timing.md, "The bound"), taken per iteration.
+void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &cfg)
+{
+    const double vlenb = cfg.core.vlen_bits / 8.0;
+    const double in = loads * vlenb, out = stores * vlenb, cores = cfg.cores;
+    auto consider = [](double &worst, std::string &name, double cycles, const char *what) {
+        if (cycles > worst) {
+            worst = cycles;
+            name = what;
+        }
+    };
+    consider(t.core_cycles, t.core_resource, (in + out) / cfg.timing.dma_bytes_per_cycle, "dma engine");
+    if (!cfg.memory_l2)
+        return;
+    const double line = cfg.l2.line_bytes;
+    const double fills = cfg.warm_inputs ? 0 : in / line;
+    const double piece = std::min(cfg.l2.line_bytes, cfg.dram.interleave_bytes);
+    const double fill = cfg.dram.latency + std::ceil(piece / cfg.dram.bytes_per_cycle);
+    consider(t.core_cycles, t.core_resource,
+             ((in + out) / line * cfg.l2.hit_latency + fills * fill) / cfg.timing.dma_outstanding, "dma window");
+    consider(t.shared_cycles, t.shared_resource, fills * fill * cores / cfg.l2.mshrs, "l2 mshrs");
+    consider(t.shared_cycles, t.shared_resource,
+             (fills * line + out) * cores / (double(cfg.dram.bytes_per_cycle) * cfg.dram.channels), "dram channels");
+}
+
+void assemble(const std::string &path, const std::vector<npu_asm_define> &defines,
+              const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
+              npu_program &prog)
+{
+    std::vector<const char *> dirs;
+    for (const std::string &d : include_dirs)
+        dirs.push_back(d.c_str());
+    npu_asm_options o{};
+    o.include_dirs = dirs.data();
+    o.num_include_dirs = dirs.size();
+    o.defines = defines.data();
+    o.num_defines = defines.size();
+    o.machine = &machine;
+    o.schedule = schedule;
+    npu_program_free(&prog);
+    npu_diag d{};
+    if (npu_assemble_file(path.c_str(), &o, &prog, &d) != NPU_OK) {
+        char line[600];
+        npu_diag_format(&d, line, sizeof line);
+        throw Error(line);
+    }
+}
+
+}  // namespace
+
+TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg)
+{
+    TileChoice t;
+    const npu_sched_loop *best = nullptr;
+    unsigned best_loads = 0, best_stores = 0;
+    for (size_t i = 0; i < prog.nloops; i++) {
+        const npu_sched_loop &l = prog.loops[i];
+        if (!l.scheduled || l.unroll == 0)
+            continue;
+        unsigned loads = 0, stores = 0;
+        for (size_t pc = l.kernel_begin; pc < l.kernel_end && pc < prog.count; pc++) {
+            const npu_insn_desc &d = npu_insn_table[prog.insns[pc].op];
+            if (!npu_format_has_vector_mem(npu_format(d.format)))
+                continue;
+            (std::strncmp(d.mnemonic, "vst", 3) == 0 ? stores : loads)++;
+        }
+        if (loads + stores == 0 || (best && l.trips <= best->trips))
+            continue;
+        best = &l;
+        best_loads = loads;
+        best_stores = stores;
+    }
+    if (!best)
+        return t;
+    t.loop = (best->loc.file < prog.nfiles ? std::string(prog.files[best->loc.file]) : "?") + ":" +
+             std::to_string(best->loc.line);
+    t.compute_cycles = double(best->ii) / best->unroll;
+    // The kernel pass holds each of its `unroll` iterations' loads and stores.
+    memory_cost(t, best_loads / best->unroll, best_stores / best->unroll, cfg);
+    t.reason = t.compute_cycles >= std::max(t.core_cycles, t.shared_cycles) ? "compute" : "memory";
+    return t;
+}
+
+TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
+                               const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
+                               uint64_t share_bytes, npu_program &prog)
+{
+    const npu_asm_machine machine = asm_machine(cfg);
+    for (const npu_asm_define &d : defines)
+        if (d.name && std::strcmp(d.name, "TILE_MAX") == 0) {
+            assemble(path, defines, include_dirs, machine, schedule, prog);
+            TileChoice t = measure_tile_loop(prog, cfg);
+            t.reason = "host";
+            char *end = nullptr;
+            unsigned long v = d.value ? std::strtoul(d.value, &end, 0) : 0;
+            t.tile_max = end && *end == 0 ? unsigned(v) : 0;
+            return t;
+        }
+    std::vector<npu_asm_define> with = defines;
+    std::string tile = std::to_string(kSmallTile);
+    with.push_back({"TILE_MAX", tile.c_str()});
+    assemble(path, with, include_dirs, machine, schedule, prog);
+    TileChoice t = measure_tile_loop(prog, cfg);
+    if (t.reason != "compute")
+        return t;
+    if (cfg.cores > 1) {
+        t.reason = "cores";
+        return t;
+    }
+    const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
+    if (larger <= kSmallTile) {
+        t.reason = "share";
+        return t;
+    }
+    t.tile_max = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
+    tile = std::to_string(t.tile_max);
+    with.back().value = tile.c_str();
+    assemble(path, with, include_dirs, machine, schedule, prog);
+    return t;
+}
+
+}  // namespace npusim

@@ -1,0 +1,65 @@
+// The host's tiling decision: how large a kernel's tiles are on the machine
+// it runs on, as CANN's per-operator tiling functions decide on the host
+// (docs/kernels.md, "Tiles"). The skeletons (kernels/lib/eltwise.s,
+// lib/perchan.s) take their tiles up to TILE_MAX bytes. A tile loop whose
+// schedule is slower per iteration than its memory traffic gains from the
+// largest tiles the UB holds (fewer pipeline fills and drains); one bound by
+// memory loses (its first load and last store grow), so it keeps 16 KiB.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "npusim/asm.h"
+#include "npusim/program.h"
+
+namespace npusim {
+
+struct TileChoice {
+    // How TILE_MAX was set: "host" (the caller gave it), "compute" (the
+    // tile loop is compute-bound: larger tiles), "memory" (bound by memory:
+    // 16 KiB), "share" (compute-bound, but the core's share is too small for
+    // 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), or "default"
+    // (no scheduled tile loop to measure, or no share given: 16 KiB).
+    std::string reason = "default";
+    unsigned tile_max = 16384;  // bytes; 0 when the caller's value is not a number
+    // The tile loop (the scheduled `.pipeline` with the most expected trips
+    // and vector loads or stores) and its costs per iteration, in cycles,
+    // both per core: its schedule (II / unroll), and the fastest its memory
+    // traffic can go through the core's own DMA engine (`core_cycles`) and
+    // through the L2 MSHRs and DRAM channels the cores share
+    // (`shared_cycles`, every core's traffic counted).
+    std::string loop;
+    double compute_cycles = 0, core_cycles = 0, shared_cycles = 0;
+    std::string core_resource, shared_resource;
+};
+
+// The tiling rule (docs/kernels.md, "Tiles"). On one core, a tile loop is
+// compute-bound when its schedule takes at least the memory cycles of its
+// loads and stores per iteration, through every resource; its tiles then
+// grow to an eighth of the core's share (in 1 KiB steps), so that it still
+// runs at least 8 tiles and its first load and last store stay short; the
+// kernel caps them by the UB. With several cores the tiles stay 16 KiB:
+// the cores run the same tile rhythm side by side and their loads meet in
+// the shared L2, and larger tiles measured up to 4.4% slower there (geglu
+// fp32 on 4 cores) where one core gains up to 4%.
+constexpr unsigned kTilesPerCore = 8;
+constexpr unsigned kSmallTile = 16384;
+
+// The tile loop of an assembled program and its costs on `cfg` (reason
+// "compute" or "memory"), or reason "default" when it has none.
+TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
+
+// Assembles `path` for `cfg`: `defines` as given, `.pipeline` loops
+// scheduled when `schedule`. Unless `defines` names TILE_MAX, the kernel is
+// assembled with TILE_MAX=16384 and, when its tile loop is compute-bound
+// and `share_bytes` (the largest core's bytes of each tensor; 0: unknown)
+// holds more than 8 such tiles, again with the larger TILE_MAX. Throws
+// Error with the first assembler diagnostic.
+TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
+                               const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
+                               uint64_t share_bytes, npu_program &prog);
+
+}  // namespace npusim
