@@ -83,6 +83,16 @@ int main(void)
         npu_sim_result_free(r);
     }
 
+    /* The tiles given: the JSON says so; a cap not in whole KiB is one line. */
+    npu_sim_run_options_default(&opts);
+    opts.tile_max = 32768;
+    r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
+    CHECK(r && strstr(npu_sim_result_json(r), "\"tile_max_bytes\":32768") != NULL, "tile_max: %s", r ? "not in the JSON" : err);
+    npu_sim_result_free(r);
+    opts.tile_max = 1000;
+    CHECK(npu_sim_run(cfg, "relu", &opts, err, sizeof err) == NULL, "tile_max 1000 ran");
+    CHECK(strncmp(err, "tile_max 1000: give whole KiB", 29) == 0, "message: %s", err);
+
     /* Bad input: NULL and one line. */
     CHECK(npu_sim_run(cfg, "no_such_kernel", NULL, err, sizeof err) == NULL, "an unknown kernel ran");
     CHECK(strncmp(err, "unknown kernel 'no_such_kernel'", 31) == 0, "message: %s", err);
