@@ -89,6 +89,13 @@ int main(void)
     r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
     CHECK(r && strstr(npu_sim_result_json(r), "\"tile_max_bytes\":32768") != NULL, "tile_max: %s", r ? "not in the JSON" : err);
     npu_sim_result_free(r);
+    opts.tile_max = 0;
+    opts.measure_tiles = 1;
+    r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
+    CHECK(r && strstr(npu_sim_result_json(r), "\"reason\":\"measured\"") != NULL, "measure_tiles: %s",
+          r ? "not in the JSON" : err);
+    npu_sim_result_free(r);
+    opts.measure_tiles = 0;
     opts.tile_max = 1000;
     CHECK(npu_sim_run(cfg, "relu", &opts, err, sizeof err) == NULL, "tile_max 1000 ran");
     CHECK(strncmp(err, "tile_max 1000: give whole KiB", 29) == 0, "message: %s", err);

@@ -114,3 +114,50 @@ TEST(Tiling, ABadTileMaxIsOneLine)
                                                  "for the config)");
         }
 }
+
+// Measured tiles (RunOptions::measure_tiles): relu on 4 cores, where the
+// rule's 16 KiB tiles leave the run at half its bound. Every candidate's
+// cycles are the run with that TILE_MAX given, and the run reported is the
+// fastest of them.
+TEST(Tiling, MeasuringKeepsTheFastestCandidate)
+{
+    RunOptions o;
+    o.kernel = "relu";
+    o.dtype = "fp16";
+    o.shape = {1, 64, 56, 56};
+    apply_override(o.config, "system.cores=4");
+    o.measure_tiles = true;
+    const RunResult r = run_kernel(o);
+    EXPECT_EQ(r.tile.reason, "measured");
+    ASSERT_EQ(r.tile.measured.size(), 4u);
+    const unsigned want[] = {16384, 8192, 4096, 2048};
+    uint64_t fewest = UINT64_MAX;
+    unsigned best = 0;
+    for (size_t i = 0; i < 4; i++) {
+        EXPECT_EQ(r.tile.measured[i].first, want[i]);
+        if (r.tile.measured[i].second < fewest)
+            fewest = r.tile.measured[i].second, best = r.tile.measured[i].first;
+    }
+    EXPECT_EQ(r.tile.tile_max, best);
+    EXPECT_EQ(r.stats.cycles, fewest);
+    EXPECT_TRUE(r.passed());
+    for (size_t i : {size_t(0), size_t(3)})
+        EXPECT_EQ(run("relu", "fp16", {1, 64, 56, 56}, {"system.cores=4"}, want[i]).stats.cycles,
+                  r.tile.measured[i].second)
+            << want[i];
+    EXPECT_LT(fewest, r.tile.measured[0].second);  // here smaller tiles win
+}
+
+// Without a tile loop to size, measuring is the plain run.
+TEST(Tiling, MeasuringWithoutATileLoopIsThePlainRun)
+{
+    RunOptions o;
+    o.kernel = "gelu_tanh";
+    o.shape = {1, 16, 8, 8};
+    o.schedule = false;
+    o.measure_tiles = true;
+    const RunResult m = run_kernel(o);
+    o.measure_tiles = false;
+    EXPECT_EQ(m.tile.reason, "default");
+    EXPECT_EQ(m.stats.cycles, run_kernel(o).stats.cycles);
+}

@@ -95,7 +95,7 @@ def _input(name, array):
 
 
 def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, params=None, seed=1,
-        schedule=True, max_cycles=0, max_instructions=None, tile_max=0):
+        schedule=True, max_cycles=0, max_instructions=None, tile_max=0, tiling="rule"):
     """Runs `kernel` (a name from kernels(), or a path to a .s file) and returns
     a Result.
 
@@ -109,19 +109,23 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     schedule: False runs .pipeline blocks in written order. max_cycles and
     max_instructions: per core limits (0: none; None: derived from the work).
     tile_max: cap the kernel's tiles at this many bytes (whole KiB); 0 lets
-    npusim choose for the config and shape (Result.json["tiling"] says how).
+    npusim choose for the config and shape (Result.json["tiling"] says how):
+    tiling="rule" from the schedule and the config, "measure" by simulating
+    the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest.
     """
+    if tiling not in ("rule", "measure"):
+        raise Error("tiling: %r is not rule or measure" % (tiling,))
     path, text, sets = _config(config, set)
     arrays = {name: _input(name, a) for name, a in (inputs or {}).items()}
     return _run(kernel, dtype or "", _shape(shape), path, text, sets, arrays,
                 {k: float(v) for k, v in (params or {}).items()}, int(seed), bool(schedule), int(max_cycles),
-                max_instructions, int(tile_max))
+                max_instructions, int(tile_max), tiling == "measure")
 
 
 def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule, max_cycles, max_instructions,
-         tile_max=0):
+         tile_max=0, measure_tiles=False):
     report, outputs = _npusim.run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule,
-                                  max_cycles, max_instructions, tile_max)
+                                  max_cycles, max_instructions, tile_max, measure_tiles)
     out = {}
     for name, (code, dims, data) in outputs.items():
         out[name] = _np.frombuffer(data, dtype=code).reshape(dims).copy()

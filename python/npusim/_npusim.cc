@@ -82,7 +82,7 @@ std::tuple<std::string, std::map<std::string, Array>>
 run(const std::string &kernel, const std::string &dtype, const std::string &shape, const std::string &config_path,
     const std::string &config_text, const std::vector<std::string> &sets, const std::map<std::string, Array> &inputs,
     const std::map<std::string, double> &params, uint64_t seed, bool schedule, uint64_t max_cycles,
-    py::object max_instructions, uint64_t tile_max)
+    py::object max_instructions, uint64_t tile_max, bool measure_tiles)
 {
     npusim::RunOptions opts;
     opts.kernel = kernel;
@@ -97,6 +97,7 @@ run(const std::string &kernel, const std::string &dtype, const std::string &shap
     opts.schedule = schedule;
     opts.max_cycles = max_cycles;
     opts.tile_max = tile_max;
+    opts.measure_tiles = measure_tiles;
     if (!max_instructions.is_none())
         opts.max_instructions = max_instructions.cast<uint64_t>();
     npusim::RunResult r;
@@ -163,7 +164,7 @@ PYBIND11_MODULE(_npusim, m)
     py::register_exception<npusim::Error>(m, "Error", PyExc_ValueError);
     m.def("run", &run, py::arg("kernel"), py::arg("dtype"), py::arg("shape"), py::arg("config_path"),
           py::arg("config_text"), py::arg("sets"), py::arg("inputs"), py::arg("params"), py::arg("seed"),
-          py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"), py::arg("tile_max"));
+          py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"), py::arg("tile_max"), py::arg("measure_tiles"));
     m.def("kernels", &kernel_names);
     m.def("replay", &replay, py::arg("trace"), py::arg("config_path"), py::arg("config_text"), py::arg("sets"));
     m.def("sweep_points", &sweep_points, py::arg("path"), py::arg("text"), py::arg("name"));

@@ -80,6 +80,16 @@ class RunMatchesTheCli(unittest.TestCase):
         self.assertLess(picked.cycles, given.cycles)
         np.testing.assert_array_equal(picked.outputs["y"], given.outputs["y"])
 
+    def test_measured_tiles(self):
+        r = self.check_same(["relu", "--dtype", "fp16", "--shape", "1,64,56,56", "--set", "system.cores=4",
+                             "--tiling", "measure"], kernel="relu", dtype="fp16", shape=(1, 64, 56, 56),
+                            set={"system.cores": 4}, tiling="measure")
+        t = r.json["tiling"]
+        self.assertEqual(t["reason"], "measured")
+        self.assertEqual(r.cycles, min(m["cycles"] for m in t["measured"]))
+        with self.assertRaisesRegex(npusim.Error, r"^tiling: 'guess' is not rule or measure$"):
+            npusim.run("relu", tiling="guess")
+
     def test_a_config_dict_is_the_yaml_file(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "c.yaml")

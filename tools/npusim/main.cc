@@ -430,6 +430,11 @@ int main(int argc, char **argv)
                     "Cap the kernel's tiles at BYTES (whole KiB; default 0: chosen for the config and shape, "
                     "see the report's Tiles)")
         ->check(kUint64);
+    std::string tiling = "rule";
+    run->add_option("--tiling", tiling,
+                    "rule: pick the tiles from the schedule and the config; measure: simulate the rule's pick and "
+                    "16, 8, 4 and 2 KiB, keep the fastest (several runs)")
+        ->check(CLI::IsMember({"rule", "measure"}));
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,
@@ -504,6 +509,7 @@ int main(int argc, char **argv)
     try {
         if (*run) {
             ropts.schedule = schedule == "on";
+            ropts.measure_tiles = tiling == "measure";
             return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet, trace_flags);
         }
         if (*cache)

@@ -616,7 +616,13 @@ std::string format_tiling(const TileChoice &t)
                             t.core_cycles, t.core_resource.c_str());
     if (!t.shared_resource.empty())
         costs += fmt(", %.2f through the %s", t.shared_cycles, t.shared_resource.c_str());
-    const char *why = t.reason == "host"      ? "TILE_MAX given"
+    std::string tried;
+    for (const auto &m : t.measured)
+        tried += (tried.empty() ? "" : ", ") + std::to_string(m.first) + ": " + std::to_string(m.second);
+    if (t.reason == "measured")
+        tried = "measured, the fewest cycles of " + tried;
+    const char *why = t.reason == "measured"  ? tried.c_str()
+                      : t.reason == "host"    ? "TILE_MAX given"
                       : t.reason == "compute" ? "compute-bound: tiles of an eighth of the core's share"
                       : t.reason == "share"   ? "compute-bound, but the core's share is under 8 larger tiles"
                       : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
@@ -634,6 +640,12 @@ nlohmann::json tiling_json(const TileChoice &t)
         j["core_memory_resource"] = t.core_resource;
         j["shared_memory_cycles_per_iteration"] = t.shared_cycles;
         j["shared_memory_resource"] = t.shared_resource;
+    }
+    if (t.reason == "measured") {
+        nlohmann::json m = nlohmann::json::array();
+        for (const auto &c : t.measured)
+            m.push_back({{"tile_max_bytes", c.first}, {"cycles", c.second}});
+        j["measured"] = m;
     }
     return j;
 }

@@ -851,8 +851,57 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
 
 }  // namespace
 
+// RunOptions::measure_tiles: the run simulated with each candidate TILE_MAX
+// (no traces, the C engine: every engine gives the same cycles), then once
+// more, as asked, with the fastest.
+static RunResult run_measured(const RunOptions &opts)
+{
+    RunOptions probe = opts;
+    probe.measure_tiles = false;
+    probe.engine = nullptr;
+    probe.attach = nullptr;
+    probe.mem_trace.clear();
+    const RunResult rule = run_kernel(probe);
+    if (rule.tile.reason == "default") {
+        RunOptions plain = opts;
+        plain.measure_tiles = false;
+        return run_kernel(plain);
+    }
+    std::vector<uint64_t> tiles = {rule.tile.tile_max};
+    for (uint64_t t : {16384, 8192, 4096, 2048})
+        if (t <= rule.config.core.ub_bytes && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
+            tiles.push_back(t);
+    std::vector<std::pair<unsigned, uint64_t>> measured;
+    uint64_t best = 0, best_cycles = UINT64_MAX;
+    for (uint64_t t : tiles) {
+        uint64_t cycles = UINT64_MAX;
+        if (t == rule.tile.tile_max && rule.passed()) {
+            cycles = rule.stats.cycles;
+        } else if (t != rule.tile.tile_max) {
+            probe.tile_max = t;
+            const RunResult p = run_kernel(probe);
+            if (p.passed())
+                cycles = p.stats.cycles;
+        }
+        if (cycles == UINT64_MAX)
+            continue;  // a tile the kernel cannot take (it trapped or failed its check) is not a candidate
+        measured.push_back({unsigned(t), cycles});
+        if (cycles < best_cycles)
+            best = t, best_cycles = cycles;
+    }
+    RunOptions final = opts;
+    final.measure_tiles = false;
+    final.tile_max = best ? best : rule.tile.tile_max;
+    RunResult r = run_kernel(final);
+    r.tile.reason = "measured";
+    r.tile.measured = measured;
+    return r;
+}
+
 RunResult run_kernel(const RunOptions &opts)
 {
+    if (opts.measure_tiles && opts.tile_max == 0)
+        return run_measured(opts);
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r;
     r.manifest = load_kernel(opts);

@@ -68,6 +68,11 @@ struct RunOptions {
     // The tiles' cap, TILE_MAX (bytes, whole KiB, 1 KiB to the UB): 0 lets
     // the host decide for the config and shape (tiling.h).
     uint64_t tile_max = 0;
+    // With tile_max 0: false picks the tiles by the rule (tiling.h); true
+    // measures them, as FFTW_MEASURE plans: the run is simulated with the
+    // rule's tiles and with 16, 8, 4 and 2 KiB, and the fewest cycles win
+    // (docs/kernels.md, "Tiles").
+    bool measure_tiles = false;
 };
 
 struct TrapReport {

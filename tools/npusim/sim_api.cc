@@ -119,6 +119,7 @@ npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const
         ro.seed = o.seed;
         ro.schedule = o.schedule != 0;
         ro.tile_max = o.tile_max;
+        ro.measure_tiles = o.measure_tiles != 0;
         ro.max_cycles = o.max_cycles;
         ro.max_instructions = o.max_instructions;
         for (unsigned i = 0; i < o.num_inputs; i++) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -21,8 +22,9 @@ struct TileChoice {
     // How TILE_MAX was set: "host" (the caller gave it), "compute" (the
     // tile loop is compute-bound: larger tiles), "memory" (bound by memory:
     // 16 KiB), "share" (compute-bound, but the core's share is too small for
-    // 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), or "default"
-    // (no scheduled tile loop to measure, or no share given: 16 KiB).
+    // 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
+    // (simulated, below), or "default" (no scheduled tile loop to measure,
+    // or no share given: 16 KiB).
     std::string reason = "default";
     unsigned tile_max = 16384;  // bytes; 0 when the caller's value is not a number
     // The tile loop (the scheduled `.pipeline` with the most expected trips
@@ -34,6 +36,9 @@ struct TileChoice {
     std::string loop;
     double compute_cycles = 0, core_cycles = 0, shared_cycles = 0;
     std::string core_resource, shared_resource;
+    // reason "measured": each TILE_MAX simulated and its cycles, in the
+    // order tried (the rule's pick first); the fewest won (the first of equals).
+    std::vector<std::pair<unsigned, uint64_t>> measured;
 };
 
 // The tiling rule (docs/kernels.md, "Tiles"). On one core, a tile loop is
