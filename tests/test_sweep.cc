@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "error.h"
+#include <nlohmann/json.hpp>
+
 #include "sweep.h"
 
 using namespace npusim;
@@ -81,6 +83,8 @@ TEST(Sweep, PointIdsAreStableAndDependOnWhatRuns)
     b = a;
     b.source = "elsewhere.yaml";
     EXPECT_EQ(id, point_id(b, "relu", "fp16", "1,64,56,56"));
+    // Measured tiles are another run.
+    EXPECT_NE(id, point_id(a, "relu", "fp16", "1,64,56,56", true));
 }
 
 TEST(Sweep, SpecErrorsNameFileLineAndKey)
@@ -90,7 +94,7 @@ TEST(Sweep, SpecErrorsNameFileLineAndKey)
     EXPECT_EQ(error_of("kernels: [relu]\nzip:\n  core.vlen: [128, 256]\n  system.cores: [1]\n"),
               "bad.yaml:3:3: zip.system.cores: has 1 values but zip.core.vlen has 2 (zip lists move in lock-step)");
     EXPECT_EQ(error_of("kernels: [relu]\nsweep: 3\n"),
-              "bad.yaml:2:1: sweep: unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits)");
+              "bad.yaml:2:1: sweep: unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits, tiling)");
     EXPECT_EQ(error_of("dtypes: [fp16]\n"), "bad.yaml: kernels: at least one kernel is needed");
     EXPECT_EQ(error_of("kernels: [relu]\ngrid:\n  core.vlen: [100]\n"),
               "bad.yaml:3:15: grid.core.vlen: 100 is out of range (128 .. 2048 bits)");
@@ -523,4 +527,25 @@ TEST(Sweep, StoppedSweepStopsItsPointsAndExits128PlusTheSignal)
         EXPECT_FALSE(std::filesystem::exists(dir + "/points/" + id + "/status"));
         EXPECT_EQ(merge_sweep(dir, dir + "/out.csv", "").missing, 1u);
     }
+}
+
+// `tiling: measure` runs every point with --tiling measure and is part of the
+// spec; `tiling: rule` is the default, the same spec as none.
+TEST(Sweep, TilingMeasureIsPassedToEveryPointAndIsPartOfTheSpec)
+{
+    EXPECT_EQ(error_of("kernels: [relu]\ntiling: guess\n"), "bad.yaml:2:9: tiling: 'guess' is not rule or measure");
+    const std::string dir = fresh_dir("sweep_tiling");
+    ASSERT_EQ(run_into(dir, "kernels: [relu]\n"), 0u);
+    EXPECT_EQ(run_into(dir, "kernels: [relu]\ntiling: rule\n"), 0u);
+    EXPECT_EQ(error_of_run(dir, "kernels: [relu]\ntiling: measure\n"),
+              dir + ": holds the sweep of another spec (tiling: unset there, measure in this spec); use another "
+                    "output folder");
+    const std::string spec = write_spec("measured.yaml", "kernels: [relu]\nshapes: ['1,16,8,8']\ntiling: measure\n");
+    const std::string out = fresh_dir("sweep_measured");
+    SweepProcess sweep({spec, "-o", out, "-j", "1"});
+    const int st = sweep.wait(60);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << sweep.err();
+    const SweepPoint p = expand_sweep(load_sweep(spec))[0];
+    const nlohmann::json stats = nlohmann::json::parse(read_all(out + "/points/" + p.id + "/stats.json"));
+    EXPECT_EQ(stats["tiling"]["reason"], "measured");
 }

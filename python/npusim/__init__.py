@@ -191,13 +191,14 @@ def sweep(spec, jobs=None):
     jobs: points run at once, in threads (None: one per core; the rows are
     the same, in the points' order)."""
     if isinstance(spec, dict):
-        points, max_cycles, max_instructions = _npusim.sweep_points("", _json.dumps(spec, indent=1), "sweep")
+        points, max_cycles, max_instructions, measure = _npusim.sweep_points("", _json.dumps(spec, indent=1),
+                                                                             "sweep")
     else:
-        points, max_cycles, max_instructions = _npusim.sweep_points(_os.fspath(spec), "", "")
-    return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions), points, jobs))
+        points, max_cycles, max_instructions, measure = _npusim.sweep_points(_os.fspath(spec), "", "")
+    return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions, measure), points, jobs))
 
 
-def _sweep_row(point, max_cycles, max_instructions):
+def _sweep_row(point, max_cycles, max_instructions, measure=False):
     """One point's row (sweep)."""
     index, pid, kernel, dtype, shape, overrides, config_yaml = point
     row = {"point.index": index, "point.id": pid}
@@ -205,7 +206,8 @@ def _sweep_row(point, max_cycles, max_instructions):
         row["param." + key] = value
     try:
         # The point's resolved config, as `npusim sweep` writes it to the point's config.yaml.
-        r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0, max_instructions)
+        r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0, max_instructions,
+                 0, measure)
     except Error as e:
         row["point.status"] = f"failed: {e}"
         row["kernel"], row["dtype"] = kernel, dtype

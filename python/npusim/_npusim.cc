@@ -126,7 +126,7 @@ std::vector<std::string> kernel_names()
 using Point = std::tuple<size_t, std::string, std::string, std::string, std::string,
                          std::vector<std::pair<std::string, std::string>>, std::string>;
 
-std::tuple<std::vector<Point>, py::object, py::object> sweep_points(const std::string &path, const std::string &text,
+std::tuple<std::vector<Point>, py::object, py::object, bool> sweep_points(const std::string &path, const std::string &text,
                                                                     const std::string &name)
 {
     const npusim::SweepSpec spec = !path.empty() ? npusim::load_sweep(path) : npusim::load_sweep_text(text, name);
@@ -134,7 +134,7 @@ std::tuple<std::vector<Point>, py::object, py::object> sweep_points(const std::s
     for (const npusim::SweepPoint &p : npusim::expand_sweep(spec))
         out.emplace_back(p.index, p.id, p.kernel, p.dtype, p.shape, p.overrides, npusim::config_to_yaml(p.config));
     auto limit = [](const std::optional<uint64_t> &v) { return v ? py::object(py::int_(*v)) : py::object(py::none()); };
-    return {std::move(out), limit(spec.limits.max_cycles), limit(spec.limits.max_instructions)};
+    return {std::move(out), limit(spec.limits.max_cycles), limit(spec.limits.max_instructions), spec.measure_tiles};
 }
 
 // `npusim compare --json`'s rows for these reports (JSON texts).

@@ -306,6 +306,12 @@ class CompareAndSweep(unittest.TestCase):
             self.assertIn("cycles", row)
             self.assertIn("stalls.raw", row)
 
+    def test_a_sweep_that_measures_tiles(self):
+        rows = self.rows(npusim.sweep({"kernels": ["relu"], "shapes": ["1,16,8,8"], "tiling": "measure"}))
+        self.assertEqual([r["tiling.reason"] for r in rows], ["measured"])
+        with self.assertRaisesRegex(npusim.Error, r"^sweep:5:12: tiling: 'maybe' is not rule or measure$"):
+            npusim.sweep({"kernels": ["relu"], "tiling": "maybe"})
+
     def test_a_sweep_dict_and_a_failing_point(self):
         rows = self.rows(npusim.sweep({"kernels": ["relu", "no_such_kernel"], "dtypes": ["fp16"],
                                        "shapes": ["1,16,2,2"], "grid": {"units.valu.latency": [2, 4]}}))

@@ -277,7 +277,7 @@ private:
 
 // The `npusim run` command line of one point.
 std::vector<std::string> point_args(const SweepPoint &p, const std::string &dir, const std::string &exe,
-                                    const SweepLimits &limits)
+                                    const SweepLimits &limits, bool measure_tiles)
 {
     std::vector<std::string> args = {exe, "run", p.kernel, "--dtype", p.dtype, "--shape", p.shape,
                                      "--config", dir + "/config.yaml", "--json", dir + "/stats.json", "-q"};
@@ -285,6 +285,8 @@ std::vector<std::string> point_args(const SweepPoint &p, const std::string &dir,
         args.insert(args.end(), {"--max-cycles", std::to_string(*limits.max_cycles)});
     if (limits.max_instructions)
         args.insert(args.end(), {"--max-instructions", std::to_string(*limits.max_instructions)});
+    if (measure_tiles)
+        args.insert(args.end(), {"--tiling", "measure"});
     return args;
 }
 
@@ -398,8 +400,11 @@ nlohmann::json spec_fingerprint(const SweepSpec &s)
             a.push_back({{x.key, x.values}});
         return a;
     };
-    return {{"base", base}, {"kernels", s.kernels}, {"dtypes", s.dtypes}, {"shapes", s.shapes},
-            {"set", set},   {"grid", axes_json(s.grid)}, {"zip", axes_json(s.zip)}};
+    nlohmann::json f = {{"base", base}, {"kernels", s.kernels}, {"dtypes", s.dtypes}, {"shapes", s.shapes},
+                        {"set", set},   {"grid", axes_json(s.grid)}, {"zip", axes_json(s.zip)}};
+    if (s.measure_tiles)  // absent for the rule, so folders written before the key existed still match
+        f["tiling"] = "measure";
+    return f;
 }
 
 std::string value_text(const nlohmann::json &j)
@@ -411,7 +416,7 @@ std::string value_text(const nlohmann::json &j)
 // set: "base.core.vlen: 128 there, 256 in this spec"; "" if none.
 std::string first_difference(const nlohmann::json &there, const nlohmann::json &here)
 {
-    for (const char *field : {"base", "kernels", "dtypes", "shapes", "set", "grid", "zip"}) {
+    for (const char *field : {"base", "kernels", "dtypes", "shapes", "set", "grid", "zip", "tiling"}) {
         nlohmann::json a = there.value(field, nlohmann::json()), b = here.value(field, nlohmann::json());
         if (a == b)
             continue;
@@ -530,13 +535,13 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     SweepSpec s;
     s.path = path;
     if (!root.IsMap())
-        throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip, limits)");
+        throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip, limits, tiling)");
     std::map<std::string, int> seen;
     for (const auto &kv : root) {
         const std::string key = kv.first.Scalar();
         const YAML::Node &v = kv.second;
         if (key == "base" || key == "kernels" || key == "dtypes" || key == "shapes" || key == "set" ||
-            key == "grid" || key == "zip" || key == "limits")
+            key == "grid" || key == "zip" || key == "limits" || key == "tiling")
             check_unique_key(seen, kv.first, path, key);
         if (key == "base") {
             std::string b = scalar_text(v, path, key);
@@ -577,9 +582,14 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
                                 " (zip lists move in lock-step)");
         } else if (key == "limits") {
             s.limits = limits_from(v, path);
+        } else if (key == "tiling") {
+            const std::string t = scalar_text(v, path, key);
+            if (t != "rule" && t != "measure")
+                throw Error(yaml_where(path, v.Mark()) + "tiling: '" + t + "' is not rule or measure");
+            s.measure_tiles = t == "measure";
         } else {
             throw Error(yaml_where(path, kv.first.Mark()) + key +
-                        ": unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits)");
+                        ": unknown key (base, kernels, dtypes, shapes, set, grid, zip, limits, tiling)");
         }
     }
     if (s.kernels.empty())
@@ -591,12 +601,14 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     return s;
 }
 
-std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype, const std::string &shape)
+std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype, const std::string &shape,
+                     bool measure_tiles)
 {
     char buf[17];
+    // Measured tiles are another run (the rule's points keep the ids they had).
     std::snprintf(buf, sizeof buf, "%016llx",
                   (unsigned long long)fnv1a(config_to_yaml(cfg) + "\nkernel=" + kernel + "\ndtype=" + dtype +
-                                            "\nshape=" + shape));
+                                            "\nshape=" + shape + (measure_tiles ? "\ntiling=measure" : "")));
     return buf;
 }
 
@@ -668,7 +680,7 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
                         throw Error(spec.path + ": point " + std::to_string(p.index) + ": " + e.what());
                     }
                     p.config.source = "sweep point";
-                    p.id = point_id(p.config, kernel, dtype, shape);
+                    p.id = point_id(p.config, kernel, dtype, shape, spec.measure_tiles);
                     auto [it, fresh] = first_with_id.emplace(p.id, p.index);
                     if (!fresh)
                         throw Error(spec.path + ": points " + std::to_string(it->second) + " and " +
@@ -741,7 +753,7 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             std::remove((dir + "/status").c_str());
             write_file_atomic(dir + "/config.yaml", config_to_yaml(p.config));
             write_file_atomic(dir + "/point.json", point_json(p).dump(1) + "\n");
-            pid_t pid = start_point(point_args(p, dir, opts.npusim_exe, limits), dir, gate);
+            pid_t pid = start_point(point_args(p, dir, opts.npusim_exe, limits, spec.measure_tiles), dir, gate);
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
             running[pid] = &p;

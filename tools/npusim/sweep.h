@@ -34,6 +34,7 @@ struct SweepSpec {
     std::vector<SweepAxis> grid;      // crossed
     std::vector<SweepAxis> zip;       // lock-step (equal lengths)
     SweepLimits limits;               // limits: {max_cycles: N, max_instructions: N}
+    bool measure_tiles = false;       // tiling: measure (npusim run --tiling measure); default rule
 };
 
 struct SweepPoint {
@@ -58,9 +59,10 @@ uint64_t sweep_point_count(const SweepSpec &spec);
 // Every point, in a stable order. Throws on a bad override value, on more
 // than kMaxSweepPoints points, and on two points with one id.
 std::vector<SweepPoint> expand_sweep(const SweepSpec &spec);
-// The point's id: FNV-1a 64 of its resolved config, kernel, dtype and shape.
+// The point's id: FNV-1a 64 of its resolved config, kernel, dtype and shape
+// (and, with `tiling: measure`, of that).
 std::string point_id(const Config &cfg, const std::string &kernel, const std::string &dtype,
-                     const std::string &shape);
+                     const std::string &shape, bool measure_tiles = false);
 
 struct SweepRunOptions {
     std::string out_dir;
