@@ -31,6 +31,7 @@
 #endif
 #include "report.h"
 #include "runner.h"
+#include "tiling.h"
 #include "trace.h"
 
 using namespace npusim;
@@ -185,9 +186,6 @@ struct AsmFlags {
 
 int cmd_asm(const AsmFlags &f)
 {
-    std::vector<const char *> dirs;
-    for (const std::string &d : f.incdirs)
-        dirs.push_back(d.c_str());
     std::vector<std::pair<std::string, std::string>> kv;
     for (const std::string &d : f.defs)
         kv.push_back(split_assignment("-D", d));
@@ -196,20 +194,14 @@ int cmd_asm(const AsmFlags &f)
         defines.push_back({p.first.c_str(), p.second.c_str()});
     // `.pipeline` loops are scheduled for the config, as `npusim run` does.
     const npu_asm_machine machine = asm_machine(build_config(f.config_file, f.sets));
-    npu_asm_options o{};
-    o.include_dirs = dirs.data();
-    o.num_include_dirs = dirs.size();
-    o.defines = defines.data();
-    o.num_defines = defines.size();
-    o.machine = &machine;
-    o.schedule = f.schedule == "on";
     npu_program p;
     npu_program_init(&p);
     npu_diag d{};
-    if (npu_assemble_file(f.in.c_str(), &o, &p, &d) != NPU_OK) {
-        char line[600];
-        npu_diag_format(&d, line, sizeof line);
-        throw Error(line);
+    try {
+        assemble_program(f.in, defines, f.incdirs, machine, f.schedule == "on", p);
+    } catch (...) {
+        npu_program_free(&p);
+        throw;
     }
     if (f.table)
         std::cout << format_schedules(scheduled_loops(p, {}), true);

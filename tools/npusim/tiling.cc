@@ -42,9 +42,11 @@ void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &c
              (fills * line + out) * cores / (double(cfg.dram.bytes_per_cycle) * cfg.dram.channels), "dram channels");
 }
 
-void assemble(const std::string &path, const std::vector<npu_asm_define> &defines,
-              const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
-              npu_program &prog)
+}  // namespace
+
+void assemble_program(const std::string &path, const std::vector<npu_asm_define> &defines,
+                      const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
+                      npu_program &prog)
 {
     std::vector<const char *> dirs;
     for (const std::string &d : include_dirs)
@@ -64,8 +66,6 @@ void assemble(const std::string &path, const std::vector<npu_asm_define> &define
         throw Error(line);
     }
 }
-
-}  // namespace
 
 TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg)
 {
@@ -107,7 +107,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     const npu_asm_machine machine = asm_machine(cfg);
     for (const npu_asm_define &d : defines)
         if (d.name && std::strcmp(d.name, "TILE_MAX") == 0) {
-            assemble(path, defines, include_dirs, machine, schedule, prog);
+            assemble_program(path, defines, include_dirs, machine, schedule, prog);
             TileChoice t = measure_tile_loop(prog, cfg);
             t.reason = "host";
             char *end = nullptr;
@@ -118,7 +118,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     std::vector<npu_asm_define> with = defines;
     std::string tile = std::to_string(kSmallTile);
     with.push_back({"TILE_MAX", tile.c_str()});
-    assemble(path, with, include_dirs, machine, schedule, prog);
+    assemble_program(path, with, include_dirs, machine, schedule, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
     if (t.reason != "compute")
         return t;
@@ -134,7 +134,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     t.tile_max = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
     tile = std::to_string(t.tile_max);
     with.back().value = tile.c_str();
-    assemble(path, with, include_dirs, machine, schedule, prog);
+    assemble_program(path, with, include_dirs, machine, schedule, prog);
     return t;
 }
 

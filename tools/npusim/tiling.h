@@ -53,6 +53,13 @@ struct TileChoice {
 constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
 
+// Assembles `path` into `prog` (initialised; its old content freed) as
+// written: `defines`, `include_dirs`, `.pipeline` loops scheduled for
+// `machine` when `schedule`. Throws Error with the first diagnostic.
+void assemble_program(const std::string &path, const std::vector<npu_asm_define> &defines,
+                      const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
+                      npu_program &prog);
+
 // The tile loop of an assembled program and its costs on `cfg` (reason
 // "compute" or "memory"), or reason "default" when it has none.
 TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
