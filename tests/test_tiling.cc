@@ -3,6 +3,7 @@
 // the tile it picks, and that the pick is what the run assembled.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -91,15 +92,21 @@ TEST(Tiling, SeveralCoresKeep16KiB)
     EXPECT_EQ(r.tile.tile_max, 16384u);
 }
 
-// --schedule off leaves no scheduled loop to measure.
-TEST(Tiling, WrittenOrderHasNoTileLoop)
+// --schedule off takes the tiles the scheduled run takes (chosen on the
+// scheduled loop), so the two differ in their schedule alone.
+TEST(Tiling, WrittenOrderTakesTheScheduledRunsTiles)
 {
     RunOptions o;
     o.kernel = "gelu_tanh";
     o.dtype = "fp16";
     o.shape = {1, 64, 56, 56};
     o.schedule = false;
-    EXPECT_EQ(run_kernel(o).tile.reason, "default");
+    const RunResult off = run_kernel(o);
+    const RunResult on = run("gelu_tanh", "fp16", {1, 64, 56, 56});
+    EXPECT_EQ(off.tile.reason, "compute");
+    EXPECT_EQ(off.tile.tile_max, on.tile.tile_max);
+    EXPECT_EQ(off.tensors.at("y").data, on.tensors.at("y").data);
+    EXPECT_GT(off.stats.cycles, on.stats.cycles);
 }
 
 TEST(Tiling, ABadTileMaxIsOneLine)
@@ -151,13 +158,15 @@ TEST(Tiling, MeasuringKeepsTheFastestCandidate)
 // Without a tile loop to size, measuring is the plain run.
 TEST(Tiling, MeasuringWithoutATileLoopIsThePlainRun)
 {
+    const std::string path = ::testing::TempDir() + "/tiling_no_loop.s";
+    std::ofstream(path) << "; @kernel     no_loop\n; @input      x\n; @output     y\n; @dtypes     fp32\n"
+                           "; @reference  relu\n; @tolerance  fp32 ulp=0\n    li s4, 7\n    halt\n";
     RunOptions o;
-    o.kernel = "gelu_tanh";
-    o.shape = {1, 16, 8, 8};
-    o.schedule = false;
+    o.kernel = path;
     o.measure_tiles = true;
     const RunResult m = run_kernel(o);
     o.measure_tiles = false;
     EXPECT_EQ(m.tile.reason, "default");
+    EXPECT_TRUE(m.tile.measured.empty());
     EXPECT_EQ(m.stats.cycles, run_kernel(o).stats.cycles);
 }

@@ -609,25 +609,27 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
 
 std::string format_tiling(const TileChoice &t)
 {
-    std::string size = t.tile_max ? "up to " + std::to_string(t.tile_max) + " bytes" : "the kernel's own size";
+    const std::string cap =
+        "TILE_MAX " + (t.tile_max ? std::to_string(t.tile_max) + " bytes" : std::string("(not a number)"));
     if (t.reason == "default")
-        return size + " (no scheduled tile loop to measure)";
+        return cap + " (no scheduled tile loop to measure)";
+    if (t.loop.empty())
+        return cap + " (given)";
     std::string costs = fmt("%.2f cycles per iteration scheduled; memory %.2f through the %s", t.compute_cycles,
                             t.core_cycles, t.core_resource.c_str());
     if (!t.shared_resource.empty())
         costs += fmt(", %.2f through the %s", t.shared_cycles, t.shared_resource.c_str());
-    std::string tried;
-    for (const auto &m : t.measured)
-        tried += (tried.empty() ? "" : ", ") + std::to_string(m.first) + ": " + std::to_string(m.second);
-    if (t.reason == "measured")
-        tried = "measured, the fewest cycles of " + tried;
-    const char *why = t.reason == "measured"  ? tried.c_str()
-                      : t.reason == "host"    ? "TILE_MAX given"
+    std::string why = t.reason == "host"      ? "given"
                       : t.reason == "compute" ? "compute-bound: tiles of an eighth of the core's share"
                       : t.reason == "share"   ? "compute-bound, but the core's share is under 8 larger tiles"
                       : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
                                               : "not compute-bound";
-    return "TILE_MAX " + (t.tile_max ? std::to_string(t.tile_max) + " bytes" : std::string("not a number")) + " (" + why + "; the kernel caps its tiles by the UB)\n  " + t.loop + ": " + costs;
+    if (t.reason == "measured") {
+        why = "measured, the fewest cycles of";
+        for (size_t i = 0; i < t.measured.size(); i++)
+            why += (i ? ", " : " ") + std::to_string(t.measured[i].first) + ": " + std::to_string(t.measured[i].second);
+    }
+    return cap + " (" + why + "; the kernel caps its tiles by the UB)\n  " + t.loop + ": " + costs;
 }
 
 nlohmann::json tiling_json(const TileChoice &t)

@@ -115,23 +115,23 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
             t.tile_max = end && *end == 0 ? unsigned(v) : 0;
             return t;
         }
+    // The tiles are chosen on the scheduled loop, for a run in written order
+    // too, so that `--schedule off` differs from the scheduled run in its
+    // schedule alone.
     std::vector<npu_asm_define> with = defines;
     std::string tile = std::to_string(kSmallTile);
     with.push_back({"TILE_MAX", tile.c_str()});
-    assemble_program(path, with, include_dirs, machine, schedule, prog);
+    assemble_program(path, with, include_dirs, machine, true, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
-    if (t.reason != "compute")
-        return t;
-    if (cfg.cores > 1) {
-        t.reason = "cores";
-        return t;
-    }
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
-    if (larger <= kSmallTile) {
+    if (t.reason == "compute" && cfg.cores > 1)
+        t.reason = "cores";
+    else if (t.reason == "compute" && larger <= kSmallTile)
         t.reason = "share";
+    else if (t.reason == "compute")
+        t.tile_max = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
+    if (schedule && t.tile_max == kSmallTile)
         return t;
-    }
-    t.tile_max = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
     tile = std::to_string(t.tile_max);
     with.back().value = tile.c_str();
     assemble_program(path, with, include_dirs, machine, schedule, prog);
