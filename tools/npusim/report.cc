@@ -609,8 +609,7 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
 
 std::string format_tiling(const TileChoice &t)
 {
-    const std::string cap =
-        "TILE_MAX " + (t.tile_max ? std::to_string(t.tile_max) + " bytes" : std::string("(not a number)"));
+    const std::string cap = "TILE_MAX " + std::to_string(t.tile_max) + " bytes";
     if (t.reason == "default")
         return cap + " (no scheduled tile loop to measure)";
     if (t.loop.empty())

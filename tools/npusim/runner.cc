@@ -576,17 +576,13 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
 void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
 {
     const char *dt_bytes = npu_dtype_bytes(r.dtype) == 2 ? "2" : "4";
-    std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
-    const std::string tile_max = std::to_string(opts.tile_max);
-    if (opts.tile_max) {
-        if (opts.tile_max % 1024 || opts.tile_max > r.config.core.ub_bytes)
-            throw Error("tile_max " + tile_max + ": give whole KiB from 1024 to the UB's " +
-                        std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
-        defines.push_back({"TILE_MAX", tile_max.c_str()});
-    }
+    const std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
+    if (opts.tile_max % 1024 || opts.tile_max > r.config.core.ub_bytes)
+        throw Error("tile_max " + std::to_string(opts.tile_max) + ": give whole KiB from 1024 to the UB's " +
+                    std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
     const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores);
     r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,
-                                 shares.empty() ? 0 : shares[0], prog);
+                                 shares.empty() ? 0 : shares[0], opts.tile_max, prog);
 }
 
 // --against: the second reference, checked against the kernel's inputs.

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 #include "error.h"
@@ -102,25 +101,22 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg)
 
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
-                               uint64_t share_bytes, npu_program &prog)
+                               uint64_t share_bytes, uint64_t tile_max, npu_program &prog)
 {
     const npu_asm_machine machine = asm_machine(cfg);
-    for (const npu_asm_define &d : defines)
-        if (d.name && std::strcmp(d.name, "TILE_MAX") == 0) {
-            assemble_program(path, defines, include_dirs, machine, schedule, prog);
-            TileChoice t = measure_tile_loop(prog, cfg);
-            t.reason = "host";
-            char *end = nullptr;
-            unsigned long v = d.value ? std::strtoul(d.value, &end, 0) : 0;
-            t.tile_max = end && *end == 0 ? unsigned(v) : 0;
-            return t;
-        }
+    std::vector<npu_asm_define> with = defines;
+    std::string tile = std::to_string(tile_max ? tile_max : kSmallTile);
+    with.push_back({"TILE_MAX", tile.c_str()});
+    if (tile_max) {
+        assemble_program(path, with, include_dirs, machine, schedule, prog);
+        TileChoice t = measure_tile_loop(prog, cfg);
+        t.reason = "host";
+        t.tile_max = unsigned(tile_max);
+        return t;
+    }
     // The tiles are chosen on the scheduled loop, for a run in written order
     // too, so that `--schedule off` differs from the scheduled run in its
     // schedule alone.
-    std::vector<npu_asm_define> with = defines;
-    std::string tile = std::to_string(kSmallTile);
-    with.push_back({"TILE_MAX", tile.c_str()});
     assemble_program(path, with, include_dirs, machine, true, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;

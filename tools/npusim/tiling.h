@@ -1,10 +1,11 @@
 // The host's tiling decision: how large a kernel's tiles are on the machine
 // it runs on, as CANN's per-operator tiling functions decide on the host
 // (docs/kernels.md, "Tiles"). The skeletons (kernels/lib/eltwise.s,
-// lib/perchan.s) take their tiles up to TILE_MAX bytes. A tile loop whose
-// schedule is slower per iteration than its memory traffic gains from the
-// largest tiles the UB holds (fewer pipeline fills and drains); one bound by
-// memory loses (its first load and last store grow), so it keeps 16 KiB.
+// lib/perchan.s) take their tiles up to TILE_MAX bytes (16384 when nobody
+// defines it, as `npusim asm` without -D). A tile loop whose schedule is
+// slower per iteration than its memory traffic gains from larger tiles
+// (fewer pipeline fills and drains); one bound by memory loses (its first
+// load and last store grow), so it keeps 16 KiB.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ struct TileChoice {
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
     std::string reason = "default";
-    unsigned tile_max = 16384;  // bytes; 0 when the caller's value is not a number
+    unsigned tile_max = 16384;  // bytes: the TILE_MAX the kernel was assembled with
     // The tile loop (the scheduled `.pipeline` with the most expected trips
     // and vector loads or stores) and its costs per iteration, in cycles,
     // both per core: its schedule (II / unroll), and the fastest its memory
@@ -48,7 +49,7 @@ struct TileChoice {
 // runs at least 8 tiles and its first load and last store stay short; the
 // kernel caps them by the UB. With several cores the tiles stay 16 KiB:
 // the cores run the same tile rhythm side by side and their loads meet in
-// the shared L2, and larger tiles measured up to 4.4% slower there (geglu
+// the shared L2, and larger tiles measured up to 4.6% slower there (geglu
 // fp32 on 4 cores) where one core gains up to 4%.
 constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
@@ -64,14 +65,15 @@ void assemble_program(const std::string &path, const std::vector<npu_asm_define>
 // "compute" or "memory"), or reason "default" when it has none.
 TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 
-// Assembles `path` for `cfg`: `defines` as given, `.pipeline` loops
-// scheduled when `schedule`. Unless `defines` names TILE_MAX, the kernel is
-// assembled with TILE_MAX=16384 and, when its tile loop is compute-bound
-// and `share_bytes` (the largest core's bytes of each tensor; 0: unknown)
-// holds more than 8 such tiles, again with the larger TILE_MAX. Throws
-// Error with the first assembler diagnostic.
+// Assembles `path` for `cfg`: `defines` as given plus TILE_MAX, `.pipeline`
+// loops scheduled when `schedule`. With `tile_max` (bytes; the caller checked
+// it) TILE_MAX is that. With 0 the kernel is assembled with TILE_MAX=16384
+// and, when its tile loop is compute-bound and `share_bytes` (the largest
+// core's bytes of each tensor; 0: unknown) holds more than 8 larger tiles,
+// again with the larger TILE_MAX. Throws Error with the first assembler
+// diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
-                               uint64_t share_bytes, npu_program &prog);
+                               uint64_t share_bytes, uint64_t tile_max, npu_program &prog);
 
 }  // namespace npusim
