@@ -83,7 +83,7 @@ int main(void)
         npu_sim_result_free(r);
     }
 
-    /* The tiles given: the JSON says so; a cap not in whole KiB is one line. */
+    /* The tiles given: the JSON says so; a cap not a multiple of 256 bytes is one line. */
     npu_sim_run_options_default(&opts);
     opts.tile_max = 32768;
     r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
@@ -98,7 +98,7 @@ int main(void)
     opts.measure_tiles = 0;
     opts.tile_max = 1000;
     CHECK(npu_sim_run(cfg, "relu", &opts, err, sizeof err) == NULL, "tile_max 1000 ran");
-    CHECK(strncmp(err, "tile_max 1000: give whole KiB", 29) == 0, "message: %s", err);
+    CHECK(strncmp(err, "tile_max 1000: give a multiple of 256 bytes", 43) == 0, "message: %s", err);
 
     /* Bad input: NULL and one line. */
     CHECK(npu_sim_run(cfg, "no_such_kernel", NULL, err, sizeof err) == NULL, "an unknown kernel ran");

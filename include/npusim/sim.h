@@ -82,7 +82,7 @@ typedef struct npu_sim_run_options {
     void (*engine)(void *engine_ctx, struct npu_timed_core *const *cores, unsigned num_cores,
                    const npu_run_limits *lim);
     void *engine_ctx;
-    /* The kernels' tiles at most this many bytes (whole KiB, 1024 to the
+    /* The kernels' tiles at most this many bytes (a multiple of 256, up to the
      * UB's bytes); 0: picked for the config and shape, as `npusim run` does
      * (docs/kernels.md, "Tiles"; the JSON's "tiling" says what was used). */
     uint64_t tile_max;

@@ -173,9 +173,10 @@ nopad\@:
 ; buffers (one input) or 9 (two inputs), in 1 KiB steps; a core's first and
 ; last tiles are shorter (SPLIT_TILE, lib/split.s).
 ;
-; TILE_MAX caps the tile: the host's tiling decision (docs/kernels.md,
-; "Tiles"), 16384 unless the run's tile loop is compute-bound on its machine,
-; when the tiles take the whole UB. A kernel that keeps data of its own at
+; TILE_MAX caps the tile (a multiple of 256 bytes): the host's tiling
+; decision (docs/kernels.md, "Tiles"), 16384 unless the run's tile loop is
+; compute-bound on its machine, when the tiles take the whole UB, or bound by
+; reads its L2 MSHRs pace, when they are the MSHRs' reach. A kernel that keeps data of its own at
 ; the top of the UB defines ELT_UB_RESERVE (bytes) before including this.
 .ifndef TILE_MAX
 .equ TILE_MAX, 16384
@@ -186,12 +187,12 @@ nopad\@:
 .equ ELT_FIT1, (UB_BYTES - ELT_UB_RESERVE) / 6 / 1024 * 1024
 .equ ELT_FIT2, (UB_BYTES - ELT_UB_RESERVE) / 9 / 1024 * 1024
 .if ELT_FIT1 >= TILE_MAX
-.equ T3, TILE_MAX / 1024 * 1024
+.equ T3, TILE_MAX / 256 * 256
 .else
 .equ T3, ELT_FIT1
 .endif
 .if ELT_FIT2 >= TILE_MAX
-.equ T3_2, TILE_MAX / 1024 * 1024
+.equ T3_2, TILE_MAX / 256 * 256
 .else
 .equ T3_2, ELT_FIT2
 .endif

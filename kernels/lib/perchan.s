@@ -35,7 +35,8 @@
 ; tile i+1 is in and tile i+2 (with its parameter block, when it starts a
 ; plane) loads, and its output buffer was stored three tiles ago, so the DMA
 ; engine always has a transfer queued. Tiles are as large as the UB allows
-; (UB_BYTES) beside three parameter buffers, up to 16 KiB, in 1 KiB steps;
+; (UB_BYTES) beside three parameter buffers (in 1 KiB steps), up to TILE_MAX
+; (16 KiB unless the host picks another, a multiple of 256 bytes);
 ; a plane's tiles are equal (whole C0 blocks), and a core's first and last
 ; tiles are short (SPLIT_TILE, lib/split.s), as the elementwise ones'.
 ; Tags: 0..2 the input buffers (and their parameters), 3..5 the outputs.
@@ -49,7 +50,7 @@
 .endif
 .equ PC_FIT, (UB_BYTES - 3 * PC_PARB) / 6 / 1024 * 1024
 .if PC_FIT >= TILE_MAX
-.equ PC_T, TILE_MAX / 1024 * 1024
+.equ PC_T, TILE_MAX / 256 * 256
 .else
 .equ PC_T, PC_FIT
 .endif

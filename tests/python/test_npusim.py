@@ -155,7 +155,7 @@ class BadInput(unittest.TestCase):
     def test_unknown_kernel(self):
         self.check(["no_such_kernel"], kernel="no_such_kernel")
 
-    def test_a_tile_max_not_in_whole_kib(self):
+    def test_a_tile_max_not_a_multiple_of_256(self):
         self.check(["relu", "--tile-max", "1000"], kernel="relu", tile_max=1000)
 
     def test_unknown_key_and_value_out_of_range(self):

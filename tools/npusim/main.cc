@@ -419,7 +419,7 @@ int main(int argc, char **argv)
                     "on: modulo-schedule the kernel's .pipeline loops for the config; off: run them in written order")
         ->check(CLI::IsMember({"on", "off"}));
     run->add_option("--tile-max", ropts.tile_max,
-                    "Cap the kernel's tiles at BYTES (whole KiB; default 0: chosen for the config and shape, "
+                    "Cap the kernel's tiles at BYTES (a multiple of 256; default 0: chosen for the config and shape, "
                     "see the report's Tiles)")
         ->check(kUint64);
     std::string tiling = "rule";

@@ -577,8 +577,9 @@ void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
 {
     const char *dt_bytes = npu_dtype_bytes(r.dtype) == 2 ? "2" : "4";
     const std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
-    if (opts.tile_max % 1024 || opts.tile_max > r.config.core.ub_bytes)
-        throw Error("tile_max " + std::to_string(opts.tile_max) + ": give whole KiB from 1024 to the UB's " +
+    if (opts.tile_max % kTileStep || opts.tile_max > r.config.core.ub_bytes)
+        throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
+                    std::to_string(kTileStep) + " bytes up to the UB's " +
                     std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
     const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores);
     r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,

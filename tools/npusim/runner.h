@@ -65,7 +65,7 @@ struct RunOptions {
     // `.pipeline` loops: modulo-scheduled for the run's config (true), or in
     // written order (--schedule off).
     bool schedule = true;
-    // The tiles' cap, TILE_MAX (bytes, whole KiB, 1 KiB to the UB): 0 lets
+    // The tiles' cap, TILE_MAX (bytes, a multiple of 256 up to the UB): 0 lets
     // the host decide for the config and shape (tiling.h).
     uint64_t tile_max = 0;
     // With tile_max 0: false picks the tiles by the rule (tiling.h); true

@@ -11,6 +11,14 @@ namespace npusim {
 
 namespace {
 
+// The cycles one L2 miss holds its MSHR: the DRAM's latency and the line's
+// first piece on its channel (docs/timing.md, M2 and M3).
+double fill_cycles(const Config &cfg)
+{
+    const double piece = std::min(cfg.l2.line_bytes, cfg.dram.interleave_bytes);
+    return cfg.dram.latency + std::ceil(piece / cfg.dram.bytes_per_cycle);
+}
+
 // Per iteration of a loop, the fastest its vector loads and stores can move
 // through the machine, per core: each load's bytes come in by DMA and each
 // store's go out (the skeletons stream every vector through the UB once).
@@ -32,8 +40,7 @@ void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &c
         return;
     const double line = cfg.l2.line_bytes;
     const double fills = cfg.warm_inputs ? 0 : in / line;
-    const double piece = std::min(cfg.l2.line_bytes, cfg.dram.interleave_bytes);
-    const double fill = cfg.dram.latency + std::ceil(piece / cfg.dram.bytes_per_cycle);
+    const double fill = fill_cycles(cfg);
     consider(t.core_cycles, t.core_resource,
              ((in + out) / line * cfg.l2.hit_latency + fills * fill) / cfg.timing.dma_outstanding, "dma window");
     consider(t.shared_cycles, t.shared_resource, fills * fill * cores / cfg.l2.mshrs, "l2 mshrs");
@@ -42,6 +49,17 @@ void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &c
 }
 
 }  // namespace
+
+uint64_t mshr_reach(const Config &cfg)
+{
+    if (!cfg.memory_l2 || cfg.warm_inputs || cfg.cores != 1)
+        return 0;
+    const double lines_per_cycle = cfg.l2.mshrs / fill_cycles(cfg);
+    if (lines_per_cycle * cfg.l2.line_bytes >= cfg.timing.dma_bytes_per_cycle)
+        return 0;
+    const uint64_t reach = uint64_t(cfg.l2.mshrs) * cfg.l2.line_bytes;
+    return std::max<uint64_t>(kTileStep, (reach + kTileStep - 1) / kTileStep * kTileStep);
+}
 
 void assemble_program(const std::string &path, const std::vector<npu_asm_define> &defines,
                       const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
@@ -120,7 +138,11 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     assemble_program(path, with, include_dirs, machine, true, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
-    if (t.reason == "compute" && cfg.cores > 1)
+    const uint64_t reach = mshr_reach(cfg);
+    if (t.reason == "memory" && reach && reach < kSmallTile) {
+        t.reason = "reads";
+        t.tile_max = unsigned(reach);
+    } else if (t.reason == "compute" && cfg.cores > 1)
         t.reason = "cores";
     else if (t.reason == "compute" && larger <= kSmallTile)
         t.reason = "share";

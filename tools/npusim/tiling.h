@@ -5,7 +5,8 @@
 // defines it, as `npusim asm` without -D). A tile loop whose schedule is
 // slower per iteration than its memory traffic gains from larger tiles
 // (fewer pipeline fills and drains); one bound by memory loses (its first
-// load and last store grow), so it keeps 16 KiB.
+// load and last store grow), so it keeps 16 KiB, or takes the L2 MSHRs'
+// reach where they fill reads slower than its DMA engine sends them.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,8 @@ namespace npusim {
 struct TileChoice {
     // How TILE_MAX was set: "host" (the caller gave it), "compute" (the
     // tile loop is compute-bound: larger tiles), "memory" (bound by memory:
-    // 16 KiB), "share" (compute-bound, but the core's share is too small for
+    // 16 KiB), "reads" (bound by memory, its reads paced by the L2 MSHRs:
+    // tiles of their reach, mshr_reach), "share" (compute-bound, but the core's share is too small for
     // 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
@@ -53,6 +55,20 @@ struct TileChoice {
 // fp32 on 4 cores) where one core gains up to 4%.
 constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
+// TILE_MAX is a multiple of this many bytes (and at least it).
+constexpr unsigned kTileStep = 256;
+// A memory-bound tile loop on one core whose reads the L2 MSHRs fill slower
+// than its DMA engine sends bytes (l2.mshrs lines per fill time, M2 and M3,
+// below dma.bytes_per_cycle): its engine sends a transfer's line requests
+// in order (M1), so with large tiles a tile's store waits behind the next
+// tile's loads, which leave only as MSHRs free, and the engine idles for
+// the reads' latency. Tiles of the MSHRs' reach (l2.mshrs x l2.line_bytes,
+// rounded up to kTileStep) alternate a load that fills every MSHR with a
+// store the engine sends while those fills are outstanding. Measured on
+// configs/edge.yaml (docs/kernels.md, "Tiles"): relu fp32 281,859 -> 224,510
+// cycles. Returns that reach in bytes, or 0 where the MSHRs keep up with the
+// engine, inputs are warm, there is no L2 model or there are several cores.
+uint64_t mshr_reach(const Config &cfg);
 
 // Assembles `path` into `prog` (initialised; its old content freed) as
 // written: `defines`, `include_dirs`, `.pipeline` loops scheduled for
@@ -70,7 +86,8 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 // it) TILE_MAX is that. With 0 the kernel is assembled with TILE_MAX=16384
 // and, when its tile loop is compute-bound and `share_bytes` (the largest
 // core's bytes of each tensor; 0: unknown) holds more than 8 larger tiles,
-// again with the larger TILE_MAX. Throws Error with the first assembler
+// again with the larger TILE_MAX; when it is memory-bound and mshr_reach is
+// under 16 KiB, again with TILE_MAX = that reach. Throws Error with the first assembler
 // diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
