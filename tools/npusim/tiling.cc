@@ -52,12 +52,15 @@ void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &c
 
 uint64_t mshr_reach(const Config &cfg)
 {
-    if (!cfg.memory_l2 || cfg.warm_inputs || cfg.cores != 1)
+    if (!cfg.memory_l2 || cfg.warm_inputs)
         return 0;
     const double lines_per_cycle = cfg.l2.mshrs / fill_cycles(cfg);
-    if (lines_per_cycle * cfg.l2.line_bytes >= cfg.timing.dma_bytes_per_cycle)
+    if (lines_per_cycle * cfg.l2.line_bytes >= double(cfg.timing.dma_bytes_per_cycle) * cfg.cores)
         return 0;
-    const uint64_t reach = uint64_t(cfg.l2.mshrs) * cfg.l2.line_bytes;
+    // While one core's tile loads, about half the others store: the loading
+    // cores share the MSHRs.
+    const double loading = std::max(1.0, cfg.cores / 2.0);
+    const uint64_t reach = uint64_t(std::ceil(cfg.l2.mshrs / loading)) * cfg.l2.line_bytes;
     return std::max<uint64_t>(kTileStep, (reach + kTileStep - 1) / kTileStep * kTileStep);
 }
 
@@ -139,7 +142,8 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     TileChoice t = measure_tile_loop(prog, cfg);
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
     const uint64_t reach = mshr_reach(cfg);
-    if (t.reason == "memory" && reach && reach < kSmallTile) {
+    const double memory = std::max(t.core_cycles, t.shared_cycles);
+    if (t.reason == "memory" && reach && reach < kSmallTile && t.compute_cycles <= kReadsMargin * memory) {
         t.reason = "reads";
         t.tile_max = unsigned(reach);
     } else if (t.reason == "compute" && cfg.cores > 1)

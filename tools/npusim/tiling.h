@@ -6,7 +6,7 @@
 // slower per iteration than its memory traffic gains from larger tiles
 // (fewer pipeline fills and drains); one bound by memory loses (its first
 // load and last store grow), so it keeps 16 KiB, or takes the L2 MSHRs'
-// reach where they fill reads slower than its DMA engine sends them.
+// reach where they fill reads slower than the DMA engines send them.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +49,8 @@ struct TileChoice {
 // loads and stores per iteration, through every resource; its tiles then
 // grow to an eighth of the core's share (in 1 KiB steps), so that it still
 // runs at least 8 tiles and its first load and last store stay short; the
-// kernel caps them by the UB. With several cores the tiles stay 16 KiB:
+// kernel caps them by the UB. With several cores a compute-bound loop's
+// tiles stay 16 KiB:
 // the cores run the same tile rhythm side by side and their loads meet in
 // the shared L2, and larger tiles measured up to 4.6% slower there (geglu
 // fp32 on 4 cores) where one core gains up to 4%.
@@ -57,18 +58,28 @@ constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
 // TILE_MAX is a multiple of this many bytes (and at least it).
 constexpr unsigned kTileStep = 256;
-// A memory-bound tile loop on one core whose reads the L2 MSHRs fill slower
-// than its DMA engine sends bytes (l2.mshrs lines per fill time, M2 and M3,
-// below dma.bytes_per_cycle): its engine sends a transfer's line requests
-// in order (M1), so with large tiles a tile's store waits behind the next
-// tile's loads, which leave only as MSHRs free, and the engine idles for
-// the reads' latency. Tiles of the MSHRs' reach (l2.mshrs x l2.line_bytes,
-// rounded up to kTileStep) alternate a load that fills every MSHR with a
-// store the engine sends while those fills are outstanding. Measured on
-// configs/edge.yaml (docs/kernels.md, "Tiles"): relu fp32 281,859 -> 224,510
-// cycles. Returns that reach in bytes, or 0 where the MSHRs keep up with the
-// engine, inputs are warm, there is no L2 model or there are several cores.
+// A memory-bound tile loop whose reads the L2 MSHRs fill slower than the
+// cores' DMA engines send bytes (l2.mshrs lines per fill time, M2 and M3,
+// below system.cores x dma.bytes_per_cycle): an engine sends a transfer's
+// line requests in order (M1), so with large tiles a tile's store waits
+// behind the next tile's loads, which leave only as MSHRs free, and the
+// engine idles for the reads' latency; on several cores, whose tiles keep
+// the same rhythm, the cores load at once and then store at once. Tiles of
+// the MSHRs' reach alternate a load that fills the MSHRs with a store the
+// engine sends while those fills are outstanding: l2.mshrs x l2.line_bytes
+// on one core; on more, while one core loads about half the others store,
+// so the loading cores share the MSHRs: l2.mshrs / (cores / 2) lines
+// (rounded up to kTileStep bytes). Measured (docs/kernels.md, "Tiles"):
+// relu fp32 on configs/edge.yaml 281,859 -> 224,510 cycles; on the default
+// config with 4 cores 41,295 -> 20,766. Returns that reach in bytes, or 0
+// where the MSHRs keep up with the engines, inputs are warm or there is no
+// L2 model; the rule takes it when it is under 16 KiB and the loop's
+// schedule takes at most kReadsMargin of its memory cycles per iteration.
 uint64_t mshr_reach(const Config &cfg);
+// The largest share of its memory cycles per iteration a loop's schedule
+// may take for the reach to apply: closer to its memory, a loop loses to
+// the small tiles' fills and drains (docs/kernels.md, "Tiles").
+constexpr double kReadsMargin = 0.9;
 
 // Assembles `path` into `prog` (initialised; its old content freed) as
 // written: `defines`, `include_dirs`, `.pipeline` loops scheduled for
@@ -86,8 +97,9 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 // it) TILE_MAX is that. With 0 the kernel is assembled with TILE_MAX=16384
 // and, when its tile loop is compute-bound and `share_bytes` (the largest
 // core's bytes of each tensor; 0: unknown) holds more than 8 larger tiles,
-// again with the larger TILE_MAX; when it is memory-bound and mshr_reach is
-// under 16 KiB, again with TILE_MAX = that reach. Throws Error with the first assembler
+// again with the larger TILE_MAX; when it is memory-bound (its schedule at
+// most kReadsMargin of its memory) and mshr_reach is under 16 KiB, again
+// with TILE_MAX = that reach. Throws Error with the first assembler
 // diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
