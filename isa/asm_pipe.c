@@ -2604,7 +2604,9 @@ static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
  * The version is a hash of the scheduler's sources (isa/gen_sched_version.py)
  * and the host tag the key's byte order and word size, so a line written by
  * any other build is never taken. The file is read once per process, at the
- * first block the table does not hold; a line that is not whole and well
+ * first block the table does not hold, and kept in memory; a block the table
+ * does not hold is then looked up among all the file's lines (the first for
+ * its key wins), and joins the table. A line that is not whole and well
  * formed, or for another build, is skipped. A file above DISK_MAX_BYTES is
  * emptied before it is read. Nothing here can change a program: a key holds
  * everything the search reads, and a cached (K, II) that does not schedule
@@ -2612,9 +2614,20 @@ static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
  * folder, no room) only cost the time the file would have saved. */
 enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16 };
 
+/* A line of the file this build may take: its key in hex (in the file's
+ * text, not decoded) and its schedule. */
+typedef struct {
+    const char *hex;
+    size_t hexlen;
+    unsigned K, II;
+} disk_line_ref;
+
 static struct {
     char *path;  /* NULL: no file */
     int loaded;  /* read once since the path was set */
+    char *text;  /* the file as read, which `lines` point into */
+    disk_line_ref *lines;
+    size_t nlines;
 } disk;
 
 /* The start of every line of this build: "npusim-schedule VERSION-HOST ",
@@ -2626,13 +2639,10 @@ static void disk_prefix(char *out, size_t size)
              8 * sizeof(void *));
 }
 
-static int hexval(int ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
-/* One line of the file into the table: 1 when taken. */
-static int disk_line(const char *line, size_t n, const char *prefix)
+/* One line of the file: 1 and *out when it is whole, well formed and of
+ * this build (its hex digits are checked by the comparison that finds it:
+ * a line with any other character matches no key). */
+static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_ref *out)
 {
     const size_t pl = strlen(prefix);
     if (n <= pl || memcmp(line, prefix, pl) != 0)
@@ -2653,47 +2663,44 @@ static int disk_line(const char *line, size_t n, const char *prefix)
     if (K == 0 || K > PIPE_MAX_UNROLL || II == 0 || II > UINT_MAX / 2 || hex == 0 || hex % 2 ||
         hex / 2 > DISK_MAX_KEY)
         return 0;
-    unsigned char *k = malloc(hex / 2);
-    if (!k)
-        return 0;
-    for (size_t i = 0; i < hex / 2; i++) {
-        const int hi = hexval(q[2 * i]), lo = hexval(q[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(k);
-            return 0;
-        }
-        k[i] = (unsigned char)(hi << 4 | lo);
-    }
-    unsigned oldK, oldII;
-    if (table_find(k, hex / 2, &oldK, &oldII)) {
-        free(k);
-        return 0;
-    }
-    table_put(k, hex / 2, (unsigned)K, (unsigned)II);
+    *out = (disk_line_ref){ q, hex, (unsigned)K, (unsigned)II };
     return 1;
 }
 
-/* Reads the file into the table, once (pipe_cache.lock held): 1 when it
- * added a block. */
-static int disk_load(void)
+static void disk_forget(void)
+{
+    free(disk.text);
+    free(disk.lines);
+    disk.text = NULL;
+    disk.lines = NULL;
+    disk.nlines = 0;
+}
+
+/* Reads the file, once (pipe_cache.lock held), and lists the lines this
+ * build may take; the text stays in memory for disk_find. A file is read
+ * whole and only split at its line ends, so a process pays one pass over
+ * it however many blocks it looks up, and every line of it can be found
+ * (the in-memory table holds only the last PIPE_CACHE_MAX blocks). */
+static void disk_load(void)
 {
     if (!disk.path || disk.loaded)
-        return 0;
+        return;
     disk.loaded = 1;
+    disk_forget();
     const int fd = open(disk.path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return 0;
+        return;
     }
     if (st.st_size > DISK_MAX_BYTES) {
         close(fd);
         if (truncate(disk.path, 0) != 0) {
             /* start again; lines being appended are lost, no more */
         }
-        return 0;
+        return;
     }
     char *buf = malloc((size_t)st.st_size + 1);
     size_t got = 0;
@@ -2705,19 +2712,54 @@ static int disk_load(void)
     }
     close(fd);
     if (!buf)
-        return 0;
+        return;
     char prefix[96];
     disk_prefix(prefix, sizeof prefix);
-    int added = 0;
+    size_t cap = 0;
     for (size_t at = 0; at < got;) {
         const char *nl = memchr(buf + at, '\n', got - at);
         if (!nl)
             break; /* a line still being written */
-        added |= disk_line(buf + at, (size_t)(nl - (buf + at)), prefix);
+        disk_line_ref ref;
+        if (disk_parse(buf + at, (size_t)(nl - (buf + at)), prefix, &ref)) {
+            if (disk.nlines == cap) {
+                cap = cap ? 2 * cap : 256;
+                disk_line_ref *grown = realloc(disk.lines, cap * sizeof *grown);
+                if (!grown)
+                    break;
+                disk.lines = grown;
+            }
+            disk.lines[disk.nlines++] = ref;
+        }
         at = (size_t)(nl - buf) + 1;
     }
-    free(buf);
-    return added;
+    disk.text = buf;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* The file's first line for key k (pipe_cache.lock held): 1 and (K, II). */
+static int disk_find(const unsigned char *k, size_t len, unsigned *K, unsigned *II)
+{
+    disk_load();
+    if (!disk.nlines || len > DISK_MAX_KEY)
+        return 0;
+    char *hex = malloc(2 * len);
+    if (!hex)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        hex[2 * i] = hex_digits[k[i] >> 4];
+        hex[2 * i + 1] = hex_digits[k[i] & 15];
+    }
+    int found = 0;
+    for (size_t i = 0; i < disk.nlines && !found; i++)
+        if (disk.lines[i].hexlen == 2 * len && memcmp(disk.lines[i].hex, hex, 2 * len) == 0) {
+            *K = disk.lines[i].K;
+            *II = disk.lines[i].II;
+            found = 1;
+        }
+    free(hex);
+    return found;
 }
 
 /* Appends one block's schedule (pipe_cache.lock held). */
@@ -2733,10 +2775,9 @@ static void disk_append(const unsigned char *k, size_t len, unsigned K, unsigned
     if (!line)
         return;
     memcpy(line, head, (size_t)hl);
-    static const char digits[] = "0123456789abcdef";
     for (size_t i = 0; i < len; i++) {
-        line[hl + 2 * i] = digits[k[i] >> 4];
-        line[hl + 2 * i + 1] = digits[k[i] & 15];
+        line[hl + 2 * i] = hex_digits[k[i] >> 4];
+        line[hl + 2 * i + 1] = hex_digits[k[i] & 15];
     }
     line[hl + 2 * len] = '\n';
     const int fd = open(disk.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -2759,6 +2800,7 @@ int npu_asm_cache_set_file(const char *path)
     free(disk.path);
     disk.path = copy;
     disk.loaded = 0;
+    disk_forget();
     pthread_mutex_unlock(&pipe_cache.lock);
     return NPU_OK;
 }
@@ -2775,8 +2817,10 @@ static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, u
     }
     pthread_mutex_lock(&pipe_cache.lock);
     int found = table_find(k, len, K, II);
-    if (!found && disk_load())
-        found = table_find(k, len, K, II);
+    if (!found && (found = disk_find(k, len, K, II)) != 0) {
+        table_put(k, len, *K, *II); /* the table takes k */
+        k = NULL;
+    }
     pthread_mutex_unlock(&pipe_cache.lock);
     free(k);
     return found;
@@ -2814,6 +2858,7 @@ void npu_asm_cache_clear(void)
         free(pipe_cache.e[i].key);
         pipe_cache.e[i].key = NULL;
     }
+    disk_forget(); /* and the file is not read again until set anew */
     pipe_cache.count = pipe_cache.next = 0;
     pipe_cache.hits = pipe_cache.misses = 0;
     pthread_mutex_unlock(&pipe_cache.lock);

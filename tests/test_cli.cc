@@ -838,6 +838,22 @@ TEST(Cli, KeptSchedulesChangeNothingButTheTime)
     EXPECT_TRUE(same(run_json(args), fresh));
     EXPECT_EQ(slurp(file), kept) << "the second run searched again";
 
+    // A file of more blocks than the process keeps (1,024), the run's own
+    // first: every line can be found, so nothing is searched or appended.
+    {
+        const std::string prefix = kept.substr(0, kept.find(' ', kept.find(' ') + 1) + 1);
+        std::string many = kept;
+        for (int i = 0; i < 1100; i++) {
+            char key[17];
+            std::snprintf(key, sizeof key, "%016x", i);
+            many += prefix + "1 9 " + key + "\n";
+        }
+        write(file, many);
+        EXPECT_TRUE(same(run_json(args), fresh));
+        EXPECT_EQ(slurp(file), many) << "a block of the file's start was searched again";
+        write(file, kept);
+    }
+
     // The kept line with II 1, which schedules nothing: the block is searched.
     std::string first = kept.substr(0, kept.find('\n'));
     std::istringstream in(first);

@@ -144,9 +144,11 @@ NPU_API void npu_asm_cache_clear(void);
 NPU_API void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses);
 /* Keeps schedules across processes as well, in the file at `path` (NULL or
  * "": none, the default): every block the search schedules is appended to
- * it as one line, and at the first block the process's cache does not hold,
- * the file's blocks join it (a line written by any other build of the
- * scheduler, or not whole, is skipped; a file above 16 MiB starts again).
+ * it as one line. At the first block the process's cache does not hold the
+ * file is read (and kept in memory until the path is set again or the cache
+ * cleared), and every block the cache does not hold is looked up among its
+ * lines (a line written by any other build of the scheduler, or not whole,
+ * is skipped; a file above 16 MiB starts again).
  * Processes may share the file. As with the process's cache, the programs
  * are the same bits; a file that cannot be read or written only costs the
  * time it would have saved. `npusim` sets one unless NPUSIM_SCHEDULE_CACHE
