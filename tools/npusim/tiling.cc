@@ -138,9 +138,26 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     // The tiles are chosen on the scheduled loop, for a run in written order
     // too, so that `--schedule off` differs from the scheduled run in its
     // schedule alone.
+    const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
+    const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
+    if (schedule && cfg.cores == 1 && larger > kSmallTile) {
+        // Most loops are compute-bound: assemble with the larger tiles first,
+        // and keep that program when its loop is (the loop's schedule and
+        // memory terms per iteration are the same with 16 KiB tiles; checked
+        // on every kernel and shipped config, docs/kernels.md "Tiles").
+        tile = std::to_string(large);
+        with.back().value = tile.c_str();
+        assemble_program(path, with, include_dirs, machine, true, prog);
+        TileChoice t = measure_tile_loop(prog, cfg);
+        if (t.reason == "compute") {
+            t.tile_max = large;
+            return t;
+        }
+        tile = std::to_string(kSmallTile);
+        with.back().value = tile.c_str();
+    }
     assemble_program(path, with, include_dirs, machine, true, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
-    const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
     const uint64_t reach = mshr_reach(cfg);
     const double memory = std::max(t.core_cycles, t.shared_cycles);
     if (t.reason == "memory" && reach && reach < kSmallTile && t.compute_cycles <= kReadsMargin * memory) {
@@ -151,7 +168,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     else if (t.reason == "compute" && larger <= kSmallTile)
         t.reason = "share";
     else if (t.reason == "compute")
-        t.tile_max = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
+        t.tile_max = large;
     if (schedule && t.tile_max == kSmallTile)
         return t;
     tile = std::to_string(t.tile_max);

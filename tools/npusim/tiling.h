@@ -99,8 +99,11 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 // core's bytes of each tensor; 0: unknown) holds more than 8 larger tiles,
 // again with the larger TILE_MAX; when it is memory-bound (its schedule at
 // most kReadsMargin of its memory) and mshr_reach is under 16 KiB, again
-// with TILE_MAX = that reach. Throws Error with the first assembler
-// diagnostic.
+// with TILE_MAX = that reach. On one core with such a share, scheduled, it
+// tries the larger TILE_MAX first and keeps that program when its tile loop
+// is compute-bound (one assembly where two were; the choice is the same on
+// every kernel and shipped config, measured). Throws Error with the first
+// assembler diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
                                uint64_t share_bytes, uint64_t tile_max, npu_program &prog);
