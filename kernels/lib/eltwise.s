@@ -173,11 +173,11 @@ nopad\@:
 ; buffers (one input) or 9 (two inputs), in 1 KiB steps; a core's first and
 ; last tiles are shorter (SPLIT_TILE, lib/split.s).
 ;
-; TILE_MAX caps the tile (a multiple of 256 bytes): the host's tiling
-; decision (docs/kernels.md, "Tiles"), 16384 unless the run's tile loop is
-; compute-bound on its machine, when the tiles take the whole UB, or bound by
-; reads its L2 MSHRs pace, when they are the MSHRs' reach. A kernel that keeps data of its own at
-; the top of the UB defines ELT_UB_RESERVE (bytes) before including this.
+; TILE_MAX caps the tile (a multiple of 256 bytes): the host's tiling decision
+; (docs/kernels.md, "Tiles"), 16384 unless the run's tile loop is compute-bound
+; (the tiles then take the whole UB) or bound by reads its L2 MSHRs pace (the
+; MSHRs' reach). A kernel that keeps data of its own at the top of the UB
+; defines ELT_UB_RESERVE (bytes) before including this.
 .ifndef TILE_MAX
 .equ TILE_MAX, 16384
 .endif

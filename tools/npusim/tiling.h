@@ -24,8 +24,8 @@ struct TileChoice {
     // How TILE_MAX was set: "host" (the caller gave it), "compute" (the
     // tile loop is compute-bound: larger tiles), "memory" (bound by memory:
     // 16 KiB), "reads" (bound by memory, its reads paced by the L2 MSHRs:
-    // tiles of their reach, mshr_reach), "share" (compute-bound, but the core's share is too small for
-    // 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
+    // tiles of their reach, mshr_reach), "share" (compute-bound, but the
+    // core's share is too small for 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
     std::string reason = "default";
