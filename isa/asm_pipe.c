@@ -520,10 +520,20 @@ typedef struct sched {
     unsigned stages;
     unsigned U;          /* kernel copies (modulo variable expansion) */
     unsigned strategy;   /* placement variant (see attempt) */
+    unsigned way;        /* the try of attempt that gave it (kept with the schedule) */
     int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
     unsigned vregs, pregs, max_live;
     char fail[240];
 } sched;
+
+/* A schedule as kept: unroll, II, the try of attempt that found it and,
+ * for a relieved one (way 5 or 6, whose search is long), every node's
+ * cycle (nt of them, normalised), which a replay places again. */
+typedef struct pipe_choice {
+    unsigned K, II, way;
+    unsigned nt;
+    unsigned *t; /* owned by whoever holds the choice */
+} pipe_choice;
 
 static void sched_free(sched *s)
 {
@@ -1438,6 +1448,25 @@ static long around_at(const around *a, long c)
     return sum;
 }
 
+/* The cycles node i may take with its producers and consumers where they
+ * are: [*early, *late], LONG_MIN and LONG_MAX where it has none. */
+static void dep_window(const sched *s, unsigned i, long *early, long *late)
+{
+    long lo = LONG_MIN, hi = LONG_MAX;
+    for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+        const edge *e = &s->e[s->pred_list[q]];
+        long v = s->n[e->from].t + (long)e->lat;
+        lo = v > lo ? v : lo;
+    }
+    for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+        const edge *e = &s->e[s->succ_list[q]];
+        long v = s->n[e->to].t - (long)e->lat;
+        hi = v < hi ? v : hi;
+    }
+    *early = lo;
+    *late = hi;
+}
+
 /* Stretch moves a node only later, to shorten its own value. Compaction
  * moves each node, either way, to the cycle between its producers and its
  * consumers, with free rows, where the vector values it writes and reads
@@ -1450,17 +1479,8 @@ static int compact(sched *s)
         moved = 0;
         for (unsigned i = 0; i < nb; i++) {
             node *n = &s->n[i];
-            long early = LONG_MIN, late = LONG_MAX;
-            for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
-                const edge *e = &s->e[s->pred_list[q]];
-                long v = s->n[e->from].t + (long)e->lat;
-                early = v > early ? v : early;
-            }
-            for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
-                const edge *e = &s->e[s->succ_list[q]];
-                long v = s->n[e->to].t - (long)e->lat;
-                late = v < late ? v : late;
-            }
+            long early, late;
+            dep_window(s, i, &early, &late);
             /* a node with no producer (a load) or no consumer (a store) moves
              * at most an II: it has no end to be drawn to beyond that */
             if (early == LONG_MIN)
@@ -1496,6 +1516,284 @@ static int compact(sched *s)
         }
     }
     return 0;
+}
+
+/* ---- register relief -------------------------------------------------------------------- */
+
+/* When every placement variant needs more registers than the block has,
+ * the placement is searched again, for registers: a local search (simulated
+ * annealing, seeded by K, II and the variant, so the same block and machine
+ * always give the same schedule) moves one instruction within its
+ * dependences, or exchanges the rows of two instructions of one unit and
+ * class, and keeps a move that lowers the registers wanted above the pool
+ * (summed over the rows of the circle), then the sum of all lifetimes. Only
+ * rows that fit are taken, so the result is a modulo schedule like any
+ * other and allocation decides, as ever. */
+enum { RELIEF_STEPS = 1000, RELIEF_STEPS_MAX = 100000 }; /* moves per instruction; at most */
+#define RELIEF_TEMP 32.0     /* the first temperature, in cycles of lifetime */
+#define RELIEF_TEMP_END 0.05 /* the last */
+
+typedef struct relief {
+    sched *s;
+    unsigned nb;
+    int *file;          /* [node]: 'v', 'p' or 0, the file of the value it writes */
+    unsigned *cstart, *clist; /* [node]: the nodes that read its value (CSR) */
+    long *live;         /* [2][II]: values live per row, vector then predicate */
+    unsigned cap[2];    /* the registers free for them, per file */
+    long sum;           /* the lifetimes' sum, in cycles */
+} relief;
+
+/* Adds (sign 1) or removes (-1) node i's value from the rows it is live in
+ * and from the lifetime sum. */
+static void relief_value(relief *r, unsigned i, int sign)
+{
+    if (!r->file[i])
+        return;
+    const sched *s = r->s;
+    const long II = (long)s->II;
+    const node *n = &s->n[i];
+    /* rows t .. its write's last cycle or its last read's cycle before
+     * (the reads of a cycle free registers its writes may take) */
+    long end = n->t + (long)n->lat;
+    for (unsigned q = r->cstart[i]; q < r->cstart[i + 1]; q++)
+        end = s->n[r->clist[q]].t > end ? s->n[r->clist[q]].t : end;
+    const long len = end - n->t;
+    long *row = r->live + (r->file[i] == 'p' ? II : 0);
+    r->sum += sign * len;
+    const long full = len / II, rest = len % II;
+    if (full)
+        for (long x = 0; x < II; x++)
+            row[x] += sign * full;
+    for (long x = 0, at = mod(n->t, II); x < rest; x++, at = at + 1 == II ? 0 : at + 1)
+        row[at] += sign;
+}
+
+/* Adds to set (n so far, each node once) the nodes whose values' lifetimes
+ * node i's cycle decides: i and the producers of what it reads. */
+static void relief_collect(const relief *r, unsigned i, unsigned *set, unsigned *n)
+{
+    const sched *s = r->s;
+    for (unsigned q = s->pred_start[i];; q++) {
+        const unsigned d = q == s->pred_start[i + 1] ? i : s->e[s->pred_list[q]].from;
+        int seen = d >= r->nb || !r->file[d];
+        for (unsigned k = 0; k < *n && !seen; k++)
+            seen = set[k] == d;
+        if (!seen)
+            set[(*n)++] = d;
+        if (q == s->pred_start[i + 1])
+            break;
+    }
+}
+
+/* relief_value for each node of the set. */
+static void relief_apply(relief *r, const unsigned *set, unsigned n, int sign)
+{
+    for (unsigned k = 0; k < n; k++)
+        relief_value(r, set[k], sign);
+}
+
+/* What the search lowers: the registers wanted above the pool, summed over
+ * the rows (one outweighs 64 cycles of lifetime), then the lifetimes. */
+static long relief_cost(const relief *r)
+{
+    const long II = (long)r->s->II;
+    long over = 0;
+    for (int f = 0; f < 2; f++)
+        for (long x = 0; x < II; x++)
+            over += r->live[f * II + x] > (long)r->cap[f] ? r->live[f * II + x] - (long)r->cap[f] : 0;
+    return over * 64 + r->sum;
+}
+
+/* dep_window, kept within two IIs of the node's cycle (a move is local). */
+static void relief_window(const relief *r, unsigned i, long *early, long *late)
+{
+    const long II = (long)r->s->II, t = r->s->n[i].t;
+    dep_window(r->s, i, early, late);
+    *early = *early > t - 2 * II ? *early : t - 2 * II;
+    *late = *late < t + 2 * II ? *late : t + 2 * II;
+}
+
+/* Whether an edge joins i and j. */
+static int adjacent(const sched *s, unsigned i, unsigned j)
+{
+    for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++)
+        if (s->e[s->succ_list[q]].to == j)
+            return 1;
+    for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++)
+        if (s->e[s->pred_list[q]].from == j)
+            return 1;
+    return 0;
+}
+
+/* xorshift64: the search's own numbers, the same on every host. */
+static uint64_t relief_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* The cycle congruent to `row` in [lo, hi] nearest to t, or LONG_MIN. */
+static long nearest_in_row(long row, long II, long lo, long hi, long t)
+{
+    long c = t + mod(row - t, II); /* the first at or after t */
+    long best = LONG_MIN;
+    if (c <= hi && c >= lo)
+        best = c;
+    if (c - II >= lo && c - II <= hi && (best == LONG_MIN || t - (c - II) < best - t))
+        best = c - II;
+    return best;
+}
+
+/* 0 done (the placement may have changed), -1 out of memory. */
+static int relieve(sched *s)
+{
+    const pipe_block *b = s->b;
+    const unsigned nb = s->K * (unsigned)b->nbody;
+    relief r = { s, nb, calloc(nb, sizeof(int)), calloc(nb + 1, sizeof(unsigned)),
+                 malloc((size_t)s->ne * sizeof(unsigned) + 1), malloc(2 * (size_t)s->II * sizeof(long)),
+                 { (unsigned)__builtin_popcount(b->vpool), (unsigned)__builtin_popcount(b->ppool & 0xffu) }, 0 };
+    long *best_t = malloc(nb * sizeof *best_t);
+    unsigned *peers = malloc(nb * sizeof *peers), *aff = malloc(nb * sizeof *aff); /* each node once */
+    int rc = -1;
+    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !peers || !aff)
+        goto out;
+    for (unsigned i = 0; i < nb; i++) {
+        const op_info *d = &b->info[s->n[i].op];
+        if (d->def_virt >= 0)
+            r.file[i] = b->p->vfile[d->def_virt];
+    }
+    unsigned nc = 0;
+    for (unsigned i = 0; i < nb; i++) {
+        r.cstart[i] = nc;
+        if (!r.file[i])
+            continue;
+        const int v = b->info[s->n[i].op].def_virt;
+        for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+            const unsigned j = s->e[s->succ_list[q]].to;
+            if (j >= nb)
+                continue;
+            const op_info *u = &b->info[s->n[j].op];
+            for (int k = 0; k < u->nuses; k++)
+                if (u->uses[k] == v) {
+                    r.clist[nc++] = j;
+                    break;
+                }
+        }
+    }
+    r.cstart[nb] = nc;
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ ((uint64_t)s->K << 40 | (uint64_t)s->II << 8 | s->strategy);
+    memset(r.live, 0, 2 * (size_t)s->II * sizeof *r.live);
+    for (unsigned i = 0; i < nb; i++)
+        relief_value(&r, i, 1);
+    long cost = relief_cost(&r), best = cost;
+    for (unsigned i = 0; i < nb; i++)
+        best_t[i] = s->n[i].t;
+    const long steps = nb < RELIEF_STEPS_MAX / RELIEF_STEPS ? (long)nb * RELIEF_STEPS : RELIEF_STEPS_MAX;
+    double temp = RELIEF_TEMP;
+    const double cool = pow(RELIEF_TEMP_END / temp, 1.0 / (double)steps);
+    unsigned naff = 0;
+    /* a placement wanting, summed over its rows, more than two registers
+     * per row above the pool is too far from one that fits: not searched */
+    const long over = (cost - r.sum) / 64;
+    for (long step = over > 2 * (long)s->II ? steps : 0; step < steps; step++, temp *= cool) {
+        const unsigned i = (unsigned)(relief_rand(&seed) % nb);
+        node *n = &s->n[i];
+        const long oi = n->t;
+        long j = -1, oj = 0;
+        if (relief_rand(&seed) % 4 == 0) { /* exchange rows with an instruction of its unit and class */
+            unsigned np = 0;
+            for (unsigned k = 0; k < nb; k++)
+                if (k != i && s->n[k].unit == n->unit && s->n[k].cls == n->cls && s->n[k].row != n->row &&
+                    !adjacent(s, i, k))
+                    peers[np++] = k;
+            if (!np)
+                continue;
+            j = peers[relief_rand(&seed) % np];
+            oj = s->n[j].t;
+            long ei, li, ej, lj;
+            relief_window(&r, i, &ei, &li);
+            relief_window(&r, (unsigned)j, &ej, &lj);
+            const long ci = nearest_in_row((long)s->n[j].row, (long)s->II, ei, li, oi);
+            const long cj = nearest_in_row((long)n->row, (long)s->II, ej, lj, oj);
+            if (ci == LONG_MIN || cj == LONG_MIN)
+                continue;
+            naff = 0;
+            relief_collect(&r, i, aff, &naff);
+            relief_collect(&r, (unsigned)j, aff, &naff);
+            relief_apply(&r, aff, naff, -1);
+            unplace(s, i);
+            unplace(s, (unsigned)j);
+            int ok = fits(s, i, ci);
+            if (ok && place(s, i, ci) < 0)
+                goto out;
+            if (ok && !(ok = fits(s, (unsigned)j, cj)))
+                unplace(s, i);
+            if (ok && place(s, (unsigned)j, cj) < 0)
+                goto out;
+            if (!ok) {
+                if (place(s, i, oi) < 0 || place(s, (unsigned)j, oj) < 0)
+                    goto out;
+                relief_apply(&r, aff, naff, 1);
+                continue;
+            }
+            relief_apply(&r, aff, naff, 1);
+        } else {
+            long e, l;
+            relief_window(&r, i, &e, &l);
+            if (l <= e)
+                continue;
+            const long c = e + (long)(relief_rand(&seed) % (unsigned long)(l - e + 1));
+            if (c == oi)
+                continue;
+            unplace(s, i);
+            if (!fits(s, i, c)) {
+                if (place(s, i, oi) < 0)
+                    goto out;
+                continue;
+            }
+            naff = 0;
+            relief_collect(&r, i, aff, &naff);
+            relief_apply(&r, aff, naff, -1);
+            if (place(s, i, c) < 0)
+                goto out;
+            relief_apply(&r, aff, naff, 1);
+        }
+        const long next = relief_cost(&r), delta = next - cost;
+        if (delta <= 0 || (double)(relief_rand(&seed) % 1000000) < 1e6 * exp(-(double)delta / temp)) {
+            cost = next;
+            if (cost < best) {
+                best = cost;
+                for (unsigned k = 0; k < nb; k++)
+                    best_t[k] = s->n[k].t;
+            }
+            continue;
+        }
+        relief_apply(&r, aff, naff, -1); /* undo */
+        unplace(s, i);
+        if (j >= 0)
+            unplace(s, (unsigned)j);
+        if (place(s, i, oi) < 0 || (j >= 0 && place(s, (unsigned)j, oj) < 0))
+            goto out;
+        relief_apply(&r, aff, naff, 1);
+    }
+    for (unsigned k = 0; k < nb; k++)
+        if (s->n[k].t != best_t[k])
+            unplace(s, k);
+    for (unsigned k = 0; k < nb; k++)
+        if (!s->n[k].placed && place(s, k, best_t[k]) < 0)
+            goto out;
+    rc = 0;
+out:
+    free(r.file);
+    free(r.cstart);
+    free(r.clist);
+    free(r.live);
+    free(best_t);
+    free(peers);
+    free(aff);
+    return rc;
 }
 
 /* Times start at 0 (late nodes may have gone below): shift by whole IIs,
@@ -1901,7 +2199,7 @@ static int allocate(sched *s)
 
 /* ---- one attempt ------------------------------------------------------------------------- */
 
-static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, sched *s)
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
@@ -1916,7 +2214,7 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     if (stretch(s) < 0)
         return -1;
     /* the placement as it is, else compacted (which can also lengthen what
-     * it does not look at) */
+     * it does not look at), else (relief_on) relieved */
     for (int pass = 0;; pass++) {
         normalise(s);
         long tmax = 0;
@@ -1924,13 +2222,52 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
             tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
         s->stages = (unsigned)(tmax / (long)II) + 1;
         r = allocate(s);
-        if (r != 0 || pass == 1)
+        if (r != 0 || pass == 1 + (relief_on != 0))
             return r;
         free(s->reg);
         s->reg = NULL;
-        if (compact(s) < 0)
+        if ((pass == 0 ? compact(s) : relieve(s)) < 0)
             return -1;
     }
+}
+
+/* A kept relieved schedule placed again (ch->t): 1, or 0 when it is not
+ * one of this block (only a file written by hand holds such a one), -1 out
+ * of memory. Every node is checked against all the others where they are,
+ * and every dependence, before registers are allocated as after a search. */
+static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
+{
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    s->K = ch->K;
+    s->II = ch->II;
+    s->strategy = ch->way == 5 ? 0 : 3;
+    if (build_graph(s) < 0)
+        return -1;
+    const int r0 = mrt_init(s);
+    if (r0 <= 0 || ch->nt != s->nn)
+        return r0 < 0 ? r0 : 0;
+    for (unsigned i = 0; i < s->nn; i++)
+        if (place(s, i, (long)ch->t[i]) < 0)
+            return -1;
+    for (unsigned i = 0; i < s->nn; i++) {
+        unplace(s, i);
+        const int ok = fits(s, i, (long)ch->t[i]);
+        if (place(s, i, (long)ch->t[i]) < 0)
+            return -1;
+        if (!ok)
+            return 0;
+    }
+    for (unsigned q = 0; q < s->ne; q++)
+        if (s->n[s->e[q].to].t < s->n[s->e[q].from].t + (long)s->e[q].lat)
+            return 0;
+    long tmax = 0;
+    for (unsigned i = 0; i < s->nn; i++)
+        tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
+    s->stages = (unsigned)(tmax / (long)s->II) + 1;
+    const int r = allocate(s);
+    s->way = ch->way;
+    return r;
 }
 
 /* Placement variants, tried in turn until one fits the registers: IMS with
@@ -1938,20 +2275,33 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
  * 1 the same without release times; 2 loads as early as the rest;
  * 3 every iteration's highest instructions first; then
  * 4 swing modulo scheduling (sms), which keeps values shortest but cannot
- *   evict: it fits where the IMS variants run out of registers. */
-static int attempt(pipe_block *b, unsigned K, unsigned II, sched *s)
+ *   evict: it fits where the IMS variants run out of registers.
+ * relief_on: then, as tries 5 and 6, variants 0 and 3 again, relieved
+ * (relieve). only_way >= 0: that try alone (a kept schedule's). */
+static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int only_way, sched *s)
 {
-    int r = 0;
+    /* variant 3 kept fewest values live in the measured kernels; 0 helps
+     * some (tanh fp16 with SFU latency 30) */
+    static const unsigned relieved[] = { 0, 3 };
+    const unsigned ways = 5 + (relief_on ? (unsigned)(sizeof relieved / sizeof *relieved) : 0);
+    int r = 0, tried = 0;
     char fail[sizeof s->fail] = "";
-    for (unsigned strategy = 0; strategy < 5; strategy++) {
-        if (strategy)
+    for (unsigned way = 0; way < ways; way++) {
+        if (only_way >= 0 && way != (unsigned)only_way)
+            continue;
+        if (tried++)
             sched_free(s);
-        r = attempt_one(b, K, II, strategy, s);
-        if (r != 0)
+        r = way < 5 ? attempt_one(b, K, II, way, 0, s) : attempt_one(b, K, II, relieved[way - 5], 1, s);
+        if (r != 0) {
+            if (r > 0)
+                s->way = way;
             return r;
+        }
         if (!fail[0])
             memcpy(fail, s->fail, sizeof fail);
     }
+    if (!tried)
+        memset(s, 0, sizeof *s);
     memcpy(s->fail, fail, sizeof fail);
     return 0;
 }
@@ -2522,7 +2872,7 @@ enum { PIPE_CACHE_MAX = 1024 };
 typedef struct pipe_cache_entry {
     unsigned char *key;
     size_t len;
-    unsigned K, II;
+    pipe_choice ch;
 } pipe_cache_entry;
 
 static struct {
@@ -2571,23 +2921,38 @@ static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, siz
     return k;
 }
 
-/* The table, pipe_cache.lock held. table_put takes k (freed with the entry). */
-static int table_find(const unsigned char *k, size_t len, unsigned *K, unsigned *II)
+/* *to = a copy of from, its times too: 0, or -1 out of memory. */
+static int choice_copy(pipe_choice *to, const pipe_choice *from)
 {
-    for (size_t i = 0; i < pipe_cache.count; i++)
-        if (pipe_cache.e[i].len == len && memcmp(pipe_cache.e[i].key, k, len) == 0) {
-            *K = pipe_cache.e[i].K;
-            *II = pipe_cache.e[i].II;
-            return 1;
-        }
+    *to = *from;
+    to->t = NULL;
+    if (!from->nt)
+        return 0;
+    if (!(to->t = malloc(from->nt * sizeof *to->t))) {
+        *to = (pipe_choice){ 0, 0, 0, 0, NULL }; /* nothing found */
+        return -1;
+    }
+    memcpy(to->t, from->t, from->nt * sizeof *to->t);
     return 0;
 }
 
-static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
+/* The table, pipe_cache.lock held. table_find copies the choice (the caller
+ * frees its times); table_put takes k and ch's times (freed with the
+ * entry). */
+static int table_find(const unsigned char *k, size_t len, pipe_choice *ch)
+{
+    for (size_t i = 0; i < pipe_cache.count; i++)
+        if (pipe_cache.e[i].len == len && memcmp(pipe_cache.e[i].key, k, len) == 0)
+            return choice_copy(ch, &pipe_cache.e[i].ch) < 0 ? 0 : 1;
+    return 0;
+}
+
+static void table_put(unsigned char *k, size_t len, pipe_choice ch)
 {
     pipe_cache_entry *e = &pipe_cache.e[pipe_cache.next];
     free(e->key);
-    *e = (pipe_cache_entry){ k, len, K, II };
+    free(e->ch.t);
+    *e = (pipe_cache_entry){ k, len, ch };
     pipe_cache.next = (pipe_cache.next + 1) % PIPE_CACHE_MAX;
     if (pipe_cache.count < PIPE_CACHE_MAX)
         pipe_cache.count++;
@@ -2599,7 +2964,7 @@ static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
  * opened with O_APPEND (so processes that share the file never interleave
  * their lines):
  *
- *   npusim-schedule <NPU_SCHED_VERSION>-<host> <K> <II> <key in hex>\n
+ *   npusim-schedule <NPU_SCHED_VERSION>-<host> <K> <II> <way> <cycles> <key in hex>\n
  *
  * The version is a hash of the scheduler's sources (isa/gen_sched_version.py)
  * and the host tag the key's byte order and word size, so a line written by
@@ -2610,7 +2975,10 @@ static void table_put(unsigned char *k, size_t len, unsigned K, unsigned II)
  * formed, or for another build, is skipped. A file above DISK_MAX_BYTES is
  * emptied before it is read. Nothing here can change a program: a key holds
  * everything the search reads, and a cached (K, II) that does not schedule
- * sends the block to the full search (asm_pipe_end). Errors of the file (no
+ * sends the block to the full search (asm_pipe_end). <way> is the try of
+ * attempt that found it, the only one a kept schedule repeats; <cycles> is
+ * `-`, or for a relieved one every node's cycle (`12,0,7,...`), placed
+ * again instead of searched (replay). Errors of the file (no
  * folder, no room) only cost the time the file would have saved. */
 enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16 };
 
@@ -2619,7 +2987,9 @@ enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16 };
 typedef struct {
     const char *hex;
     size_t hexlen;
-    unsigned K, II;
+    pipe_choice ch;     /* its times not parsed (disk_times) */
+    const char *times;  /* the cycles field, `-` or a list */
+    size_t timeslen;
 } disk_line_ref;
 
 static struct {
@@ -2648,22 +3018,25 @@ static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_
     if (n <= pl || memcmp(line, prefix, pl) != 0)
         return 0;
     const char *q = line + pl, *end = line + n;
-    unsigned long K = 0, II = 0;
-    char *stop;
-    errno = 0;
-    K = strtoul(q, &stop, 10);
-    if (stop == q || *stop != ' ' || errno)
+    unsigned long v[3]; /* K, II, way */
+    for (int f = 0; f < 3; f++) {
+        char *stop;
+        errno = 0;
+        v[f] = strtoul(q, &stop, 10);
+        if (stop == q || *stop != ' ' || errno)
+            return 0;
+        q = stop + 1;
+    }
+    const char *times = q, *sp = memchr(q, ' ', (size_t)(end - q));
+    if (!sp)
         return 0;
-    q = stop + 1;
-    II = strtoul(q, &stop, 10);
-    if (stop == q || *stop != ' ' || errno)
-        return 0;
-    q = stop + 1;
+    const size_t timeslen = (size_t)(sp - times);
+    q = sp + 1;
     const size_t hex = (size_t)(end - q);
-    if (K == 0 || K > PIPE_MAX_UNROLL || II == 0 || II > UINT_MAX / 2 || hex == 0 || hex % 2 ||
-        hex / 2 > DISK_MAX_KEY)
+    if (v[0] == 0 || v[0] > PIPE_MAX_UNROLL || v[1] == 0 || v[1] > UINT_MAX / 2 || v[2] > 6 || hex == 0 ||
+        hex % 2 || hex / 2 > DISK_MAX_KEY || timeslen == 0)
         return 0;
-    *out = (disk_line_ref){ q, hex, (unsigned)K, (unsigned)II };
+    *out = (disk_line_ref){ q, hex, { (unsigned)v[0], (unsigned)v[1], (unsigned)v[2], 0, NULL }, times, timeslen };
     return 1;
 }
 
@@ -2738,8 +3111,41 @@ static void disk_load(void)
 
 static const char hex_digits[] = "0123456789abcdef";
 
-/* The file's first line for key k (pipe_cache.lock held): 1 and (K, II). */
-static int disk_find(const unsigned char *k, size_t len, unsigned *K, unsigned *II)
+/* A line's choice with its cycles parsed: 1, or 0 when the field is not `-`
+ * or a list of at most PIPE_MAX_NODES + PIPE_MAX_STREAMS numbers (or out of
+ * memory). */
+static int disk_times(const disk_line_ref *ref, pipe_choice *ch)
+{
+    *ch = ref->ch;
+    if (ref->timeslen == 1 && ref->times[0] == '-')
+        return 1;
+    const size_t most = PIPE_MAX_NODES + PIPE_MAX_STREAMS;
+    ch->t = malloc(most * sizeof *ch->t);
+    if (!ch->t) {
+        *ch = (pipe_choice){ 0, 0, 0, 0, NULL };
+        return 0;
+    }
+    const char *q = ref->times, *end = ref->times + ref->timeslen;
+    while (q < end && ch->nt < most) {
+        unsigned v = 0;
+        const char *d = q;
+        while (q < end && *q >= '0' && *q <= '9' && v <= UINT_MAX / 20)
+            v = v * 10 + (unsigned)(*q++ - '0');
+        if (q == d || (q < end && *q != ','))
+            break;
+        ch->t[ch->nt++] = v;
+        if (q < end)
+            q++;
+        else
+            return 1;
+    }
+    free(ch->t);
+    *ch = (pipe_choice){ 0, 0, 0, 0, NULL };
+    return 0;
+}
+
+/* The file's first line for key k (pipe_cache.lock held): 1 and its choice. */
+static int disk_find(const unsigned char *k, size_t len, pipe_choice *ch)
 {
     disk_load();
     if (!disk.nlines || len > DISK_MAX_KEY)
@@ -2753,28 +3159,30 @@ static int disk_find(const unsigned char *k, size_t len, unsigned *K, unsigned *
     }
     int found = 0;
     for (size_t i = 0; i < disk.nlines && !found; i++)
-        if (disk.lines[i].hexlen == 2 * len && memcmp(disk.lines[i].hex, hex, 2 * len) == 0) {
-            *K = disk.lines[i].K;
-            *II = disk.lines[i].II;
-            found = 1;
-        }
+        if (disk.lines[i].hexlen == 2 * len && memcmp(disk.lines[i].hex, hex, 2 * len) == 0)
+            found = disk_times(&disk.lines[i], ch);
     free(hex);
     return found;
 }
 
 /* Appends one block's schedule (pipe_cache.lock held). */
-static void disk_append(const unsigned char *k, size_t len, unsigned K, unsigned II)
+static void disk_append(const unsigned char *k, size_t len, pipe_choice ch)
 {
     if (!disk.path || len > DISK_MAX_KEY)
         return;
     char head[128];
     disk_prefix(head, sizeof head);
     const size_t pl = strlen(head);
-    const int hl = (int)pl + snprintf(head + pl, sizeof head - pl, "%u %u ", K, II);
-    char *line = malloc((size_t)hl + 2 * len + 1);
+    int hl = (int)pl + snprintf(head + pl, sizeof head - pl, "%u %u %u ", ch.K, ch.II, ch.way);
+    char *line = malloc((size_t)hl + 11 * (size_t)ch.nt + 2 + 2 * len + 1);
     if (!line)
         return;
     memcpy(line, head, (size_t)hl);
+    if (!ch.nt)
+        line[hl++] = '-';
+    for (unsigned i = 0; i < ch.nt; i++)
+        hl += sprintf(line + hl, i ? ",%u" : "%u", ch.t[i]);
+    line[hl++] = ' ';
     for (size_t i = 0; i < len; i++) {
         line[hl + 2 * i] = hex_digits[k[i] >> 4];
         line[hl + 2 * i + 1] = hex_digits[k[i] & 15];
@@ -2805,9 +3213,9 @@ int npu_asm_cache_set_file(const char *path)
     return NPU_OK;
 }
 
-/* 1 and (K, II) when the block was scheduled before, 0 when not, -1 out of
- * memory. */
-static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, unsigned *K, unsigned *II)
+/* 1 and its choice when the block was scheduled before, 0 when not, -1 out
+ * of memory. */
+static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, pipe_choice *ch)
 {
     size_t len;
     unsigned char *k = cache_key(p, m, &len);
@@ -2816,9 +3224,10 @@ static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, u
         return asm_error(c, 0, "out of memory");
     }
     pthread_mutex_lock(&pipe_cache.lock);
-    int found = table_find(k, len, K, II);
-    if (!found && (found = disk_find(k, len, K, II)) != 0) {
-        table_put(k, len, *K, *II); /* the table takes k */
+    int found = table_find(k, len, ch);
+    pipe_choice kept;
+    if (!found && (found = disk_find(k, len, ch)) != 0 && choice_copy(&kept, ch) == 0) {
+        table_put(k, len, kept); /* the table takes k and the copy */
         k = NULL;
     }
     pthread_mutex_unlock(&pipe_cache.lock);
@@ -2826,7 +3235,7 @@ static int cache_find(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, u
     return found;
 }
 
-static int cache_add(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, unsigned K, unsigned II)
+static int cache_add(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, pipe_choice ch)
 {
     size_t len;
     unsigned char *k = cache_key(p, m, &len);
@@ -2835,8 +3244,15 @@ static int cache_add(asm_ctx *c, const asm_pipe *p, const npu_asm_machine *m, un
         return asm_error(c, 0, "out of memory");
     }
     pthread_mutex_lock(&pipe_cache.lock);
-    disk_append(k, len, K, II);
-    table_put(k, len, K, II);
+    pipe_choice kept;
+    if (choice_copy(&kept, &ch) < 0) {
+        pthread_mutex_unlock(&pipe_cache.lock);
+        free(k);
+        c->status = NPU_ENOMEM;
+        return asm_error(c, 0, "out of memory");
+    }
+    disk_append(k, len, ch);
+    table_put(k, len, kept);
     pthread_mutex_unlock(&pipe_cache.lock);
     return 0;
 }
@@ -2856,7 +3272,9 @@ void npu_asm_cache_clear(void)
     pthread_mutex_lock(&pipe_cache.lock);
     for (size_t i = 0; i < pipe_cache.count; i++) {
         free(pipe_cache.e[i].key);
+        free(pipe_cache.e[i].ch.t);
         pipe_cache.e[i].key = NULL;
+        pipe_cache.e[i].ch.t = NULL;
     }
     disk_forget(); /* and the file is not read again until set anew */
     pipe_cache.count = pipe_cache.next = 0;
@@ -2875,7 +3293,7 @@ void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses)
 /* One block's search: unroll K = 1, 2, 4 ... ; for each, II upward from the
  * larger of its MII and its register floor (K x Huff's MinAvg: no schedule
  * of K iterations fits in fewer cycles); the cost is (trips / K + stages -
- * 1) II cycles, the smallest wins. cached_K: only that (K, II). */
+ * 1) II cycles, the smallest wins. cached->K: only that (K, II), by its way. */
 typedef struct search {
     sched best;
     double cost;
@@ -2883,8 +3301,19 @@ typedef struct search {
     char binding[64], fail[240];
 } search;
 
-static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, search *out)
+/* s (its cost, resource MII and what binds it) becomes the best. */
+static void take_best(search *out, sched *s, double cost, unsigned res, const char *binding)
 {
+    sched_free(&out->best);
+    out->best = *s;
+    out->cost = cost;
+    out->res = res;
+    snprintf(out->binding, sizeof out->binding, "%s", binding);
+}
+
+static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
+{
+    const unsigned cached_K = cached ? cached->K : 0, cached_II = cached ? cached->II : 0;
     asm_pipe *p = b->p;
     memset(out, 0, sizeof *out);
     unsigned rec = b->nstreams ? b->m->unit[NPU_UNIT_SCALAR].latency : 1;
@@ -2941,7 +3370,8 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
             if (out->best.n && (p->trips / K) * II >= out->cost)
                 break;
             sched s;
-            int r = attempt(b, K, II, &s);
+            int r = cached_K && cached->nt ? replay(b, cached, &s)
+                                           : attempt(b, K, II, cached_K != 0, cached_K ? (int)cached->way : -1, &s);
             if (r < 0) {
                 sched_free(&s);
                 return -1;
@@ -2954,12 +3384,8 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
             }
             double cost = (p->trips / K + s.stages - 1) * II;
             if (!out->best.n || cost < out->cost) {
-                sched_free(&out->best);
                 best_tight = II == mii;
-                out->best = s;
-                out->cost = cost;
-                out->res = res;
-                snprintf(out->binding, sizeof out->binding, "%s", binding);
+                take_best(out, &s, cost, res, binding);
             } else {
                 sched_free(&s);
             }
@@ -2967,6 +3393,35 @@ static int search_block(pipe_block *b, unsigned cached_K, unsigned cached_II, se
         }
         if (!out->best.n && one_at_a_time)
             break; /* not even one iteration at a time fits: nor will K more */
+    }
+    /* Registers held the best above its unroll's floor: the IIs below it
+     * are searched again with register relief (attempt), at its unroll and
+     * at twice it (a finer fraction of a cycle per iteration), downward
+     * until three in a row give nothing better. */
+    const unsigned best_K = out->best.n ? out->best.K : 0;
+    for (unsigned K = best_K; K && !cached_K && K <= 2 * best_K && K <= PIPE_MAX_UNROLL && K * b->nbody <= PIPE_MAX_NODES; K *= 2) {
+        const unsigned res = res_mii(b, K, binding, sizeof binding);
+        const unsigned mii = res > out->rec ? res : out->rec, floor_ii = (unsigned)ceil(minavg * K - 1e-9);
+        const unsigned lo = mii > floor_ii ? mii : floor_ii;
+        const unsigned top = out->best.II * K / out->best.K;
+        for (unsigned II = top, misses = 0; II-- > lo && misses < 3;) {
+            if ((p->trips / K) * II >= out->cost)
+                continue;
+            sched s;
+            int r = attempt(b, K, II, 1, -1, &s);
+            if (r < 0) {
+                sched_free(&s);
+                return -1;
+            }
+            const double cost = r ? (p->trips / K + s.stages - 1) * II : 0;
+            if (r == 0 || cost >= out->cost) {
+                sched_free(&s);
+                misses++;
+                continue;
+            }
+            misses = 0;
+            take_best(out, &s, cost, res, binding);
+        }
     }
     return 0;
 }
@@ -2994,6 +3449,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     pipe_block mb = { .c = c, .p = &merged_p, .m = b.m };
     search found[2];
     memset(found, 0, sizeof found);
+    pipe_choice cached[2] = { { 0, 0, 0, 0, NULL }, { 0, 0, 0, 0, NULL } };
     int rc = -1, nmerged = 0;
     b.info = calloc(p->nops + 1, sizeof *b.info);
     int plain_reg[PIPE_MAX_VIRTUALS], merged_reg[PIPE_MAX_VIRTUALS];
@@ -3026,24 +3482,23 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         if (analyse(&mb) < 0 || plain_registers(&mb, merged_reg) < 0)
             goto out;
     }
-    unsigned cached_K[2] = { 0, 0 }, cached_II[2] = { 0, 0 };
-    int hit = cache_find(c, p, b.m, &cached_K[0], &cached_II[0]), hit_merged = 0;
-    if (hit < 0 || (nmerged > 0 && (hit_merged = cache_find(c, &merged_p, b.m, &cached_K[1], &cached_II[1])) < 0))
+    int hit = cache_find(c, p, b.m, &cached[0]), hit_merged = 0;
+    if (hit < 0 || (nmerged > 0 && (hit_merged = cache_find(c, &merged_p, b.m, &cached[1])) < 0))
         goto out;
     cache_count(hit || hit_merged);
     for (int v = 0; v < (nmerged > 0 ? 2 : 1); v++) {
-        if ((cached_K[0] || cached_K[1]) && !cached_K[v])
+        if ((cached[0].K || cached[1].K) && !cached[v].K)
             continue; /* the other block won before */
-        if (search_block(v ? &mb : &b, cached_K[v], cached_II[v], &found[v]) < 0)
+        if (search_block(v ? &mb : &b, cached[v].K ? &cached[v] : NULL, &found[v]) < 0)
             goto oom;
     }
-    if ((cached_K[0] || cached_K[1]) && !found[0].best.n && !found[1].best.n) {
+    if ((cached[0].K || cached[1].K) && !found[0].best.n && !found[1].best.n) {
         /* A kept (K, II) that does not schedule (only a file written by
          * hand could hold one): the full search, as for a new block. */
-        cached_K[0] = cached_K[1] = 0;
+        cached[0].K = cached[1].K = 0;
         for (int v = 0; v < (nmerged > 0 ? 2 : 1); v++) {
             sched_free(&found[v].best);
-            if (search_block(v ? &mb : &b, 0, 0, &found[v]) < 0)
+            if (search_block(v ? &mb : &b, NULL, &found[v]) < 0)
                 goto oom;
         }
     }
@@ -3058,8 +3513,21 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
         rc = emit_written_order(&b, plain_reg, why);
         goto out;
     }
-    if (!cached_K[w] && cache_add(c, w ? &merged_p : p, b.m, found[w].best.K, found[w].best.II) < 0)
-        goto out;
+    if (!cached[w].K) {
+        const sched *bs = &found[w].best;
+        pipe_choice ch = { bs->K, bs->II, bs->way, 0, NULL };
+        if (bs->way >= 5) { /* relieved: its cycles, for a replay */
+            if (!(ch.t = malloc(bs->nn * sizeof *ch.t)))
+                goto oom;
+            for (unsigned i = 0; i < bs->nn; i++)
+                ch.t[i] = (unsigned)bs->n[i].t;
+            ch.nt = bs->nn;
+        }
+        const int added = cache_add(c, w ? &merged_p : p, b.m, ch);
+        free(ch.t);
+        if (added < 0)
+            goto out;
+    }
     pipe_block *wb = w ? &mb : &b;
     rc = emit_scheduled(wb, &found[w].best, w ? merged_reg : plain_reg, found[w].res, found[w].rec,
                         found[w].binding);
@@ -3086,6 +3554,8 @@ oom:
 out:
     sched_free(&found[0].best);
     sched_free(&found[1].best);
+    free(cached[0].t);
+    free(cached[1].t);
     free(b.kernel_cycles);
     free(b.marks);
     free(b.info);

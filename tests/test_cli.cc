@@ -846,7 +846,7 @@ TEST(Cli, KeptSchedulesChangeNothingButTheTime)
         for (int i = 0; i < 1100; i++) {
             char key[17];
             std::snprintf(key, sizeof key, "%016x", i);
-            many += prefix + "1 9 " + key + "\n";
+            many += prefix + "1 9 0 - " + key + "\n";
         }
         write(file, many);
         EXPECT_TRUE(same(run_json(args), fresh));
@@ -857,10 +857,10 @@ TEST(Cli, KeptSchedulesChangeNothingButTheTime)
     // The kept line with II 1, which schedules nothing: the block is searched.
     std::string first = kept.substr(0, kept.find('\n'));
     std::istringstream in(first);
-    std::string word, version, K, II, key;
-    in >> word >> version >> K >> II >> key;
-    write(file, "garbage\n\nnpusim-schedule 0123-le64 1 9 " + key + "\n" + word + " " + version + " 1 1 " + key +
-                    "\n" + word + " " + version + " 1 9 " + key.substr(0, key.size() / 2));
+    std::string word, version, K, II, way, cycles, key;
+    in >> word >> version >> K >> II >> way >> cycles >> key;
+    write(file, "garbage\n\nnpusim-schedule 0123-le64 1 9 0 - " + key + "\n" + word + " " + version + " 1 1 0 - " +
+                    key + "\n" + word + " " + version + " 1 9 0 - " + key.substr(0, key.size() / 2));
     EXPECT_TRUE(same(run_json(args), fresh));
     if (was)
         setenv("NPUSIM_SCHEDULE_CACHE", before.c_str(), 1);

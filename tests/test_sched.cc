@@ -6,9 +6,14 @@
 // same bits as the loop in written order; bad blocks get one clear message.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -582,6 +587,95 @@ TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
         EXPECT_STREQ(l.binding, r.binding);
         EXPECT_STREQ(l.table, r.table);
     }
+}
+
+TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
+{
+    // softplus on both fp32 halves of an fp16 vector (exp, then ln and rcp
+    // of 1 + e^x, six SFU instructions per vector) on the long-latency
+    // core: the SFU allows 12 cycles per iteration, but the values in flight
+    // do not fit 31 registers there. The five placements alone fit at 152
+    // cycles per 8 iterations (19.00 each); the register relief (a local
+    // search moving and exchanging instructions for fewer registers above
+    // the pool, docs/scheduling.md) fits 146 (18.25). Its schedule keeps
+    // every limit, computes the written order's bits, and is the same when
+    // found again from the cache (its search is seeded by the attempt).
+    std::string body = "    vld.f16 %x, [s10]\n    vcvtl.f32 %lo, %x\n    vcvth.f32 %hi, %x\n";
+    for (const char *h : {"lo", "hi"}) {
+        const std::string x = std::string("%") + h, n = std::string(h);
+        body += "    vexp.f32 %t" + n + ", " + x + "\n    vaddi.f32 %u" + n + ", %t" + n + ", 1.0\n" +
+                "    vsubi.f32 %m" + n + ", %u" + n + ", 1.0\n    vsub.f32 %c" + n + ", %t" + n + ", %m" + n + "\n" +
+                "    vrcp.f32 %r" + n + ", %u" + n + "\n    vln.f32 %l" + n + ", %u" + n + "\n" +
+                "    vfma.f32 %s" + n + ", %c" + n + ", %r" + n + ", %l" + n + "\n" +
+                "    vcle.f32 %k" + n + ", " + x + ", v31\n    vsel.f32 %y" + n + ", %s" + n + ", " + x + ", %k" + n +
+                "\n";
+    }
+    body += "    vcvtn.f16 %y, %ylo, %yhi\n    vst.f16 %y, [s11]\n";
+    const std::string src = loop(body, 256);
+    const npu_timing_config t = long_latency_timing();
+    const npu_asm_machine m = machine_of(t);
+    npu_asm_cache_clear();
+    Assembled searched(src, &m, true), cached(src, &m, true), off(src, &m, false);
+    const npu_sched_loop &l = main_loop(searched);
+    ASSERT_TRUE(l.scheduled);
+    EXPECT_EQ(l.mii_res, 12 * l.unroll);
+    EXPECT_LT(double(l.ii) / l.unroll, 19.0) << "the placements alone reach 19 cycles per iteration";
+    EXPECT_EQ(words(cached), words(searched));
+    EXPECT_EQ(main_loop(cached).ii, l.ii);
+    EXPECT_GT(check_kernels(searched.p, t), 0u);
+    std::mt19937 rng(7);
+    std::vector<uint8_t> in = random_bytes(rng, 32768);
+    Outcome a = run(searched.p, &t, in), b = run(off.p, nullptr, in);
+    EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ";
+    EXPECT_GT(check_passes(searched.p, a.events), 0u);
+
+    // Kept in a file, the relieved schedule carries every node's cycle and
+    // a later process places it again (no search, so the file does not
+    // grow): the same bits. A line
+    // whose cycles are not this block's (a file edited by hand) sends the
+    // block to the search, which finds the same schedule.
+    char dir[] = "/tmp/npusim-relief-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string file = std::string(dir) + "/schedules";
+    npu_asm_cache_clear();
+    ASSERT_EQ(npu_asm_cache_set_file(file.c_str()), NPU_OK);
+    { Assembled kept(src, &m, true); }
+    std::string line;
+    {
+        std::ifstream f(file);
+        std::getline(f, line);
+    }
+    std::istringstream fields(line);
+    std::string word, version, K, II, way, cycles;
+    fields >> word >> version >> K >> II >> way >> cycles;
+    EXPECT_GE(std::stoi(way), 5) << line;
+    // a cycle per node: 23 instructions of each iteration the search
+    // placed (a power of two of them, the pass's copies aside) and the 2
+    // pointer bumps
+    const size_t nodes = size_t(std::count(cycles.begin(), cycles.end(), ',')) + 1, placed = (nodes - 2) / 23;
+    EXPECT_EQ(nodes, 23 * placed + 2);
+    EXPECT_TRUE(placed > 0 && l.unroll % placed == 0) << nodes << " cycles, " << l.unroll << " iterations per pass";
+    std::string zeros = "0";
+    for (size_t i = 1; i < nodes; i++)
+        zeros += ",0";
+    // as kept; every node at cycle 0 (dependences broken); too few; not numbers
+    for (const std::string &edit : {cycles, zeros, std::string("0,0"), std::string("x")}) {
+        SCOPED_TRACE("cycles " + edit.substr(0, 40));
+        std::string bad = line;
+        bad.replace(bad.find(cycles), cycles.size(), edit);
+        std::ofstream(file) << bad << "\n";
+        npu_asm_cache_clear();
+        ASSERT_EQ(npu_asm_cache_set_file(file.c_str()), NPU_OK);
+        Assembled again(src, &m, true);
+        EXPECT_EQ(words(again), words(searched));
+        std::stringstream after;
+        after << std::ifstream(file).rdbuf();
+        // a search appends its line; a replay leaves the file as it was
+        EXPECT_EQ(after.str() == bad + "\n", edit == cycles);
+    }
+    npu_asm_cache_set_file(nullptr);
+    std::remove(file.c_str());
+    rmdir(dir);
 }
 
 }  // namespace

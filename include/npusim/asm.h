@@ -134,8 +134,9 @@ NPU_API int npu_assemble_file(const char *path, const npu_asm_options *opts, npu
 
 /* The process's schedule cache: a `.pipeline` block scheduled before for the
  * same machine (its instructions, virtual registers and trip count; the
- * machine's slots, units and registers) takes the (unroll, II) found then and
- * skips the search, giving the same bits. It holds at most 1,024 blocks (the
+ * machine's slots, units and registers) takes the (unroll, II) found then,
+ * and the placement variant, or the placement itself where register relief
+ * found it, and skips the search, giving the same bits. It holds at most 1,024 blocks (the
  * oldest goes first) and is shared by the process's threads.
  * npu_asm_cache_clear forgets every block and zeroes the counts;
  * npu_asm_cache_stats gives how many scheduled blocks took a cached schedule
