@@ -2264,6 +2264,8 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
     long tmax = 0;
     for (unsigned i = 0; i < s->nn; i++)
         tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
+    if (tmax / (long)s->II > (long)s->nn)
+        return 0; /* a stage with no instruction: not a searched schedule (and a prologue without end) */
     s->stages = (unsigned)(tmax / (long)s->II) + 1;
     const int r = allocate(s);
     s->way = ch->way;

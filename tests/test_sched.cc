@@ -655,11 +655,20 @@ TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
     const size_t nodes = size_t(std::count(cycles.begin(), cycles.end(), ',')) + 1, placed = (nodes - 2) / 23;
     EXPECT_EQ(nodes, 23 * placed + 2);
     EXPECT_TRUE(placed > 0 && l.unroll % placed == 0) << nodes << " cycles, " << l.unroll << " iterations per pass";
-    std::string zeros = "0";
+    std::string zeros = "0", late;
     for (size_t i = 1; i < nodes; i++)
         zeros += ",0";
-    // as kept; every node at cycle 0 (dependences broken); too few; not numbers
-    for (const std::string &edit : {cycles, zeros, std::string("0,0"), std::string("x")}) {
+    {
+        // every instruction 1,000 IIs later, the bumps (last) where they
+        // were: every row, dependence and lifetime kept, 1,000 empty stages
+        std::istringstream list(cycles);
+        std::string c;
+        for (size_t i = 0; std::getline(list, c, ','); i++)
+            late += (i ? "," : "") + std::to_string(std::stoul(c) + (i + 2 < nodes ? 1000ul * std::stoul(II) : 0));
+    }
+    // as kept; every node at cycle 0 (dependences broken); all late; too
+    // few; not numbers
+    for (const std::string &edit : {cycles, zeros, late, std::string("0,0"), std::string("x")}) {
         SCOPED_TRACE("cycles " + edit.substr(0, 40));
         std::string bad = line;
         bad.replace(bad.find(cycles), cycles.size(), edit);
