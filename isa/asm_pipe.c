@@ -526,9 +526,18 @@ typedef struct sched {
     char fail[240];
 } sched;
 
+/* The tries of attempt, each a way a schedule can be found: the
+ * PIPE_VARIANTS placement variants, then relieved[] (variants placed again
+ * for registers, relieve). A schedule kept across runs names its way. */
+enum { PIPE_VARIANTS = 5 };
+/* variant 3 kept fewest values live in the measured kernels; 0 helps some
+ * (tanh fp16 with SFU latency 30) */
+static const unsigned relieved[] = { 0, 3 };
+#define PIPE_WAYS (PIPE_VARIANTS + (unsigned)(sizeof relieved / sizeof *relieved))
+
 /* A schedule as kept: unroll, II, the try of attempt that found it and,
- * for a relieved one (way 5 or 6, whose search is long), every node's
- * cycle (nt of them, normalised), which a replay places again. */
+ * for a relieved one (way >= PIPE_VARIANTS, whose search is long), every
+ * node's cycle (nt of them, normalised), which a replay places again. */
 typedef struct pipe_choice {
     unsigned K, II, way;
     unsigned nt;
@@ -1613,18 +1622,6 @@ static void relief_window(const relief *r, unsigned i, long *early, long *late)
     *late = *late < t + 2 * II ? *late : t + 2 * II;
 }
 
-/* Whether an edge joins i and j. */
-static int adjacent(const sched *s, unsigned i, unsigned j)
-{
-    for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++)
-        if (s->e[s->succ_list[q]].to == j)
-            return 1;
-    for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++)
-        if (s->e[s->pred_list[q]].from == j)
-            return 1;
-    return 0;
-}
-
 /* xorshift64: the search's own numbers, the same on every host. */
 static uint64_t relief_rand(uint64_t *x)
 {
@@ -1656,9 +1653,23 @@ static int relieve(sched *s)
                  { (unsigned)__builtin_popcount(b->vpool), (unsigned)__builtin_popcount(b->ppool & 0xffu) }, 0 };
     long *best_t = malloc(nb * sizeof *best_t);
     unsigned *peers = malloc(nb * sizeof *peers), *aff = malloc(nb * sizeof *aff); /* each node once */
+    /* the nodes of each (unit, class), in order; a stamp on i's neighbours */
+    enum { KINDS = NPU_NUM_UNITS * NPU_NUM_CLASSES };
+    unsigned kin_start[KINDS + 1] = { 0 }, *kin = malloc(nb * sizeof *kin), *near = calloc(nb, sizeof *near);
+    unsigned stamp = 0;
     int rc = -1;
-    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !peers || !aff)
+    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !peers || !aff || !kin || !near)
         goto out;
+    for (unsigned i = 0; i < nb; i++)
+        kin_start[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls + 1]++;
+    for (unsigned k = 0; k < KINDS; k++)
+        kin_start[k + 1] += kin_start[k];
+    {
+        unsigned fill[KINDS];
+        memcpy(fill, kin_start, sizeof fill);
+        for (unsigned i = 0; i < nb; i++)
+            kin[fill[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls]++] = i;
+    }
     for (unsigned i = 0; i < nb; i++) {
         const op_info *d = &b->info[s->n[i].op];
         if (d->def_virt >= 0)
@@ -1704,10 +1715,19 @@ static int relieve(sched *s)
         long j = -1, oj = 0;
         if (relief_rand(&seed) % 4 == 0) { /* exchange rows with an instruction of its unit and class */
             unsigned np = 0;
-            for (unsigned k = 0; k < nb; k++)
-                if (k != i && s->n[k].unit == n->unit && s->n[k].cls == n->cls && s->n[k].row != n->row &&
-                    !adjacent(s, i, k))
+            stamp++; /* i's producers and consumers: not exchanged with it */
+            for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++)
+                if (s->e[s->succ_list[q]].to < nb)
+                    near[s->e[s->succ_list[q]].to] = stamp;
+            for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++)
+                if (s->e[s->pred_list[q]].from < nb)
+                    near[s->e[s->pred_list[q]].from] = stamp;
+            const unsigned kind = n->unit * NPU_NUM_CLASSES + n->cls;
+            for (unsigned q = kin_start[kind]; q < kin_start[kind + 1]; q++) {
+                const unsigned k = kin[q];
+                if (k != i && s->n[k].row != n->row && near[k] != stamp)
                     peers[np++] = k;
+            }
             if (!np)
                 continue;
             j = peers[relief_rand(&seed) % np];
@@ -1793,6 +1813,8 @@ out:
     free(best_t);
     free(peers);
     free(aff);
+    free(kin);
+    free(near);
     return rc;
 }
 
@@ -2241,7 +2263,7 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
     s->b = b;
     s->K = ch->K;
     s->II = ch->II;
-    s->strategy = ch->way == 5 ? 0 : 3;
+    s->strategy = ch->way >= PIPE_VARIANTS ? relieved[ch->way - PIPE_VARIANTS] : ch->way;
     if (build_graph(s) < 0)
         return -1;
     const int r0 = mrt_init(s);
@@ -2278,14 +2300,11 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
  * 3 every iteration's highest instructions first; then
  * 4 swing modulo scheduling (sms), which keeps values shortest but cannot
  *   evict: it fits where the IMS variants run out of registers.
- * relief_on: then, as tries 5 and 6, variants 0 and 3 again, relieved
- * (relieve). only_way >= 0: that try alone (a kept schedule's). */
+ * relief_on: then the relieved[] variants again, relieved (relieve).
+ * only_way >= 0: that try alone (a kept schedule's). */
 static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int only_way, sched *s)
 {
-    /* variant 3 kept fewest values live in the measured kernels; 0 helps
-     * some (tanh fp16 with SFU latency 30) */
-    static const unsigned relieved[] = { 0, 3 };
-    const unsigned ways = 5 + (relief_on ? (unsigned)(sizeof relieved / sizeof *relieved) : 0);
+    const unsigned ways = relief_on ? PIPE_WAYS : PIPE_VARIANTS;
     int r = 0, tried = 0;
     char fail[sizeof s->fail] = "";
     for (unsigned way = 0; way < ways; way++) {
@@ -2293,7 +2312,8 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int on
             continue;
         if (tried++)
             sched_free(s);
-        r = way < 5 ? attempt_one(b, K, II, way, 0, s) : attempt_one(b, K, II, relieved[way - 5], 1, s);
+        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, s)
+                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, s);
         if (r != 0) {
             if (r > 0)
                 s->way = way;
@@ -3035,7 +3055,7 @@ static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_
     const size_t timeslen = (size_t)(sp - times);
     q = sp + 1;
     const size_t hex = (size_t)(end - q);
-    if (v[0] == 0 || v[0] > PIPE_MAX_UNROLL || v[1] == 0 || v[1] > UINT_MAX / 2 || v[2] > 6 || hex == 0 ||
+    if (v[0] == 0 || v[0] > PIPE_MAX_UNROLL || v[1] == 0 || v[1] > UINT_MAX / 2 || v[2] >= PIPE_WAYS || hex == 0 ||
         hex % 2 || hex / 2 > DISK_MAX_KEY || timeslen == 0)
         return 0;
     *out = (disk_line_ref){ q, hex, { (unsigned)v[0], (unsigned)v[1], (unsigned)v[2], 0, NULL }, times, timeslen };
@@ -3518,7 +3538,7 @@ int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive)
     if (!cached[w].K) {
         const sched *bs = &found[w].best;
         pipe_choice ch = { bs->K, bs->II, bs->way, 0, NULL };
-        if (bs->way >= 5) { /* relieved: its cycles, for a replay */
+        if (bs->way >= PIPE_VARIANTS) { /* relieved: its cycles, for a replay */
             if (!(ch.t = malloc(bs->nn * sizeof *ch.t)))
                 goto oom;
             for (unsigned i = 0; i < bs->nn; i++)
