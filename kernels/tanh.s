@@ -15,13 +15,14 @@
 ; @note       Only ln u's rounding and the last fma are left: 1.43 ULP measured (2 ULP met), 20
 ; @note       instructions per fp32 vector, three of them SFU. Rounding E and E + 2 (15 instructions)
 ; @note       gave 2.7 ULP, with E + 2's remainder only (18) 2.04: both roundings are magnified near
-; @note       |x| = 2^-k, where the result's ULP halves. fp16 rounds E (13 instructions per fp32
-; @note       half, far inside an fp16 ULP) and puts the sign back once on the narrowed vector.
-; @note       The sign is taken from x loaded again at the end (LIN_X_AGAIN): kept in a register, x
-; @note       or its sign bit would wait beside the whole chain, and the loop would run out of
-; @note       vector registers before it runs out of issue slots (242,587 -> 217,524 cycles fp16,
-; @note       301,830 -> 270,470 fp32, 1x64x56x56, default config). tanh_fast (6 instructions) is
-; @note       the short form.
+; @note       |x| = 2^-k, where the result's ULP halves. fp16 rounds E and keeps x's sign through
+; @note       the chain (13 instructions per fp32 half, far inside an fp16 ULP: 0.50 ULP on all
+; @note       65536 inputs), so no register holds a sign mask and x is not read again: with SFU
+; @note       latency 30 at 1x64x56x56, 348,137 -> 325,938 cycles. fp32 takes the sign from x
+; @note       loaded again at the end (LIN_X_AGAIN): kept in a register, x or its sign bit would
+; @note       wait beside the whole chain, and the loop would run out of vector registers before
+; @note       it runs out of issue slots (301,830 -> 270,470 cycles, 1x64x56x56, default config).
+; @note       tanh_fast (6 instructions) is the short form.
 .include "lib/lin_exp.s"
 
 ; s = 2 min(|x|, 9) (tanh(9) rounds to 1).
@@ -31,17 +32,23 @@
     vadd.f32  \s, %c\@, %c\@
 .endm
 
-; fp16 path, one fp32 half: y = tanh(|x|) = E / (E + 2), E = expm1(s) rounded
-; (E >= 0 keeps the quotient's sensitivity to E's error at most 1), the
-; quotient with one fma correction step (one rounding instead of two).
-.macro tanh_abs_f32 y, x
-    tanh_arg  %s\@, \x
+; fp16 path, one fp32 half: y = tanh(x) = E / (E + 2), E = expm1(s) rounded,
+; s = 2 x clamped to [-18, 18], the sign kept through the chain: for x < 0,
+; E is in (-1, 0) and E + 2 in (1, 2), where the quotient's sensitivity to
+; E's error is at most 2 (at most 1 for E >= 0), some 2^-21 of the result
+; against an fp16 ULP of 2^-10. The quotient takes one fma correction step
+; (one rounding instead of two).
+.macro tanh_signed_f32 y, x
+    vmaxi.f32 %a\@, \x, -9.0
+    vmini.f32 %c\@, %a\@, 9.0
+    vadd.f32  %s\@, %c\@, %c\@
     LIN_EXPM1 %E\@, %s\@
     vaddi.f32 %d\@, %E\@, 2.0           ; d = E + 2
     vrcp.f32  %r\@, %d\@
     vmul.f32  %q\@, %E\@, %r\@          ; E / d, two roundings
-    vfnma.f32 %e\@, %q\@, %d\@, %E\@    ; E - q d, exact
-    vfma.f32  \y, %e\@, %r\@, %q\@      ; q + (E - q d) / d: one rounding
+    vfms.f32  %e\@, %q\@, %d\@, %E\@     ; q d - E, exact
+    vfnma.f32 \y, %e\@, %r\@, %q\@      ; q - (q d - E) / d: one rounding, and
+                                        ; -0 for x = -0 (q = -0, q d - E = +0)
 .endm
 
 ; fp32 path: E = E_hi + E_lo = (u - 1) + u (s - ln u) and E + 2 = d + d_lo,
@@ -71,21 +78,15 @@
     vor.i32   \y, %t\@, %sg\@           ; sign(x) tanh(|x|)
 .endm
 
-; fp16: both halves' tanh(|x|), narrowed, then the sign bits of x put back
-; once per fp16 vector (v25 = i16 0x8000): rounding is symmetric, so this is
-; sign(x) times the magnitude, as rounding sign(x) E would give.
+; fp16: both halves' tanh(x), narrowed once.
 .macro tanh_math y, x
 .if DT_BYTES == 2
-    LIN_WIDE  tanh_abs_f32, %t\@, \x
-    LIN_X_AGAIN %xl\@                   ; x again: its sign is needed last
-    vand.i16  %sg\@, %xl\@, v25
-    vor.i16   \y, %t\@, %sg\@
+    LIN_WIDE  tanh_signed_f32, \y, \x
 .else
     tanh_pair_f32 \y, \x
 .endif
 .endm
 
     vbcasti.i32 v26, 0x80000000
-    vbcasti.i16 v25, 0x8000
     ELTWISE_1IN_LINEAR tanh_math
     halt

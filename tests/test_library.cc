@@ -58,7 +58,7 @@ const std::vector<Kernel> kKernels = {
     {"softplus_fast", 1, 13 * 256 + 1, 5 * 512 + 1},
     {"mish", 1, 19 * 256, 10 * 512},
     {"mish_fast", 1, 19 * 256, 8 * 512},
-    {"tanh", 1, 31 * 256, 20 * 512},
+    {"tanh", 1, 29 * 256, 20 * 512},
     {"tanh_fast", 1, 15 * 256, 6 * 512},
     {"gelu_erf", 1, 57 * 256, 34 * 512},
     {"gelu_erf_fast", 1, 57 * 256, 27 * 512},

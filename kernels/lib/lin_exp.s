@@ -73,28 +73,53 @@
     vfma.f32  \y, %c\@, %r\@, %ln\@
 .endm
 
+; y = log1p(t) for t >= 0, for a result narrowed to fp16 (one SFU step
+; fewer than LIN_LOG1P): ln u, u = RN(1 + t), is off by up to 2^-24 / t
+; relative from u's rounding, so it is taken where t >= 2^-8 (2^-16); below,
+; the series t - t^2/2 (one fma), off by t^2/3 (under 2^-17). Both are far
+; inside the 2^-11 of the result that an fp16 ULP is at least.
+.macro LIN_LOG1P_HALF y, t
+    vaddi.f32 %u\@, \t, 1.0             ; u = RN(1 + t)
+    vln.f32   %ln\@, %u\@                ; ln u
+    vmuli.f32 %h\@, \t, -0.5
+    vfma.f32  %s\@, \t, %h\@, \t          ; t - t^2/2
+    vclti.f32 %k\@, \t, 0x1p-8
+    vsel.f32  \y, %s\@, %ln\@, %k\@
+.endm
+
+; LIN_LOG1P, or on fp16 lanes LIN_LOG1P_HALF.
+.macro LIN_LOG1P_DT y, t
+.if DT_BYTES == 2
+    LIN_LOG1P_HALF \y, \t
+.else
+    LIN_LOG1P \y, \t
+.endif
+.endm
+
 ; y = x > threshold ? x : log1p(e^x) (PyTorch's softplus for beta = 1): both
 ; branches are computed and a vsel picks (beyond the threshold e^x may
 ; overflow; those lanes are not chosen). \thr is the threshold's register.
 ; The choice needs x after the SFU steps: xl is x read again (LIN_WIDE_X),
 ; or x; the assembler merges the repeat where holding x schedules as fast.
+; \thr is a scalar register, so no vector register holds it in the loop.
 .macro LIN_SOFTPLUS y, x, xl, thr
     vexp.f32  %t\@, \x
-    LIN_LOG1P %s\@, %t\@
-    vcle.f32  %k\@, \xl, \thr           ; the log1p lanes
+    LIN_LOG1P_DT %s\@, %t\@
+    vcles.f32 %k\@, \xl, \thr           ; the log1p lanes
     vsel.f32  \y, %s\@, \xl, %k\@
 .endm
 
 ; The same for beta x, beta a power of two (beta x and the division by beta
-; exact): y = beta x > threshold ? x : log1p(e^(beta x)) / beta. \beta and
-; \rbeta are the registers of beta and 1/beta.
+; exact): y = beta x > threshold ? x : log1p(e^(beta x)) / beta. \thr and
+; \beta are scalar registers (threshold and beta), \rbeta the vector
+; register of 1/beta.
 .macro LIN_SOFTPLUS_POW2 y, x, xl, thr, beta, rbeta
-    vmul.f32  %a\@, \x, \beta           ; beta x
+    vmuls.f32 %a\@, \x, \beta           ; beta x
     vexp.f32  %t\@, %a\@
-    LIN_LOG1P %l\@, %t\@
+    LIN_LOG1P_DT %l\@, %t\@
     vmul.f32  %s\@, %l\@, \rbeta         ; / beta
-    vmul.f32  %al\@, \xl, \beta         ; beta x again
-    vcle.f32  %k\@, %al\@, \thr
+    vmuls.f32 %al\@, \xl, \beta         ; beta x again
+    vcles.f32 %k\@, %al\@, \thr
     vsel.f32  \y, %s\@, \xl, %k\@
 .endm
 
