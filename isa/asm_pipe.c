@@ -519,6 +519,7 @@ typedef struct sched {
     /* registers, after a successful schedule */
     unsigned stages;
     unsigned U;          /* kernel copies (modulo variable expansion) */
+    unsigned expanded;   /* U over the least U its lifetimes need (allocate) */
     unsigned strategy;   /* placement variant (see attempt) */
     unsigned way;        /* the try of attempt that gave it (kept with the schedule) */
     int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
@@ -1921,9 +1922,11 @@ static void row_ranks(const sched *s, long *rank)
     }
 }
 
+static int colour(sched *s, const value *base, size_t nbase, int *crowded);
+
 /* Circular-arc colouring. Fails (0) when a value lives II cycles or more, or
  * the registers run out; s->fail says which values forced it. */
-static int allocate(sched *s)
+static int allocate(sched *s, int expand)
 {
     pipe_block *b = s->b;
     asm_pipe *p = b->p;
@@ -1998,13 +2001,49 @@ static int allocate(sched *s)
         free(base);
         return 0;
     }
+    /* expand: where no more values are live at once than there are
+     * registers and the colouring still fails, the circle is at fault, not
+     * the count: a circle U times longer (the kernel expanded twice as
+     * often) lets the arcs pack more tightly (with enough copies, the most
+     * live registers always suffice: Eisenbeis, Lelait and Marmol's meeting
+     * graphs). So U doubles, up to four times the least, while U K stays
+     * within 64; the message is the least U's. */
+    const unsigned least = s->U;
+    char fail[sizeof s->fail] = "";
+    int r, crowded = 0;
+    for (;;) {
+        r = colour(s, base, nbase, &crowded);
+        if (r != 0)
+            break;
+        if (!fail[0])
+            memcpy(fail, s->fail, sizeof fail);
+        if (!expand || crowded || s->U >= 4 * least || 2 * s->U * s->K > 64)
+            break;
+        free(s->reg);
+        s->reg = NULL;
+        s->U *= 2;
+    }
+    if (r == 0)
+        memcpy(s->fail, fail, sizeof s->fail);
+    s->expanded = s->U / least;
+    free(base);
+    return r;
+}
+
+/* Colours the values of the base schedule (base) repeated over s->U kernel
+ * copies, on a circle of U II cycles: 1, or 0 when the registers run out
+ * (s->fail says which values forced it; *crowded when more values are live
+ * at once than registers), -1 out of memory. */
+static int colour(sched *s, const value *base, size_t nbase, int *crowded)
+{
+    pipe_block *b = s->b;
+    asm_pipe *p = b->p;
     size_t nvals = 0;
     value *vals = calloc(nbase * s->U + 1, sizeof *vals);
     size_t nreg = (size_t)s->U * s->K * p->nv + 1;
     s->reg = malloc(nreg * sizeof *s->reg);
     if (!vals || !s->reg) {
         free(vals);
-        free(base);
         return -1;
     }
     for (size_t i = 0; i < nreg; i++)
@@ -2017,7 +2056,6 @@ static int allocate(sched *s)
             v.end += (long)u * (long)s->II * SUB;
             vals[nvals++] = v;
         }
-    free(base);
     /* the circle the registers turn on, in sub-cycles */
     long II = (long)s->II * (long)s->U * SUB;
     /* the values in order of start on the circle, the longer first */
@@ -2108,10 +2146,9 @@ static int allocate(sched *s)
     unsigned ntried = 0;
     char first_fail[sizeof s->fail] = "";
     /* more values live at once than registers: one cut, for the message */
-    const unsigned cuts = live_v > (unsigned)__builtin_popcount(b->vpool) ||
-                                  live_p > (unsigned)__builtin_popcount(b->ppool & 0xffu)
-                              ? 1
-                              : CUTS;
+    *crowded = live_v > (unsigned)__builtin_popcount(b->vpool) ||
+               live_p > (unsigned)__builtin_popcount(b->ppool & 0xffu);
+    const unsigned cuts = *crowded ? 1 : CUTS;
     while (ok == 0 && ntried < cuts && ntried < nvals) {
         long cut = -1, at = -1;
         for (size_t r = 0; r < nvals; r++) {
@@ -2221,7 +2258,12 @@ static int allocate(sched *s)
 
 /* ---- one attempt ------------------------------------------------------------------------- */
 
-static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, sched *s)
+/* One placement variant at (K, II): 1 when its registers are allocated, 0
+ * when they are not, -1 out of memory. Its last placement may fit only with
+ * the kernel expanded beyond its lifetimes' need (allocate): with expand,
+ * that is taken; without, *expandable says it would fit so. */
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, int expand,
+                       int *expandable, sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
@@ -2243,8 +2285,23 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
         for (unsigned i = 0; i < s->nn; i++)
             tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
         s->stages = (unsigned)(tmax / (long)II) + 1;
-        r = allocate(s);
-        if (r != 0 || pass == 1 + (relief_on != 0))
+        const int last = pass == 1 + (relief_on != 0);
+        r = allocate(s, 0);
+        if (r == 0 && last) { /* the tightest placement: more kernel copies, as a last resort */
+            free(s->reg);
+            s->reg = NULL;
+            char fail[sizeof s->fail];
+            memcpy(fail, s->fail, sizeof fail);
+            r = allocate(s, 1);
+            if (r > 0 && !expand) {
+                *expandable = 1;
+                free(s->reg);
+                s->reg = NULL;
+                memcpy(s->fail, fail, sizeof fail);
+                r = 0;
+            }
+        }
+        if (r != 0 || last)
             return r;
         free(s->reg);
         s->reg = NULL;
@@ -2289,7 +2346,7 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
     if (tmax / (long)s->II > (long)s->nn)
         return 0; /* a stage with no instruction: not a searched schedule (and a prologue without end) */
     s->stages = (unsigned)(tmax / (long)s->II) + 1;
-    const int r = allocate(s);
+    const int r = allocate(s, 1);
     s->way = ch->way;
     return r;
 }
@@ -2301,26 +2358,42 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
  * 4 swing modulo scheduling (sms), which keeps values shortest but cannot
  *   evict: it fits where the IMS variants run out of registers.
  * relief_on: then the relieved[] variants again, relieved (relieve).
+ * When none fits with the kernel copies its lifetimes need, the first
+ * whose last placement fits with more (allocate's expand) is taken.
  * only_way >= 0: that try alone (a kept schedule's). */
 static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int only_way, sched *s)
 {
     const unsigned ways = relief_on ? PIPE_WAYS : PIPE_VARIANTS;
-    int r = 0, tried = 0;
+    int r = 0, tried = 0, fallback = -1;
     char fail[sizeof s->fail] = "";
     for (unsigned way = 0; way < ways; way++) {
         if (only_way >= 0 && way != (unsigned)only_way)
             continue;
         if (tried++)
             sched_free(s);
-        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, s)
-                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, s);
+        int expandable = 0;
+        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, 0, &expandable, s)
+                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, 0, &expandable, s);
         if (r != 0) {
             if (r > 0)
                 s->way = way;
             return r;
         }
+        if (expandable && fallback < 0)
+            fallback = (int)way;
         if (!fail[0])
             memcpy(fail, s->fail, sizeof fail);
+    }
+    if (fallback >= 0) { /* no way fits with the least copies: the first that fits with more */
+        const unsigned way = (unsigned)fallback;
+        int expandable = 0;
+        sched_free(s);
+        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, 1, &expandable, s)
+                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, 1, &expandable, s);
+        if (r > 0)
+            s->way = way;
+        if (r != 0)
+            return r;
     }
     if (!tried)
         memset(s, 0, sizeof *s);
@@ -3333,6 +3406,17 @@ static void take_best(search *out, sched *s, double cost, unsigned res, const ch
     snprintf(out->binding, sizeof out->binding, "%s", binding);
 }
 
+/* The cycles a schedule takes for the expected trips: (trips / K + stages
+ * - 1) II; with U kernel copies, the trips past a multiple of K U run in
+ * written order (the plain loop before the prologue), each about its
+ * latency chain (chain + 2 cycles) instead of II / K. */
+static double block_cost(double trips, const sched *s, unsigned chain)
+{
+    const double K = s->K, II = s->II, KU = K * s->U;
+    const double plain = s->U > 1 ? fmod(trips, KU) - fmod(trips, K) : 0;
+    return (trips / K + s->stages - 1) * II + plain * ((double)chain + 2 - II / K);
+}
+
 static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
 {
     const unsigned cached_K = cached ? cached->K : 0, cached_II = cached ? cached->II : 0;
@@ -3374,7 +3458,7 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
             continue;
         if (out->best.n && (double)mii * (p->trips / K) >= out->cost)
             break; /* no larger unroll can win */
-        if (out->best.n && !best_tight && K > 4 * out->best.K)
+        if (out->best.n && !best_tight && K > 4 * out->best.K * out->best.U)
             break; /* registers, not resources, set the best II: unrolling further frees none,
                       but two more doublings still may (interleaved iterations, and a
                       fraction of a cycle per iteration: 4.5 needs K = 2, 4.25 K = 4) */
@@ -3404,7 +3488,7 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
                 sched_free(&s);
                 continue;
             }
-            double cost = (p->trips / K + s.stages - 1) * II;
+            double cost = block_cost(p->trips, &s, chain);
             if (!out->best.n || cost < out->cost) {
                 best_tight = II == mii;
                 take_best(out, &s, cost, res, binding);
@@ -3418,10 +3502,12 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
     }
     /* Registers held the best above its unroll's floor: the IIs below it
      * are searched again with register relief (attempt), at its unroll and
-     * at twice it (a finer fraction of a cycle per iteration), downward
-     * until three in a row give nothing better. */
-    const unsigned best_K = out->best.n ? out->best.K : 0;
-    for (unsigned K = best_K; K && !cached_K && K <= 2 * best_K && K <= PIPE_MAX_UNROLL && K * b->nbody <= PIPE_MAX_NODES; K *= 2) {
+     * at twice it (a finer fraction of a cycle per iteration; with its
+     * kernel expanded beyond its lifetimes' need, up to twice its K U),
+     * downward until three in a row fit nowhere (a fit dearer by its
+     * stages goes on from the highest II that could win with as many). */
+    const unsigned best_K = out->best.n ? out->best.K : 0, top_K = out->best.n ? 2 * best_K * out->best.expanded : 0;
+    for (unsigned K = best_K; K && !cached_K && K <= top_K && K <= PIPE_MAX_UNROLL && K * b->nbody <= PIPE_MAX_NODES; K *= 2) {
         const unsigned res = res_mii(b, K, binding, sizeof binding);
         const unsigned mii = res > out->rec ? res : out->rec, floor_ii = (unsigned)ceil(minavg * K - 1e-9);
         const unsigned lo = mii > floor_ii ? mii : floor_ii;
@@ -3435,10 +3521,19 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
                 sched_free(&s);
                 return -1;
             }
-            const double cost = r ? (p->trips / K + s.stages - 1) * II : 0;
+            const double cost = r ? block_cost(p->trips, &s, chain) : 0;
             if (r == 0 || cost >= out->cost) {
+                /* a fit dearer in all (by its stages) is no miss: the IIs
+                 * that cannot win with as many stages are skipped */
+                const double groups = p->trips / K + s.stages - 1;
                 sched_free(&s);
-                misses++;
+                if (r == 0) {
+                    misses++;
+                } else {
+                    const double win = ceil(out->cost / groups) - 1;
+                    if (win + 1 < (double)II)
+                        II = win >= (double)lo ? (unsigned)win + 1 : lo; /* below lo: none can */
+                }
                 continue;
             }
             misses = 0;

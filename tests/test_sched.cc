@@ -589,6 +589,44 @@ TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
     }
 }
 
+TEST(Sched, MoreKernelCopiesFitWhereTheLeastRunOutOfRegisters)
+{
+    // tanh_fast on both fp32 halves of an fp16 vector (e^2x waits beside its
+    // reciprocal) on the long-latency core, 1,024 trips expected. With the
+    // kernel expanded only as far as its lifetimes need, every placement
+    // below 78 cycles per 8 iterations (9.75 each) runs out of the 32
+    // registers with at most 31 values live at once: circular-arc colouring
+    // can need more registers than the most live. The kernel expanded
+    // twice as often (a circle twice as long) colours them: 154 cycles per
+    // 16 iterations (9.625). The schedule keeps every limit, computes the
+    // written order's bits, and is found again from the cache.
+    std::string body = "    vld.f16 %x, [s10]\n    vcvtl.f32 %lo, %x\n    vcvth.f32 %hi, %x\n";
+    for (const char *h : {"lo", "hi"}) {
+        const std::string x = std::string("%") + h, n = std::string(h);
+        body += "    vmini.f32 %m" + n + ", " + x + ", 20.0\n    vadd.f32 %s" + n + ", %m" + n + ", %m" + n + "\n" +
+                "    vexp.f32 %e" + n + ", %s" + n + "\n    vaddi.f32 %d" + n + ", %e" + n + ", 1.0\n" +
+                "    vrcp.f32 %r" + n + ", %d" + n + "\n    vfms.f32 %y" + n + ", %e" + n + ", %r" + n + ", %r" + n + "\n";
+    }
+    body += "    vcvtn.f16 %y, %ylo, %yhi\n    vst.f16 %y, [s11]\n";
+    const std::string src = "    li s10, 0\n    li s11, 32768\n    li s9, 1024\n.pipeline s9, s8, 1024\n" + body +
+                            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
+    const npu_timing_config t = long_latency_timing();
+    const npu_asm_machine m = machine_of(t);
+    npu_asm_cache_clear();
+    Assembled searched(src, &m, true), cached(src, &m, true), off(src, &m, false);
+    const npu_sched_loop &l = main_loop(searched);
+    ASSERT_TRUE(l.scheduled);
+    EXPECT_EQ(l.ii * 8, 154u * l.unroll / 2) << l.ii << " cycles per " << l.unroll << " iterations";
+    EXPECT_EQ(l.regs_v, 32u);
+    EXPECT_EQ(words(cached), words(searched));
+    EXPECT_GT(check_kernels(searched.p, t), 0u);
+    std::mt19937 rng(11);
+    std::vector<uint8_t> in = random_bytes(rng, 32768);
+    Outcome a = run(searched.p, &t, in), b = run(off.p, nullptr, in);
+    EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ";
+    EXPECT_GT(check_passes(searched.p, a.events), 0u);
+}
+
 TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
 {
     // softplus on both fp32 halves of an fp16 vector (exp, then ln and rcp
