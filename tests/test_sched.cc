@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -589,6 +590,41 @@ TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
     }
 }
 
+// A loop body on both fp32 halves of an fp16 vector: x loaded and widened,
+// half(x, n) for each half (x its register, n "lo" or "hi"; it writes %y<n>),
+// the two narrowed and stored.
+std::string fp16_halves(const std::function<std::string(const std::string &, const std::string &)> &half)
+{
+    std::string body = "    vld.f16 %x, [s10]\n    vcvtl.f32 %lo, %x\n    vcvth.f32 %hi, %x\n";
+    for (const char *h : {"lo", "hi"})
+        body += half(std::string("%") + h, h);
+    return body + "    vcvtn.f16 %y, %ylo, %yhi\n    vst.f16 %y, [s11]\n";
+}
+
+// A schedule keeps every limit and computes the written order's bits.
+void expect_runs_as_written(const Assembled &searched, const Assembled &off, const npu_timing_config &t,
+                            unsigned seed)
+{
+    EXPECT_GT(check_kernels(searched.p, t), 0u);
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> in = random_bytes(rng, 32768);
+    Outcome a = run(searched.p, &t, in), b = run(off.p, nullptr, in);
+    EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ";
+    EXPECT_GT(check_passes(searched.p, a.events), 0u);
+}
+
+// A block on the long-latency core: searched (the in-process cache
+// cleared first), then found again from the cache, and in written order.
+struct LongLatencyBlock {
+    const npu_timing_config t = long_latency_timing();
+    const npu_asm_machine m = machine_of(t);
+    Assembled searched, cached, off;
+    explicit LongLatencyBlock(const std::string &src)
+        : searched((npu_asm_cache_clear(), src), &m, true), cached(src, &m, true), off(src, &m, false)
+    {
+    }
+};
+
 TEST(Sched, MoreKernelCopiesFitWhereTheLeastRunOutOfRegisters)
 {
     // tanh_fast on both fp32 halves of an fp16 vector (e^2x waits beside its
@@ -600,31 +636,19 @@ TEST(Sched, MoreKernelCopiesFitWhereTheLeastRunOutOfRegisters)
     // twice as often (a circle twice as long) colours them: 154 cycles per
     // 16 iterations (9.625). The schedule keeps every limit, computes the
     // written order's bits, and is found again from the cache.
-    std::string body = "    vld.f16 %x, [s10]\n    vcvtl.f32 %lo, %x\n    vcvth.f32 %hi, %x\n";
-    for (const char *h : {"lo", "hi"}) {
-        const std::string x = std::string("%") + h, n = std::string(h);
-        body += "    vmini.f32 %m" + n + ", " + x + ", 20.0\n    vadd.f32 %s" + n + ", %m" + n + ", %m" + n + "\n" +
-                "    vexp.f32 %e" + n + ", %s" + n + "\n    vaddi.f32 %d" + n + ", %e" + n + ", 1.0\n" +
-                "    vrcp.f32 %r" + n + ", %d" + n + "\n    vfms.f32 %y" + n + ", %e" + n + ", %r" + n + ", %r" + n + "\n";
-    }
-    body += "    vcvtn.f16 %y, %ylo, %yhi\n    vst.f16 %y, [s11]\n";
-    const std::string src = "    li s10, 0\n    li s11, 32768\n    li s9, 1024\n.pipeline s9, s8, 1024\n" + body +
-                            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
-    const npu_timing_config t = long_latency_timing();
-    const npu_asm_machine m = machine_of(t);
-    npu_asm_cache_clear();
-    Assembled searched(src, &m, true), cached(src, &m, true), off(src, &m, false);
-    const npu_sched_loop &l = main_loop(searched);
+    const std::string body = fp16_halves([](const std::string &x, const std::string &n) {
+        return "    vmini.f32 %m" + n + ", " + x + ", 20.0\n    vadd.f32 %s" + n + ", %m" + n + ", %m" + n + "\n" +
+               "    vexp.f32 %e" + n + ", %s" + n + "\n    vaddi.f32 %d" + n + ", %e" + n + ", 1.0\n" +
+               "    vrcp.f32 %r" + n + ", %d" + n + "\n    vfms.f32 %y" + n + ", %e" + n + ", %r" + n + ", %r" + n + "\n";
+    });
+    LongLatencyBlock k("    li s10, 0\n    li s11, 32768\n    li s9, 1024\n.pipeline s9, s8, 1024\n" + body +
+                       "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n");
+    const npu_sched_loop &l = main_loop(k.searched);
     ASSERT_TRUE(l.scheduled);
     EXPECT_EQ(l.ii * 8, 154u * l.unroll / 2) << l.ii << " cycles per " << l.unroll << " iterations";
     EXPECT_EQ(l.regs_v, 32u);
-    EXPECT_EQ(words(cached), words(searched));
-    EXPECT_GT(check_kernels(searched.p, t), 0u);
-    std::mt19937 rng(11);
-    std::vector<uint8_t> in = random_bytes(rng, 32768);
-    Outcome a = run(searched.p, &t, in), b = run(off.p, nullptr, in);
-    EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ";
-    EXPECT_GT(check_passes(searched.p, a.events), 0u);
+    EXPECT_EQ(words(k.cached), words(k.searched));
+    expect_runs_as_written(k.searched, k.off, k.t, 11);
 }
 
 TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
@@ -638,17 +662,14 @@ TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
     // the pool, docs/scheduling.md) fits 146 (18.25). Its schedule keeps
     // every limit, computes the written order's bits, and is the same when
     // found again from the cache (its search is seeded by the attempt).
-    std::string body = "    vld.f16 %x, [s10]\n    vcvtl.f32 %lo, %x\n    vcvth.f32 %hi, %x\n";
-    for (const char *h : {"lo", "hi"}) {
-        const std::string x = std::string("%") + h, n = std::string(h);
-        body += "    vexp.f32 %t" + n + ", " + x + "\n    vaddi.f32 %u" + n + ", %t" + n + ", 1.0\n" +
-                "    vsubi.f32 %m" + n + ", %u" + n + ", 1.0\n    vsub.f32 %c" + n + ", %t" + n + ", %m" + n + "\n" +
-                "    vrcp.f32 %r" + n + ", %u" + n + "\n    vln.f32 %l" + n + ", %u" + n + "\n" +
-                "    vfma.f32 %s" + n + ", %c" + n + ", %r" + n + ", %l" + n + "\n" +
-                "    vcle.f32 %k" + n + ", " + x + ", v31\n    vsel.f32 %y" + n + ", %s" + n + ", " + x + ", %k" + n +
-                "\n";
-    }
-    body += "    vcvtn.f16 %y, %ylo, %yhi\n    vst.f16 %y, [s11]\n";
+    const std::string body = fp16_halves([](const std::string &x, const std::string &n) {
+        return "    vexp.f32 %t" + n + ", " + x + "\n    vaddi.f32 %u" + n + ", %t" + n + ", 1.0\n" +
+               "    vsubi.f32 %m" + n + ", %u" + n + ", 1.0\n    vsub.f32 %c" + n + ", %t" + n + ", %m" + n + "\n" +
+               "    vrcp.f32 %r" + n + ", %u" + n + "\n    vln.f32 %l" + n + ", %u" + n + "\n" +
+               "    vfma.f32 %s" + n + ", %c" + n + ", %r" + n + ", %l" + n + "\n" +
+               "    vcle.f32 %k" + n + ", " + x + ", v31\n    vsel.f32 %y" + n + ", %s" + n + ", " + x + ", %k" + n +
+               "\n";
+    });
     const std::string src = loop(body, 256);
     const npu_timing_config t = long_latency_timing();
     const npu_asm_machine m = machine_of(t);
@@ -660,12 +681,7 @@ TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
     EXPECT_LT(double(l.ii) / l.unroll, 19.0) << "the placements alone reach 19 cycles per iteration";
     EXPECT_EQ(words(cached), words(searched));
     EXPECT_EQ(main_loop(cached).ii, l.ii);
-    EXPECT_GT(check_kernels(searched.p, t), 0u);
-    std::mt19937 rng(7);
-    std::vector<uint8_t> in = random_bytes(rng, 32768);
-    Outcome a = run(searched.p, &t, in), b = run(off.p, nullptr, in);
-    EXPECT_TRUE(a.ub == b.ub) << "scheduled and written order differ";
-    EXPECT_GT(check_passes(searched.p, a.events), 0u);
+    expect_runs_as_written(searched, off, t, 7);
 
     // Kept in a file, the relieved schedule carries every node's cycle and
     // a later process places it again (no search, so the file does not
