@@ -631,11 +631,12 @@ TEST(Sched, MoreKernelCopiesFitWhereTheLeastRunOutOfRegisters)
     // reciprocal) on the long-latency core, 1,024 trips expected. With the
     // kernel expanded only as far as its lifetimes need, every placement
     // below 78 cycles per 8 iterations (9.75 each) runs out of the 32
-    // registers with at most 31 values live at once: circular-arc colouring
-    // can need more registers than the most live. The kernel expanded
-    // twice as often (a circle twice as long) colours them: 154 cycles per
-    // 16 iterations (9.625). The schedule keeps every limit, computes the
-    // written order's bits, and is found again from the cache.
+    // registers, at 77 the swing placement with at most 31 values live at
+    // once: circular-arc colouring can need more registers than the most
+    // live. Its kernel expanded twice as often (a circle twice as long)
+    // colours them: 154 cycles per 16 iterations (9.625). The schedule keeps
+    // every limit, computes the written order's bits, and is found again
+    // from the cache.
     const std::string body = fp16_halves([](const std::string &x, const std::string &n) {
         return "    vmini.f32 %m" + n + ", " + x + ", 20.0\n    vadd.f32 %s" + n + ", %m" + n + ", %m" + n + "\n" +
                "    vexp.f32 %e" + n + ", %s" + n + "\n    vaddi.f32 %d" + n + ", %e" + n + ", 1.0\n" +
