@@ -2259,11 +2259,10 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
 /* ---- one attempt ------------------------------------------------------------------------- */
 
 /* One placement variant at (K, II): 1 when its registers are allocated, 0
- * when they are not, -1 out of memory. Its last placement may fit only with
- * the kernel expanded beyond its lifetimes' need (allocate): with expand,
- * that is taken; without, *expandable says it would fit so. */
-static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, int expand,
-                       int *expandable, sched *s)
+ * when they are not, -1 out of memory. Its last placement may be coloured
+ * with the kernel expanded beyond its lifetimes' need (allocate's expand:
+ * s->expanded > 1). */
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
@@ -2286,21 +2285,7 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
             tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
         s->stages = (unsigned)(tmax / (long)II) + 1;
         const int last = pass == 1 + (relief_on != 0);
-        r = allocate(s, 0);
-        if (r == 0 && last) { /* the tightest placement: more kernel copies, as a last resort */
-            free(s->reg);
-            s->reg = NULL;
-            char fail[sizeof s->fail];
-            memcpy(fail, s->fail, sizeof fail);
-            r = allocate(s, 1);
-            if (r > 0 && !expand) {
-                *expandable = 1;
-                free(s->reg);
-                s->reg = NULL;
-                memcpy(s->fail, fail, sizeof fail);
-                r = 0;
-            }
-        }
+        r = allocate(s, last); /* the tightest placement may take more kernel copies */
         if (r != 0 || last)
             return r;
         free(s->reg);
@@ -2364,36 +2349,41 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
 static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int only_way, sched *s)
 {
     const unsigned ways = relief_on ? PIPE_WAYS : PIPE_VARIANTS;
-    int r = 0, tried = 0, fallback = -1;
+    int r = 0, tried = 0;
+    sched spare;
+    memset(&spare, 0, sizeof spare);
     char fail[sizeof s->fail] = "";
     for (unsigned way = 0; way < ways; way++) {
         if (only_way >= 0 && way != (unsigned)only_way)
             continue;
         if (tried++)
             sched_free(s);
-        int expandable = 0;
-        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, 0, &expandable, s)
-                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, 0, &expandable, s);
-        if (r != 0) {
-            if (r > 0)
-                s->way = way;
+        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, s)
+                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, s);
+        if (r > 0)
+            s->way = way;
+        if (r < 0 || (r > 0 && s->expanded == 1)) {
+            if (spare.n)
+                sched_free(&spare);
             return r;
         }
-        if (expandable && fallback < 0)
-            fallback = (int)way;
+        if (r > 0) { /* fits with more copies: kept while a later way may fit with the least */
+            if (!spare.n)
+                spare = *s;
+            else
+                sched_free(s);
+            memset(s, 0, sizeof *s);
+            tried = 0;
+            continue;
+        }
         if (!fail[0])
             memcpy(fail, s->fail, sizeof fail);
     }
-    if (fallback >= 0) { /* no way fits with the least copies: the first that fits with more */
-        const unsigned way = (unsigned)fallback;
-        int expandable = 0;
-        sched_free(s);
-        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, 1, &expandable, s)
-                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, 1, &expandable, s);
-        if (r > 0)
-            s->way = way;
-        if (r != 0)
-            return r;
+    if (spare.n) { /* no way fits with the least copies: the first that fits with more */
+        if (tried)
+            sched_free(s);
+        *s = spare;
+        return 1;
     }
     if (!tried)
         memset(s, 0, sizeof *s);
