@@ -18,6 +18,8 @@ static int config_valid(const npu_core_config *cfg)
         return 0;
     if (cfg->sfu_mode == NPU_SFU_APPROX && (cfg->sfu_bits < 8 || cfg->sfu_bits > 24))
         return 0;
+    if (cfg->l1_bytes % 512 || cfg->l0a_bytes % 512 || cfg->l0b_bytes % 512 || cfg->l0c_bytes % 512)
+        return 0;
     return 1;
 }
 
@@ -30,6 +32,31 @@ void npu_core_config_default(npu_core_config *cfg)
     cfg->num_cores = 1;
     cfg->sfu_mode = NPU_SFU_EXACT;
     cfg->sfu_bits = 12;
+    cfg->l1_bytes = 1024 * 1024;
+    cfg->l0a_bytes = 64 * 1024;
+    cfg->l0b_bytes = 64 * 1024;
+    cfg->l0c_bytes = 256 * 1024;
+}
+
+/* calloc that treats 0 bytes as "no buffer" (NULL, and no failure). */
+static int alloc_buffer(uint8_t **p, size_t bytes)
+{
+    if (!*p && bytes)
+        *p = calloc(1, bytes);
+    return !bytes || *p;
+}
+
+/* The cube's buffers exist from the first instruction that uses them on
+ * (or a host's call): an activation kernel never pays for them. */
+int npu_core_cube_buffers(npu_core *c)
+{
+    if (c->cube_used)
+        return NPU_OK;
+    if (!alloc_buffer(&c->l1, c->cfg.l1_bytes) || !alloc_buffer(&c->l0a, c->cfg.l0a_bytes) ||
+        !alloc_buffer(&c->l0b, c->cfg.l0b_bytes) || !alloc_buffer(&c->l0c, c->cfg.l0c_bytes))
+        return NPU_ENOMEM;
+    c->cube_used = 1;
+    return NPU_OK;
 }
 
 int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm)
@@ -50,6 +77,10 @@ int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *pr
 void npu_core_fini(npu_core *c)
 {
     free(c->ub);
+    free(c->l1);
+    free(c->l0a);
+    free(c->l0b);
+    free(c->l0c);
     memset(c, 0, sizeof *c);
 }
 
@@ -64,6 +95,14 @@ void npu_core_reset(npu_core *c)
     memset(c->p, 0, sizeof c->p);
     if (c->ub)
         memset(c->ub, 0, c->cfg.ub_bytes);
+    /* The cube's buffers go until used again (npu_core_cube_buffers). */
+    uint8_t **const bufs[4] = { &c->l1, &c->l0a, &c->l0b, &c->l0c };
+    for (int b = 0; b < 4; b++) {
+        free(*bufs[b]);
+        *bufs[b] = NULL;
+    }
+    c->cube_used = 0;
+    c->mm_dim[0] = c->mm_dim[1] = c->mm_dim[2] = 1;
 
     c->spr[NPU_SPR_LANES_F16] = c->cfg.vlen_bits / 16;
     c->spr[NPU_SPR_LANES_F32] = c->cfg.vlen_bits / 32;
@@ -99,6 +138,7 @@ const char *npu_trap_name(npu_trap_kind k)
         [NPU_TRAP_MAX_INSNS] = "max_instructions",
         [NPU_TRAP_DEADLOCK] = "deadlock",
         [NPU_TRAP_DMA_SIZE] = "dma_too_large",
+        [NPU_TRAP_CUBE_BOUNDS] = "cube_buffer_out_of_bounds",
     };
     return (unsigned)k < NPU_NUM_TRAP_KINDS ? names[k] : "unknown";
 }
@@ -171,6 +211,7 @@ npu_core_state npu_core_step(npu_core *c, npu_step_info *info)
         info->ub_lanes = 0;
         info->has_dma = 0;
         info->dma = no_dma;
+        info->has_pipe = 0;
     }
     c->next_pc = c->pc + 1;
 

@@ -243,9 +243,10 @@ static int dma_side_in_bounds(npu_core *c, const char *what, const dma_side *s, 
     return 1;
 }
 
-static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, int to_ub)
+/* to_ub: GM -> local (dmald, or dmaldl1 when to_l1), else UB -> GM. */
+static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, int to_ub, int to_l1)
 {
-    const char *what = to_ub ? "dmald" : "dmast";
+    const char *what = to_l1 ? "dmaldl1" : to_ub ? "dmald" : "dmast";
     const npu_dma_desc *desc = &c->dma_desc;
     uint64_t row = sreg(c, in->rs3);
     unsigned tag = in->rd & (NPU_NUM_DMA_TAGS - 1);
@@ -253,6 +254,11 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
                     c->gm ? c->gm->size : 0 };
     dma_side ub = { "UB", NPU_TRAP_UB_BOUNDS, sreg(c, in->rs1), desc->ub_stride,
                     c->cfg.ub_bytes };
+    if (to_l1) { /* the local side is the cube's L1 */
+        ub.name = "L1";
+        ub.bounds_trap = NPU_TRAP_CUBE_BOUNDS;
+        ub.size = c->cfg.l1_bytes;
+    }
     const dma_side *src = to_ub ? &gm : &ub, *dst = to_ub ? &ub : &gm;
 
     if (row == 0) {
@@ -281,15 +287,20 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
         return;
     }
 
+    if (to_l1 && npu_core_cube_buffers(c) != NPU_OK) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "dmaldl1: out of host memory for the cube's buffers");
+        return;
+    }
+    uint8_t *local = to_l1 ? c->l1 : c->ub;
     uint8_t *gm_data = c->gm ? c->gm->data : NULL;
     for (uint64_t k2 = 0; k2 < desc->count[1]; k2++) {
         for (uint64_t k1 = 0; k1 < desc->count[0]; k1++) {
             uint64_t g = gm.base + k1 * (uint64_t)desc->gm_stride[0] + k2 * (uint64_t)desc->gm_stride[1];
             uint64_t u = ub.base + k1 * (uint64_t)desc->ub_stride[0] + k2 * (uint64_t)desc->ub_stride[1];
             if (to_ub)
-                memcpy(c->ub + u, gm_data + g, row);
+                memcpy(local + u, gm_data + g, row);
             else
-                memcpy(gm_data + g, c->ub + u, row);
+                memcpy(gm_data + g, local + u, row);
         }
     }
     c->dma_tags_issued |= 1u << tag;
@@ -298,6 +309,7 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
         unsigned __int128 total = (unsigned __int128)row * desc->count[0] * desc->count[1];
         info->has_dma = 1;
         info->dma.to_ub = to_ub;
+        info->dma.to_l1 = to_l1;
         info->dma.tag = tag;
         info->dma.ub_addr = ub.base;
         info->dma.gm_addr = gm.base;
@@ -307,8 +319,9 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
     }
 }
 
-EXEC(DMALD) { dma_transfer(c, in, info, 1); }
-EXEC(DMAST) { dma_transfer(c, in, info, 0); }
+EXEC(DMALD) { dma_transfer(c, in, info, 1, 0); }
+EXEC(DMAST) { dma_transfer(c, in, info, 0, 0); }
+EXEC(DMALDL1) { dma_transfer(c, in, info, 1, 1); }
 
 /* Functionally every DMA has completed at issue, so a wait only checks that
  * its tag was ever used (a wait on an unused tag is a kernel bug that would
@@ -322,5 +335,5 @@ EXEC(DMAWAIT)
         return;
     }
     if (!(c->dma_tags_issued & (1u << tag)))
-        npu_core_raise(c, NPU_TRAP_DMA_TAG, 0, "dmawait on tag %d, which no DMA has used", (int)tag);
+        npu_core_raise(c, NPU_TRAP_DMA_TAG, 0, "dmawait on tag %d, which no DMA or cube operation has used", (int)tag);
 }

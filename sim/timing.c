@@ -10,7 +10,15 @@
 
 /* Register ids in the scoreboard: s0..s31, v0..v31, p0..p7. */
 enum { RID_S = 0, RID_V = 32, RID_P = 64, NUM_RIDS = 72, MAX_SRCS = 6, MAX_DSTS = 2 };
-enum { DMA_FIFO = 64 };
+enum { DMA_FIFO = 64, PIPE_FIFO = 64 };
+
+/* One of the cube unit's pipes: when it is free, and the completion cycles
+ * of its operations in flight, oldest first. */
+typedef struct pipe_state {
+    uint64_t free;
+    uint64_t fifo[PIPE_FIFO];
+    unsigned head, count;
+} pipe_state;
 
 /* What the timing model needs of one static instruction, computed once. */
 typedef struct pc_deps {
@@ -50,6 +58,7 @@ struct npu_timed_core {
     uint64_t dma_engine_free;
     uint64_t dma_fifo[DMA_FIFO];   /* completion cycles of transfers in flight, in order */
     unsigned dma_head, dma_count;
+    pipe_state pipe[NPU_NUM_PIPES];
     uint64_t last_completion;
 
     /* dataflow (critical path): registers' ready times with unlimited resources */
@@ -116,6 +125,12 @@ void npu_timing_config_default(npu_timing_config *cfg)
     cfg->dma_bytes_per_cycle = 32;
     cfg->dma_queue_depth = 8;
     cfg->dma_outstanding = NPU_DMA_OUTSTANDING_DEFAULT;
+    cfg->cube = (npu_unit_timing){ 1, 8, 1 };
+    cfg->mte1_bytes_per_cycle = 512;
+    cfg->mte1_latency = 4;
+    cfg->fix_bytes_per_cycle = 128;
+    cfg->fix_latency = 4;
+    cfg->cube_queue_depth = 8;
     cfg->sim_quantum = NPU_SIM_QUANTUM_DEFAULT;
 }
 
@@ -148,6 +163,13 @@ int npu_timing_config_check(const npu_timing_config *cfg, char *msg, unsigned si
     }
     if (cfg->dma_bytes_per_cycle < 1 || cfg->dma_queue_depth < 1 || cfg->dma_queue_depth > DMA_FIFO) {
         snprintf(msg, size, "DMA needs bandwidth >= 1 byte/cycle and queue depth 1 .. %d", DMA_FIFO);
+        return NPU_EINVAL;
+    }
+    if (cfg->cube.count < 1 || cfg->cube.count > NPU_MAX_UNIT_COUNT || cfg->cube.latency < 1 ||
+        cfg->cube.interval < 1 || cfg->mte1_bytes_per_cycle < 1 || cfg->fix_bytes_per_cycle < 1 ||
+        cfg->cube_queue_depth < 1 || cfg->cube_queue_depth > PIPE_FIFO) {
+        snprintf(msg, size, "the cube needs count 1 .. %d, latency and interval >= 1, moves of >= 1 byte/cycle "
+                 "and queue depth 1 .. %d", NPU_MAX_UNIT_COUNT, PIPE_FIFO);
         return NPU_EINVAL;
     }
     return NPU_OK;
@@ -414,6 +436,51 @@ static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
         tc->hook(tc->hook_ctx, ev);
 }
 
+/* An operation enters its cube pipe at cycle `entry` (units.dma.latency
+ * after its issue), starts when the pipe has finished the one before, keeps
+ * the pipe busy for its work and completes its tag the pipe's latency later. */
+static void pipe_issue(npu_timed_core *tc, const npu_pipe_request *rq, npu_issue_event *ev, uint64_t entry)
+{
+    const npu_timing_config *cfg = &tc->cfg;
+    pipe_state *p = &tc->pipe[rq->pipe];
+    while (p->count && p->fifo[p->head] <= ev->issue) {
+        p->head = (p->head + 1) % PIPE_FIFO;
+        p->count--;
+    }
+    uint64_t busy, latency;
+    switch (rq->pipe) {
+    case NPU_PIPE_CUBE:
+        busy = (rq->fractals * cfg->cube.interval + cfg->cube.count - 1) / cfg->cube.count;
+        latency = cfg->cube.latency;
+        break;
+    case NPU_PIPE_MTE1:
+        busy = (rq->bytes + cfg->mte1_bytes_per_cycle - 1) / cfg->mte1_bytes_per_cycle;
+        latency = cfg->mte1_latency;
+        break;
+    default:
+        busy = (rq->bytes + cfg->fix_bytes_per_cycle - 1) / cfg->fix_bytes_per_cycle;
+        latency = cfg->fix_latency;
+        break;
+    }
+    const uint64_t start = entry > p->free ? entry : p->free;
+    const uint64_t done = start + busy + latency;
+    p->free = start + busy;
+    p->fifo[(p->head + p->count) % PIPE_FIFO] = done;
+    p->count++;
+    if (done > tc->tag_done[rq->tag])
+        tc->tag_done[rq->tag] = done;
+    if (done > tc->last_completion)
+        tc->last_completion = done;
+    tc->stats.pipe_ops[rq->pipe]++;
+    tc->stats.pipe_busy[rq->pipe] += busy;
+    tc->stats.pipe_bytes[rq->pipe] += rq->bytes;
+    tc->stats.cube_fractals += rq->fractals;
+    ev->dma_start = start;
+    ev->complete = done;
+    if (tc->hook)
+        tc->hook(tc->hook_ctx, ev);
+}
+
 uint64_t npu_timed_dma_pending(const npu_timed_core *tc)
 {
     return tc->dma_pending ? tc->pending_ev.dma_start : UINT64_MAX;
@@ -479,6 +546,10 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         CONSTRAIN(tc->tag_done[d->wait_tag - 1], NPU_STALL_DMA_WAIT);
     if (info.has_dma && tc->dma_count >= cfg->dma_queue_depth)
         CONSTRAIN(tc->dma_fifo[tc->dma_head], NPU_STALL_DMA_WAIT);
+    if (info.has_pipe && tc->pipe[info.pipe.pipe].count >= cfg->cube_queue_depth) {
+        const pipe_state *p = &tc->pipe[info.pipe.pipe];
+        CONSTRAIN(p->fifo[p->head], NPU_STALL_DMA_WAIT);
+    }
     uint64_t df = 0; /* dataflow limit (below), from the same sources */
     for (unsigned i = 0; i < d->nsrc; i++) {
         const unsigned r = d->src[i];
@@ -575,6 +646,10 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
 
     npu_issue_event ev = { tc->seq++, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
                            tc->dma_count, 0 };
+    if (info.has_pipe) {
+        pipe_issue(tc, &info.pipe, &ev, t + ut->latency);
+        return c->state;
+    }
     if (!info.has_dma) {
         if (complete > tc->last_completion)
             tc->last_completion = complete;

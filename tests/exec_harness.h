@@ -59,7 +59,12 @@ public:
                      size_t ub_bytes = 16384, size_t gm_bytes = 65536)
         : gmem(gm_bytes)
     {
-        npu_core_config cfg{ vlen, ub_bytes, 0, 1, mode, sfu_bits };
+        npu_core_config cfg;
+        npu_core_config_default(&cfg); // the cube's buffers at their defaults
+        cfg.vlen_bits = vlen;
+        cfg.ub_bytes = ub_bytes;
+        cfg.sfu_mode = mode;
+        cfg.sfu_bits = sfu_bits;
         for (size_t i = 0; i < gmem.size(); i++)
             gmem[i] = (uint8_t)(i * 7 + 3);
         gm.data = gmem.data();

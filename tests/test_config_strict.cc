@@ -181,13 +181,14 @@ TEST(ConfigStrict, EveryAlignedKeysBoundsAndDefaultObeyItsRule)
         EXPECT_LE(k.min, k.max) << k.path;
         for (int64_t v : {k.min, k.max, int64_t(std::stoll(k.default_text))})
             EXPECT_TRUE(!k.power_of_two || pow2(v)) << k.path << " " << v;
-        // A multiple_of names Int keys of the schema: "a x b".
+        // A multiple_of names Int keys of the schema ("a x b") or a number.
         std::string rest = k.multiple_of;
         while (!rest.empty()) {
             const size_t x = rest.find(" x ");
             const std::string name = rest.substr(0, x);
             rest = x == std::string::npos ? "" : rest.substr(x + 3);
-            bool found = false;
+            bool found = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos &&
+                         std::stoll(name) > 0 && int64_t(std::stoll(k.default_text)) % std::stoll(name) == 0;
             for (const npusim::ConfigKey &f : npusim::config_schema())
                 found |= f.path == name && f.type == npusim::KeyType::Int;
             EXPECT_TRUE(found) << k.path << ": multiple_of names '" << name << "'";

@@ -358,7 +358,7 @@ TEST(Exec, DmaWaitOnATagNoDmaUsedTraps)
     EXPECT_EQ(m.c.trap.kind, NPU_TRAP_DMA_TAG);
     EXPECT_EQ(m.c.trap.pc, 1u);
     EXPECT_EQ(m.c.trap.addr, 0u);
-    EXPECT_STREQ(m.c.trap.message, "dmawait on tag 5, which no DMA has used");
+    EXPECT_STREQ(m.c.trap.message, "dmawait on tag 5, which no DMA or cube operation has used");
     EXPECT_STREQ(npu_trap_name(m.c.trap.kind), "dma_tag");
 
     m.c.s[6] = 32;

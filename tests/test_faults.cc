@@ -133,7 +133,7 @@ TEST(Faults, DmaWaitOnATagNeverIssuedTraps)
 {
     Fault f = run_fault("fault", "    dmawait 5\n    halt\n");
     expect_trap(f, 0, "dma_tag", 0, "dmawait 5", line(1), 0);
-    EXPECT_NE((f.r.out + f.r.err).find("tag 5, which no DMA has used"), std::string::npos);
+    EXPECT_NE((f.r.out + f.r.err).find("tag 5, which no DMA or cube operation has used"), std::string::npos);
 }
 
 TEST(Faults, BarrierThatAnotherCoreSkipsTraps)

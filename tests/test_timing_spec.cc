@@ -574,3 +574,66 @@ TEST(TimingSpec, FullLineDmaStoreAllocatesWithoutARead)
                 {{RAW, 3}, {DMA_WAIT, 115}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
     EXPECT_EQ(npu_l2_get_stats(npu_memsys_l2(m.ms))->fills, 0u);
 }
+
+// ---- T7a: the cube's pipes (rows 42-44) ----------------------------------------
+
+TEST(TimingSpec, CubeMoveTakesItsBytesAtThePipesBandwidthThenItsLatency)
+{
+    // li@0; mvla@1 enters MTE1 at 1 + 1 = 2, busy 4096 / 512 = 8, done
+    // 2 + 8 + 4 = 14; dmawait@14, halt@15 (slot 0 and the sync unit), cycles 16.
+    // slots: c0 3 raw; c1 3 + 12 x 4 = 51 dma_wait; c14 3 unit_busy; c15 3 drain.
+    SpecRun r("li s3, 4096\nmvla s0, s0, s3, 0\ndmawait 0\nhalt\n", spec_defaults());
+    expect_core(r.stats(), r.width, 16, 4, 4, {{DMA_WAIT, 12}},
+                {{RAW, 3}, {DMA_WAIT, 51}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
+    EXPECT_EQ(r.stats().pipe_ops[NPU_PIPE_MTE1], 1u);
+    EXPECT_EQ(r.stats().pipe_busy[NPU_PIPE_MTE1], 8u);
+    EXPECT_EQ(r.stats().pipe_bytes[NPU_PIPE_MTE1], 4096u);
+}
+
+namespace {
+const char *const kTwoMmads = "li s1, 4\nli s2, 4\nli s3, 4\nmmdim s1, s2, s3\n"
+                              "mmadz s0, s0, s0, 0\nmmad s0, s0, s0, 1\ndmawait 1\nhalt\n";
+}
+
+TEST(TimingSpec, CubeRunsMmadsBackToBackAtOneFractalProductPerCycle)
+{
+    // li@0, 1, 2 (the scalar unit); mmdim@3 (s3 ready); mmadz@4 and mmad@5 (the
+    // DMA issue port) enter the cube at 5 and 6: 4 x 4 x 4 = 64 fractal
+    // products each, [5, 69) and [69, 133); tag 1 done 133 + 8 = 141;
+    // dmawait@141, halt@142, cycles 143.
+    // slots: c0, c1 unit_busy; c2 raw; c3, c4 unit_busy; c5 3 + 135 x 4 = 543
+    // dma_wait; c141 unit_busy; c142 drain.
+    SpecRun r(kTwoMmads, spec_defaults());
+    expect_core(r.stats(), r.width, 143, 8, 8, {{DMA_WAIT, 135}},
+                {{NPU_UNIT_BUSY, 15}, {RAW, 3}, {DMA_WAIT, 543}, {DRAIN, 3}});
+    EXPECT_EQ(r.stats().pipe_busy[NPU_PIPE_CUBE], 128u);
+    EXPECT_EQ(r.stats().cube_fractals, 128u);
+    npu_timing_config two = spec_defaults();
+    two.cube.count = 2;  // 32 cycles each: [5, 37), [37, 69), done 77, cycles 79
+    EXPECT_EQ(SpecRun(kTwoMmads, two).stats().cycles, 79u);
+    npu_timing_config slow = spec_defaults();
+    slow.cube.interval = 3;  // 192 cycles each: [5, 197), [197, 389), done 397, cycles 399
+    EXPECT_EQ(SpecRun(kTwoMmads, slow).stats().cycles, 399u);
+}
+
+TEST(TimingSpec, CubeQueueDepthOneHoldsTheNextMmadAtIssue)
+{
+    // cube.queue_depth 1: the mmad waits at issue for the mmadz's done, 77
+    // (dma_wait 5..76); it enters at 78, runs [78, 142), done 150; dmawait@150,
+    // halt@151, cycles 152.
+    // slots: c0, c1, c3 unit_busy; c2 raw; c4 3 + 72 x 4 dma_wait; c77 3 + 72 x 4
+    // dma_wait; c150 unit_busy; c151 drain.
+    npu_timing_config one = spec_defaults();
+    one.cube_queue_depth = 1;
+    SpecRun r(kTwoMmads, one);
+    expect_core(r.stats(), r.width, 152, 8, 8, {{DMA_WAIT, 144}},
+                {{NPU_UNIT_BUSY, 12}, {RAW, 3}, {DMA_WAIT, 582}, {DRAIN, 3}});
+    // The pipes are independent: a move beside a running mmad is not held.
+    // mmadz@4 (cube [5, 69), done 77); li@4 beside it; mvla@5 enters MTE1 at
+    // 6, 1 cycle, done 11; dmawait@11, halt@12; the mmad drains to 77.
+    SpecRun both("li s1, 4\nli s2, 4\nli s3, 4\nmmdim s1, s2, s3\n"
+                 "mmadz s0, s0, s0, 0\nli s4, 512\nmvla s0, s0, s4, 2\ndmawait 2\nhalt\n",
+                 one);
+    EXPECT_EQ(both.stats().cycles, 77u);
+    EXPECT_EQ(both.stats().stall[DRAIN], 77u - 13u);
+}

@@ -30,7 +30,11 @@ struct TimedRun {
         gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
         cores.resize(ncores);
         for (unsigned k = 0; k < ncores; k++) {
-            npu_core_config cc{256, 65536, k, ncores, NPU_SFU_EXACT, 12};
+            npu_core_config cc;
+            npu_core_config_default(&cc);  // VLEN 256, the default cube's buffers
+            cc.ub_bytes = 65536;
+            cc.core_id = k;
+            cc.num_cores = ncores;
             EXPECT_EQ(npu_core_init(&cores[k], &cc, &prog, &gm), NPU_OK);
             tcs.push_back(npu_timed_core_new(&cores[k], &tcfg));
             if (ms)

@@ -31,6 +31,10 @@ typedef struct npu_core_config {
     unsigned num_cores;
     npu_sfu_mode sfu_mode;
     unsigned sfu_bits;   /* significant bits of an approximate SFU result, 8 .. 24 */
+    /* The cube unit's buffers (docs/cube.md): L1 (filled by DMA from GM), L0A
+     * and L0B (the cube's operands, filled from L1) and L0C (its fp32
+     * accumulators, read out to the UB). Each a multiple of 512 bytes. */
+    size_t l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes;
 } npu_core_config;
 
 /* Global memory as the core sees it: one flat byte array. */
@@ -59,6 +63,7 @@ typedef enum npu_trap_kind {
     NPU_TRAP_MAX_INSNS,     /* --max-instructions reached */
     NPU_TRAP_DEADLOCK,      /* no core can make progress */
     NPU_TRAP_DMA_SIZE,      /* one DMA would move more bytes than global memory holds */
+    NPU_TRAP_CUBE_BOUNDS,   /* a cube move or mmad outside L1, L0A, L0B or L0C */
     NPU_NUM_TRAP_KINDS
 } npu_trap_kind;
 
@@ -81,12 +86,30 @@ typedef struct npu_dma_desc {
 
 /* One transfer, as the core issued it (for the DMA/memory timing model). */
 typedef struct npu_dma_request {
-    int to_ub;        /* 1: GM -> UB (dmald), 0: UB -> GM (dmast) */
+    int to_ub;        /* 1: GM -> UB (dmald) or GM -> L1 (dmaldl1), 0: UB -> GM (dmast) */
+    int to_l1;        /* 1: dmaldl1 (ub_addr is then the L1 address) */
     unsigned tag;
     uint64_t ub_addr, gm_addr, row_bytes;
     npu_dma_desc shape;
     uint64_t total_bytes;
 } npu_dma_request;
+
+/* The cube unit's pipes (docs/cube.md). Each runs its operations in issue
+ * order, one at a time, asynchronously to the core, like the DMA engine. */
+typedef enum npu_pipe {
+    NPU_PIPE_MTE1,  /* L1 -> L0A / L0B moves (mvla, mvlb) */
+    NPU_PIPE_CUBE,  /* matrix multiply-accumulate (mmad, mmadz) */
+    NPU_PIPE_FIX,   /* L0C -> UB moves (mvub) */
+    NPU_NUM_PIPES
+} npu_pipe;
+
+/* One operation issued into a cube pipe. */
+typedef struct npu_pipe_request {
+    npu_pipe pipe;
+    unsigned tag;
+    uint64_t bytes;    /* moves: bytes moved */
+    uint64_t fractals; /* mmad: 16x16x16 fractal products (m x k x n) */
+} npu_pipe_request;
 
 /* What one executed instruction did, for timing models and traces. */
 typedef struct npu_step_info {
@@ -105,6 +128,8 @@ typedef struct npu_step_info {
     unsigned ub_lanes;
     int has_dma;
     npu_dma_request dma;
+    int has_pipe;
+    npu_pipe_request pipe;
 } npu_step_info;
 
 typedef struct npu_core {
@@ -122,7 +147,11 @@ typedef struct npu_core {
     uint64_t p[NPU_NUM_PREGS][NPU_MAX_LANES / 64]; /* one bit per lane */
     uint64_t spr[NPU_NUM_SPRS];
     npu_dma_desc dma_desc;
-    uint32_t dma_tags_issued; /* bit t: a DMA with tag t was issued */
+    uint32_t dma_tags_issued; /* bit t: a DMA or cube-pipe operation with tag t was issued */
+    uint8_t *l1, *l0a, *l0b, *l0c; /* the cube's buffers: NULL until used (npu_core_cube_buffers)
+                                      or when their size is 0 */
+    uint64_t mm_dim[3];            /* mmdim: m, k, n in 16-element fractals */
+    int cube_used;                 /* the cube's buffers exist (zeroed at their creation) */
     npu_core_state state;
     npu_trap trap;
     uint64_t retired;                  /* instructions executed (a trapping one is not) */
@@ -131,13 +160,19 @@ typedef struct npu_core {
 
 /* The default core, the one place its values live (configs/default.yaml and
  * `npusim config show` give the same): VLEN 256, a 256 KiB unified buffer,
- * core 0 of 1, an exact SFU (12 bits when approximate). */
+ * core 0 of 1, an exact SFU (12 bits when approximate), a cube with a 1 MiB
+ * L1, 64 KiB L0A and L0B and a 256 KiB L0C. */
 NPU_API void npu_core_config_default(npu_core_config *cfg);
 
 /* Allocates the UB and resets the state. prog and gm stay owned by the host. */
 NPU_API int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *prog, npu_gm *gm);
 NPU_API void npu_core_fini(npu_core *c);
 NPU_API void npu_core_reset(npu_core *c);
+
+/* Creates the cube's buffers (all zero) if they do not exist yet; the cube's
+ * instructions do so at their first use, a host that fills a buffer before
+ * the run calls it first. NPU_OK, or NPU_ENOMEM. npu_core_reset frees them. */
+NPU_API int npu_core_cube_buffers(npu_core *c);
 
 /* Executes the instruction at c->pc. Returns the core state afterwards; on a
  * trap, c->trap says why and the architectural state is that before the

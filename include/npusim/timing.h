@@ -28,7 +28,7 @@ enum { NPU_MAX_ISSUE_WIDTH = 8, NPU_MAX_UNIT_COUNT = 8 };
 
 typedef enum npu_stall {
     NPU_STALL_SYNC,      /* waiting at a barrier for other cores */
-    NPU_STALL_DMA_WAIT,  /* dmawait on a transfer in flight, or the DMA queue is full */
+    NPU_STALL_DMA_WAIT,  /* dmawait on a transfer or cube operation in flight, or its queue is full */
     NPU_STALL_RAW,       /* an operand is not ready (split by producer unit) */
     NPU_STALL_UB_BANK,   /* the LSU is still busy with a bank-conflicted access */
     NPU_STALL_UNIT_BUSY, /* every instance of the unit is inside its initiation interval */
@@ -67,6 +67,16 @@ typedef struct npu_timing_config {
     unsigned dma_queue_depth;     /* transfers in flight per core */
     unsigned dma_outstanding;     /* memory system (memsys.h): line requests in flight per DMA engine
                                      (0 = NPU_DMA_OUTSTANDING_DEFAULT) */
+    /* The cube unit's pipes (docs/cube.md, docs/timing.md "Cube"): each runs
+     * its operations in issue order. An mmad of m x k x n fractals keeps the
+     * cube busy ceil(m k n x cube.interval / cube.count) cycles; a move of B
+     * bytes keeps its pipe busy ceil(B / bytes_per_cycle) cycles. */
+    npu_unit_timing cube;             /* count: 16x16x16 fractal products per interval */
+    unsigned mte1_bytes_per_cycle;    /* L1 -> L0A / L0B */
+    unsigned mte1_latency;
+    unsigned fix_bytes_per_cycle;     /* L0C -> UB */
+    unsigned fix_latency;
+    unsigned cube_queue_depth;        /* operations in flight per pipe; one more waits */
     /* Temporal decoupling (sim/run.c): in each scheduling round a core runs
      * until its local clock passes the earliest running core's clock + this
      * many cycles (0 = NPU_SIM_QUANTUM_DEFAULT). All cores of a run must use
@@ -99,6 +109,10 @@ typedef struct npu_core_stats {
     uint64_t class_issued[NPU_NUM_CLASSES];
     uint64_t dma_transfers, dma_bytes_in, dma_bytes_out;
     uint64_t ub_bank_extra;              /* extra LSU cycles caused by bank conflicts */
+    /* The cube unit's pipes (npu_pipe): operations, cycles busy, bytes moved
+     * (MTE1, FIX) and 16x16x16 fractal products (CUBE). */
+    uint64_t pipe_ops[NPU_NUM_PIPES], pipe_busy[NPU_NUM_PIPES], pipe_bytes[NPU_NUM_PIPES];
+    uint64_t cube_fractals;
     uint64_t critical_path;              /* longest register-dependency chain, in cycles */
 } npu_core_stats;
 

@@ -86,6 +86,34 @@ std::vector<ConfigKey> build_schema()
         INT_KEY("dma.outstanding", nullptr, 1, 1024, "lines",
                 "memory.model l2: L2 line requests in flight per core's DMA engine (it issues them at dma.bytes_per_cycle)",
                 timing.dma_outstanding),
+        // The cube unit (docs/cube.md): its fractal MACs, buffers and pipes.
+        INT_KEY("cube.count", nullptr, 1, NPU_MAX_UNIT_COUNT, "",
+                "16x16x16 fp16 fractal products the cube starts per interval (1 = 4,096 MACs per cycle)", timing.cube.count),
+        INT_KEY("cube.latency", nullptr, 1, 10000, "cycles", "cycles from an mmad's last fractal product to its tag completing",
+                timing.cube.latency),
+        INT_KEY("cube.interval", nullptr, 1, 10000, "cycles", "cycles between fractal products of one cube instance",
+                timing.cube.interval),
+        multiple_of("512", INT_KEY("cube.l1_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+                                   "L1 buffer (dmaldl1 fills it from GM; mvla and mvlb read it): whole 512-byte fractals",
+                                   core.l1_bytes)),
+        multiple_of("512", INT_KEY("cube.l0a_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+                                   "L0A buffer (the cube's left operands, fp16): whole 512-byte fractals", core.l0a_bytes)),
+        multiple_of("512", INT_KEY("cube.l0b_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+                                   "L0B buffer (the cube's right operands, fp16): whole 512-byte fractals", core.l0b_bytes)),
+        multiple_of("512", INT_KEY("cube.l0c_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+                                   "L0C buffer (the cube's fp32 accumulators; mvub reads it out to the UB): whole 512-byte "
+                                   "fractals",
+                                   core.l0c_bytes)),
+        INT_KEY("cube.mte1_bytes_per_cycle", nullptr, 1, 1 << 16, "bytes/cycle", "bandwidth of the L1 -> L0A/L0B moves (mvla, mvlb)",
+                timing.mte1_bytes_per_cycle),
+        INT_KEY("cube.mte1_latency", nullptr, 0, 10000, "cycles", "cycles from an L1 -> L0 move's last byte to its tag completing",
+                timing.mte1_latency),
+        INT_KEY("cube.fix_bytes_per_cycle", nullptr, 1, 1 << 16, "bytes/cycle", "bandwidth of the L0C -> UB moves (mvub)",
+                timing.fix_bytes_per_cycle),
+        INT_KEY("cube.fix_latency", nullptr, 0, 10000, "cycles", "cycles from an L0C -> UB move's last byte to its tag completing",
+                timing.fix_latency),
+        INT_KEY("cube.queue_depth", nullptr, 1, 64, "operations",
+                "operations in flight in each cube pipe (MTE1, cube, FIX); one more waits", timing.cube_queue_depth),
         ConfigKey{"memory.model", KeyType::Enum, "l2", 0, 0, "ideal|l2", "",
                   "l2: DMA through the shared L2 and the DRAM; ideal: an L2 that always hits with no bank, MSHR or DRAM limit "
                   "(a transfer completes l2.hit_latency cycles after its last byte left the DMA engine: an upper bound on l2)",
@@ -310,7 +338,7 @@ void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const st
     k.set(cfg, v);
 }
 
-// The keys named in a multiple_of, "ub.banks x ub.bank_bytes".
+// The keys named in a multiple_of, "ub.banks x ub.bank_bytes" (or a number, "512").
 std::vector<std::string> factor_keys(const ConfigKey &k)
 {
     std::vector<std::string> keys;
@@ -328,14 +356,20 @@ std::string multiple_error(const Config &cfg, const ConfigKey &k)
 {
     int64_t product = 1;
     std::string factors;
+    bool literal = true;  // a number, not keys: "512"
     for (const std::string &name : factor_keys(k)) {
-        const int64_t v = find_key(name)->get(cfg);
+        const bool number = name.find_first_not_of("0123456789") == std::string::npos;
+        const int64_t v = number ? std::stoll(name) : find_key(name)->get(cfg);
+        literal = literal && number;
         product *= v;
         factors += (factors.empty() ? "" : " x ") + std::to_string(v);
     }
     const int64_t v = k.get(cfg);
     if (v % product == 0)
         return "";
+    if (literal)
+        return k.path + ": " + std::to_string(v) + " is not a multiple of " + k.multiple_of +
+               (k.unit.empty() ? "" : " " + k.unit);
     return k.path + ": " + std::to_string(v) + " is not a multiple of " + k.multiple_of + " (" + factors + " = " +
            std::to_string(product) + (k.unit.empty() ? "" : " " + k.unit) + ")";
 }

@@ -43,8 +43,9 @@ struct ConfigKey {
     // Alignment an Int needs beyond its range (the loader checks it, `config
     // docs` prints it in the allowed column).
     bool power_of_two = false;
-    // "" or other Int keys whose product the value must be a multiple of,
-    // e.g. "ub.banks x ub.bank_bytes" (checked once every key is set).
+    // "" or other Int keys (or numbers) whose product the value must be a
+    // multiple of, e.g. "ub.banks x ub.bank_bytes" or "512" (checked once
+    // every key is set).
     std::string multiple_of;
 };
 

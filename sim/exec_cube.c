@@ -1,0 +1,192 @@
+/* Semantics of the cube unit's moves and multiply-accumulate (mvla, mvlb,
+ * mmdim, mmad, mmadz, mvub; dmaldl1 is a DMA, in exec_mem.c). Layouts and
+ * rounding: docs/cube.md.
+ *
+ * Like the DMA, every operation is functional at issue: it has completed
+ * when the instruction retires. Timing models see it through
+ * npu_step_info.pipe and complete its tag when its pipe has run it. Every
+ * operand range is checked before any byte moves. */
+#include "exec.h"
+
+#include <stdlib.h>
+
+enum {
+    FRACTAL = 16,                            /* elements per fractal side */
+    FRACTAL_F16_BYTES = FRACTAL * FRACTAL * 2, /* 512: one fp16 fractal of L0A, L0B or L1 */
+    FRACTAL_F32_BYTES = FRACTAL * FRACTAL * 4, /* 1024: one fp32 fractal of L0C */
+    MOVE_BLOCK = 32,                         /* mvub moves whole C0 blocks */
+    MM_DIM_MAX = 4096                        /* fractals per mmdim count */
+};
+
+/* One buffer operand: [addr, addr + bytes) inside a buffer of `size` bytes,
+ * addr a multiple of `align`. */
+typedef struct cube_range {
+    const char *buffer; /* "L1", "L0A", ... */
+    uint64_t addr, bytes, size, align;
+    npu_trap_kind bounds_trap;
+} cube_range;
+
+static int range_ok(npu_core *c, const char *what, const cube_range *r)
+{
+    if (r->addr % r->align) {
+        npu_core_raise(c, NPU_TRAP_MISALIGNED, r->addr, "%s: %s address 0x%llx is not %llu-byte aligned",
+                       what, r->buffer, (unsigned long long)r->addr, (unsigned long long)r->align);
+        return 0;
+    }
+    if (r->addr > r->size || r->bytes > r->size - r->addr) {
+        npu_core_raise(c, r->bounds_trap, r->addr > r->size ? r->addr : r->size,
+                       "%s: %llu bytes at %s 0x%llx reach outside the %llu-byte %s", what,
+                       (unsigned long long)r->bytes, r->buffer, (unsigned long long)r->addr,
+                       (unsigned long long)r->size, r->buffer);
+        return 0;
+    }
+    return 1;
+}
+
+/* 0 and a trap when the host cannot give the cube its buffers. */
+static int buffers_ok(npu_core *c, const char *what)
+{
+    if (npu_core_cube_buffers(c) == NPU_OK)
+        return 1;
+    npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "%s: out of host memory for the cube's buffers", what);
+    return 0;
+}
+
+static void issue_pipe(npu_core *c, const npu_insn *in, npu_step_info *info, npu_pipe pipe, uint64_t bytes,
+                       uint64_t fractals)
+{
+    const unsigned tag = in->rd & (NPU_NUM_DMA_TAGS - 1);
+    c->dma_tags_issued |= 1u << tag;
+    if (info) {
+        info->has_pipe = 1;
+        info->pipe.pipe = pipe;
+        info->pipe.tag = tag;
+        info->pipe.bytes = bytes;
+        info->pipe.fractals = fractals;
+    }
+}
+
+/* mvla / mvlb: sc bytes of whole fractals from L1[sb] to L0A or L0B[sa]. */
+static void move_from_l1(npu_core *c, const npu_insn *in, npu_step_info *info, int to_b)
+{
+    const char *what = to_b ? "mvlb" : "mvla";
+    const uint64_t bytes = sreg(c, in->rs3);
+    if (bytes == 0 || bytes % FRACTAL_F16_BYTES) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "%s: %llu bytes is not a positive multiple of %d (whole fractals)",
+                       what, (unsigned long long)bytes, FRACTAL_F16_BYTES);
+        return;
+    }
+    const cube_range src = { "L1", sreg(c, in->rs2), bytes, c->cfg.l1_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
+    const cube_range dst = { to_b ? "L0B" : "L0A", sreg(c, in->rs1), bytes,
+                             to_b ? c->cfg.l0b_bytes : c->cfg.l0a_bytes, FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
+    if (!range_ok(c, what, &src) || !range_ok(c, what, &dst) || !buffers_ok(c, what))
+        return;
+    memcpy((to_b ? c->l0b : c->l0a) + dst.addr, c->l1 + src.addr, bytes);
+    issue_pipe(c, in, info, NPU_PIPE_MTE1, bytes, 0);
+}
+
+EXEC(MVLA) { move_from_l1(c, in, info, 0); }
+EXEC(MVLB) { move_from_l1(c, in, info, 1); }
+
+EXEC(MMDIM)
+{
+    const uint64_t d[3] = { sreg(c, in->rs1), sreg(c, in->rs2), sreg(c, in->rs3) };
+    static const char names[3] = { 'm', 'k', 'n' };
+    for (int i = 0; i < 3; i++) {
+        if (d[i] < 1 || d[i] > MM_DIM_MAX) {
+            npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "mmdim: %c = %llu is not in 1..%d fractals", names[i],
+                           (unsigned long long)d[i], MM_DIM_MAX);
+            return;
+        }
+    }
+    memcpy(c->mm_dim, d, sizeof d);
+}
+
+/* C (m x n fp32 fractals at L0C[sa]) = (zero ? 0 : C) + A (m x k fp16
+ * fractals at L0A[sb]) x B (k x n fp16 fractals at L0B[sc]). Each fractal is
+ * 16 x 16 elements, row-major; the fractals of a tile are row-major too.
+ * Per output element and per k-fractal, the 16 products are exact, summed
+ * in binary64 in order, and added to the accumulator with one rounding to
+ * binary32 (docs/cube.md). */
+static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zero)
+{
+    const char *what = zero ? "mmadz" : "mmad";
+    const uint64_t m = c->mm_dim[0], k = c->mm_dim[1], n = c->mm_dim[2];
+    const cube_range cr = { "L0C", sreg(c, in->rs1), m * n * FRACTAL_F32_BYTES, c->cfg.l0c_bytes,
+                            FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
+    const cube_range ar = { "L0A", sreg(c, in->rs2), m * k * FRACTAL_F16_BYTES, c->cfg.l0a_bytes,
+                            FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
+    const cube_range br = { "L0B", sreg(c, in->rs3), k * n * FRACTAL_F16_BYTES, c->cfg.l0b_bytes,
+                            FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
+    if (!range_ok(c, what, &cr) || !range_ok(c, what, &ar) || !range_ok(c, what, &br) || !buffers_ok(c, what))
+        return;
+
+    /* The operands as binary64, converted once: a row of A against a column
+     * of B is then a run of exact products. */
+    const uint64_t a_elems = ar.bytes / 2, b_elems = br.bytes / 2;
+    double *a = malloc((a_elems + b_elems) * sizeof *a);
+    if (!a) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "%s: out of host memory", what);  /* before any change */
+        return;
+    }
+    double *b = a + a_elems;
+    const uint8_t *pa = c->l0a + ar.addr, *pb = c->l0b + br.addr;
+    for (uint64_t i = 0; i < a_elems; i++) {
+        uint16_t h;
+        memcpy(&h, pa + 2 * i, 2);
+        a[i] = f16_to_f32_inline(h);
+    }
+    /* B fractals transposed, so that both operands are read along k. */
+    for (uint64_t f = 0; f < k * n; f++)
+        for (unsigned r = 0; r < FRACTAL; r++)
+            for (unsigned col = 0; col < FRACTAL; col++) {
+                uint16_t h;
+                memcpy(&h, pb + f * FRACTAL_F16_BYTES + 2 * (r * FRACTAL + col), 2);
+                b[f * FRACTAL * FRACTAL + col * FRACTAL + r] = f16_to_f32_inline(h);
+            }
+
+    uint8_t *pc = c->l0c + cr.addr;
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t j = 0; j < n; j++) {
+            float *cf = (float *)(void *)(pc + (i * n + j) * FRACTAL_F32_BYTES);
+            for (unsigned r = 0; r < FRACTAL; r++)
+                for (unsigned col = 0; col < FRACTAL; col++) {
+                    float acc;
+                    if (zero)
+                        acc = 0.0f;
+                    else
+                        memcpy(&acc, &cf[r * FRACTAL + col], sizeof acc);
+                    for (uint64_t kk = 0; kk < k; kk++) {
+                        const double *ar_row = a + ((i * k + kk) * FRACTAL + r) * FRACTAL;
+                        const double *bc_col = b + ((kk * n + j) * FRACTAL + col) * FRACTAL;
+                        double s = 0.0;
+                        for (unsigned t = 0; t < FRACTAL; t++)
+                            s += ar_row[t] * bc_col[t];
+                        acc = (float)((double)acc + s);
+                    }
+                    memcpy(&cf[r * FRACTAL + col], &acc, sizeof acc);
+                }
+        }
+    free(a);
+    issue_pipe(c, in, info, NPU_PIPE_CUBE, 0, m * k * n);
+}
+
+EXEC(MMAD) { matmul(c, in, info, 0); }
+EXEC(MMADZ) { matmul(c, in, info, 1); }
+
+/* mvub: sc bytes from L0C[sb] to UB[sa], as they lie (fp32 fractals). */
+EXEC(MVUB)
+{
+    const uint64_t bytes = sreg(c, in->rs3);
+    if (bytes == 0 || bytes % MOVE_BLOCK) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "mvub: %llu bytes is not a positive multiple of %d",
+                       (unsigned long long)bytes, MOVE_BLOCK);
+        return;
+    }
+    const cube_range src = { "L0C", sreg(c, in->rs2), bytes, c->cfg.l0c_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
+    const cube_range dst = { "UB", sreg(c, in->rs1), bytes, c->cfg.ub_bytes, MOVE_BLOCK, NPU_TRAP_UB_BOUNDS };
+    if (!range_ok(c, "mvub", &src) || !range_ok(c, "mvub", &dst) || !buffers_ok(c, "mvub"))
+        return;
+    memcpy(c->ub + dst.addr, c->l0c + src.addr, bytes);
+    issue_pipe(c, in, info, NPU_PIPE_FIX, bytes, 0);
+}
