@@ -12,6 +12,7 @@
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double gelu_erf(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 
+static double ref_identity(const double *x, const double *p) { (void)p; return x[0]; }
 static double ref_relu(const double *x, const double *p) { (void)p; return isnan(x[0]) ? x[0] : (x[0] > 0 ? x[0] : 0.0); }
 /* Clamps propagate NaN, as PyTorch's do (fmin/fmax would drop it). */
 static double clamp(double v, double lo, double hi) { return isnan(v) ? v : fmin(fmax(v, lo), hi); }
@@ -71,6 +72,7 @@ static double ref_pau(const double *x, const double *p)
 }
 
 static const npu_reference references[] = {
+    { "identity", 1, ref_identity, "x (a matmul without an epilogue)" },
     { "relu", 1, ref_relu, "max(x, 0)" },
     { "relu6", 1, ref_relu6, "min(max(x, 0), 6)" },
     { "leaky_relu", 1, ref_leaky_relu, "x >= 0 ? x : alpha * x" },

@@ -1,4 +1,4 @@
-/* NC1HWC0 packing, unpacking and padding checks. */
+/* NC1HWC0 packing, unpacking and padding checks; the cube's fractal matrices. */
 #include "npusim/tensor.h"
 
 #include <string.h>
@@ -93,4 +93,59 @@ uint64_t npu_padding_nonzero(const npu_layout *l, const void *nc1hwc0)
                         }
                 }
     return bad;
+}
+
+/* ---- fractal matrices (the cube's operands and results) ---------------- */
+
+int npu_matrix_layout_init(npu_matrix_layout *l, uint64_t rows, uint64_t cols, unsigned esize)
+{
+    memset(l, 0, sizeof *l);
+    if (rows == 0 || cols == 0 || (esize != 2 && esize != 4))
+        return NPU_EINVAL;
+    l->rows = rows;
+    l->cols = cols;
+    l->esize = esize;
+    l->rows1 = rows / NPU_FRACTAL + (rows % NPU_FRACTAL != 0);
+    l->cols1 = cols / NPU_FRACTAL + (cols % NPU_FRACTAL != 0);
+    uint64_t t;
+    if (mul_overflows(l->rows1, l->cols1, &t) || mul_overflows(t, NPU_FRACTAL * NPU_FRACTAL * esize, &t))
+        return NPU_EINVAL;
+    return NPU_OK;
+}
+
+uint64_t npu_matrix_layout_bytes(const npu_matrix_layout *l)
+{
+    return l->rows1 * l->cols1 * NPU_FRACTAL * NPU_FRACTAL * l->esize;
+}
+
+uint64_t npu_matrix_layout_offset(const npu_matrix_layout *l, uint64_t r, uint64_t c)
+{
+    const uint64_t fractal = (r / NPU_FRACTAL) * l->cols1 + c / NPU_FRACTAL;
+    return fractal * NPU_FRACTAL * NPU_FRACTAL + (r % NPU_FRACTAL) * NPU_FRACTAL + c % NPU_FRACTAL;
+}
+
+/* A row's 16-element pieces are contiguous in both layouts. */
+void npu_pack_fractal(const npu_matrix_layout *l, const void *rowmajor, void *fractal)
+{
+    const uint8_t *src = rowmajor;
+    uint8_t *dst = fractal;
+    const unsigned es = l->esize;
+    memset(dst, 0, npu_matrix_layout_bytes(l));
+    for (uint64_t r = 0; r < l->rows; r++)
+        for (uint64_t c = 0; c < l->cols; c += NPU_FRACTAL) {
+            const uint64_t n = l->cols - c < NPU_FRACTAL ? l->cols - c : NPU_FRACTAL;
+            memcpy(dst + npu_matrix_layout_offset(l, r, c) * es, src + (r * l->cols + c) * es, n * es);
+        }
+}
+
+void npu_unpack_fractal(const npu_matrix_layout *l, const void *fractal, void *rowmajor)
+{
+    const uint8_t *src = fractal;
+    uint8_t *dst = rowmajor;
+    const unsigned es = l->esize;
+    for (uint64_t r = 0; r < l->rows; r++)
+        for (uint64_t c = 0; c < l->cols; c += NPU_FRACTAL) {
+            const uint64_t n = l->cols - c < NPU_FRACTAL ? l->cols - c : NPU_FRACTAL;
+            memcpy(dst + (r * l->cols + c) * es, src + npu_matrix_layout_offset(l, r, c) * es, n * es);
+        }
 }

@@ -286,6 +286,27 @@ TEST(Cli, OutOfRangeNumbersAndEmptyTensorsGetTheirOwnLine)
     EXPECT_EQ(r.err, empty + ": shape (1,0,3,3) is an empty tensor: every dimension must be at least 1\n");
 }
 
+TEST(Cli, MatmulReportsItsMatricesAndTheCubesPipes)
+{
+    Result t = run_cli("run matmul --dtype fp16 --shape 33,50,17");
+    ASSERT_EQ(t.status, 0) << t.err;
+    EXPECT_NE(t.out.find("Matrices:    C fp16 33x17 = A fp16 33x50 B fp16 50x17, fractals 3x4x2 (m1 k1 n1)\n"),
+              std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("Cube pipes (docs/cube.md; each runs its operations in order):\n"), std::string::npos);
+    EXPECT_NE(t.out.find("  Elements:                  561 (1536 with padding)\n"), std::string::npos) << t.out;
+    Result r = run_cli("run matmul --dtype fp32 --shape 33,50,17 --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["shape"], nlohmann::json({1, 33, 50, 17}));
+    EXPECT_EQ(j["matmul"], nlohmann::json({{"m", 33}, {"k", 50}, {"n", 17}}));
+    EXPECT_EQ(j["pipes"]["cube"]["fractal_products"], 3 * 4 * 2);
+    EXPECT_EQ(j["accuracy"]["checked"], 33 * 17);
+    EXPECT_TRUE(j["passed"]);
+    // Activation runs have no cube section.
+    Result relu = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");
+    EXPECT_FALSE(nlohmann::json::parse(relu.out).contains("pipes"));
+}
+
 TEST(Cli, JsonReportHasTheStableKeys)
 {
     Result r = run_cli("run relu --dtype fp16 --shape 1,4,4,4 --json -");
@@ -666,7 +687,7 @@ TEST(Cli, ManifestSplitIsListedAndAnUnknownOneIsAOneLineError)
         std::istringstream words(line);
         std::string name, dtypes, split;
         words >> name >> dtypes >> split;
-        EXPECT_EQ(split, "blocks") << line;
+        EXPECT_EQ(split, name == "matmul" ? "tile_rows" : "blocks") << line;
         if (name == "prelu") {
             EXPECT_NE(line.find("alpha[C]"), std::string::npos) << line;
         }

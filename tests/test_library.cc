@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -575,6 +577,10 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
 {
     for (const std::string &path : list_kernels()) {
         Manifest m = load_manifest(path);
+        if (m.op == Op::matmul) {  // its own split: LibraryMatmul.*
+            EXPECT_EQ(m.split, Split::tile_rows) << path;
+            continue;
+        }
         EXPECT_EQ(m.split, Split::blocks) << path;
         // Three cores on an uneven tensor: core k's output DMA is its share
         // of C0 blocks under the declared split, no more, no less.
@@ -589,6 +595,145 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
         }
         EXPECT_EQ(total, npu_layout_bytes(&r.layout));
     }
+}
+
+// ---- @op matmul: the cube (docs/cube.md) ------------------------------------
+
+std::string read_text(const std::string &path)
+{
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+void write_text(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
+
+TEST(LibraryMatmul, PassesOnShapesThatAreNotMultiplesOf16AndEachCoreWritesItsTileRows)
+{
+    struct Case {
+        uint64_t m, k, n;
+        unsigned cores;
+    };
+    for (const Case &c : {Case{33, 50, 17, 1}, Case{1, 1, 1, 1}, Case{200, 300, 40, 3}, Case{129, 16, 130, 2}})
+        for (const char *dt : {"fp16", "fp32"}) {
+            const std::string what = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) +
+                                     " " + dt + " on " + std::to_string(c.cores);
+            RunResult r = run_kernel(options("matmul", dt, {1, c.m, c.k, c.n}, {"system.cores=" + std::to_string(c.cores)}));
+            ASSERT_TRUE(r.passed()) << what << ": " << describe(r);
+            EXPECT_EQ(r.accuracy.checked, c.m * c.n) << what;
+            ASSERT_EQ(r.tensors.at("c").shape, (std::vector<uint64_t>{c.m, c.n})) << what;
+            // Every fractal product of C = A B once: m1 x k1 x n1.
+            const uint64_t m1 = (c.m + 15) / 16, k1 = (c.k + 15) / 16, n1 = (c.n + 15) / 16;
+            EXPECT_EQ(r.stats.cube_fractals, m1 * k1 * n1) << what;
+            ASSERT_EQ(r.split_bytes_per_core.size(), c.cores);
+            uint64_t total = 0;
+            for (unsigned k = 0; k < c.cores; k++) {
+                EXPECT_EQ(r.core_stats[k].dma_bytes_out, r.split_bytes_per_core[k]) << what << " core " << k;
+                total += r.split_bytes_per_core[k];
+            }
+            EXPECT_EQ(total, m1 * n1 * 256 * (std::string(dt) == "fp16" ? 2 : 4)) << what;
+            // The pipes' work is a lower bound on the cycles, and the bound includes it.
+            for (const npu_core_stats &cs : r.core_stats)
+                EXPECT_GE(r.bound_analysis.resource_cycles, double(cs.pipe_busy[NPU_PIPE_CUBE])) << what;
+            EXPECT_LE(r.bound_analysis.efficiency, 1.0) << what;
+        }
+}
+
+TEST(LibraryMatmul, CyclesDoNotDependOnTheQuantum)
+{
+    // Three cores share the L2: their loads into L1 are booked in simulated
+    // time whatever the quantum (docs/timing.md T13); the cube's pipes are each core's own.
+    uint64_t cycles = 0;
+    for (const char *q : {"1", "7", "1000", "100000"}) {
+        RunResult r = run_kernel(options("matmul", "fp16", {1, 300, 200, 100}, {"system.cores=3", std::string("sim.quantum=") + q}));
+        ASSERT_TRUE(r.passed()) << describe(r);
+        if (!cycles)
+            cycles = r.stats.cycles;
+        EXPECT_EQ(r.stats.cycles, cycles) << "sim.quantum=" << q;
+    }
+}
+
+TEST(LibraryMatmul, SmallIntegersGiveTheExactProductInFp32)
+{
+    // Products and sums of small integers are exact in fp32: C must be A B to
+    // the bit, whatever the order of the additions.
+    const uint64_t m = 20, k = 40, n = 24;
+    NpyArray a, b;
+    a.dtype = b.dtype = NPU_F16;
+    a.shape = {m, k};
+    b.shape = {k, n};
+    a.data.resize(m * k * 2);
+    b.data.resize(k * n * 2);
+    for (uint64_t i = 0; i < m * k; i++)
+        put_bits16(a, i, npu_f64_to_f16(double(int(i % 7) - 3)));
+    for (uint64_t i = 0; i < k * n; i++)
+        put_bits16(b, i, npu_f64_to_f16(double(int(i % 5) - 2)));
+    RunOptions o = options("matmul", "fp32", {});
+    o.input_arrays["a"] = a;
+    o.input_arrays["b"] = b;
+    RunResult r = run_kernel(o);
+    ASSERT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.accuracy.max_ulp, 0.0);
+    const NpyArray &c = r.tensors.at("c");
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t j = 0; j < n; j++) {
+            double want = 0;
+            for (uint64_t t = 0; t < k; t++)
+                want += double(int((i * k + t) % 7) - 3) * double(int((t * n + j) % 5) - 2);
+            float got;
+            std::memcpy(&got, c.data.data() + 4 * (i * n + j), 4);
+            ASSERT_EQ(double(got), want) << i << "," << j;
+        }
+}
+
+TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
+{
+    // The check can fail: the same kernel starting every K step from zero
+    // (mmadz for mmad) keeps only the last step of K = 300 (3 steps).
+    std::string src = read_text(resolve_kernel("matmul"));
+    const std::string from = "    mmad    s0, s16, s16, 4 + (\\p)";
+    ASSERT_NE(src.find(from), std::string::npos);
+    src.replace(src.find(from), from.size(), "    mmadz   s0, s16, s16, 4 + (\\p)");
+    const std::string path = ::testing::TempDir() + "/matmul_drops.s";
+    write_text(path, src);
+    RunResult r = run_kernel(options(path, "fp32", {1, 40, 300, 20}));
+    EXPECT_TRUE(r.traps.empty()) << describe(r);
+    EXPECT_FALSE(r.passed());
+    EXPECT_GT(r.accuracy.failures, 40u * 20u / 2);
+}
+
+TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
+{
+    auto error_of = [](RunOptions o) {
+        try {
+            run_kernel(o);
+        } catch (const Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_EQ(error_of(options("matmul", "fp32", {2, 16, 16, 16})), "shape: a matmul takes M,K,N");
+    NpyArray a;
+    a.dtype = NPU_F16;
+    a.shape = {4, 5, 6};
+    a.data.resize(4 * 5 * 6 * 2);
+    RunOptions o = options("matmul", "fp32", {1, 4, 30, 6});
+    o.input_arrays["a"] = a;
+    EXPECT_EQ(error_of(o), "input 'a': expected a 2-D matrix, got 3-D");
+    a.shape = {4, 30};
+    a.data.resize(4 * 30 * 2);
+    NpyArray b = a;
+    b.shape = {20, 6};  // K 20 against a's 30
+    o.input_arrays["a"] = a;
+    o.input_arrays["b"] = b;
+    EXPECT_EQ(error_of(o), "input 'b': shape (20,6): its rows must be the columns of a (K = 30)");
+    NpyArray f32 = a;
+    f32.dtype = NPU_F32;
+    f32.data.resize(4 * 30 * 4);
+    o.input_arrays.erase("b");
+    o.input_arrays["a"] = f32;
+    EXPECT_EQ(error_of(o), "input 'a': dtype f32 is not the cube's operand dtype f16");
 }
 
 TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)

@@ -1,10 +1,11 @@
-// NC1HWC0 packing and the accuracy arithmetic (ULP distances).
+// NC1HWC0 and fractal-matrix packing, and the accuracy arithmetic (ULP distances).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "npusim/errors.h"
 #include "npusim/fp16.h"
 #include "npusim/reference.h"
 #include "npusim/tensor.h"
@@ -61,6 +62,32 @@ TEST(Tensor, PaddingCheckCountsNonZeroPaddedLanes)
     packed[(0 * 8 + 3) * 4] = 1;   // pixel 0, channel 3 (padding)
     packed[(3 * 8 + 7) * 4 + 3] = 0x80;  // pixel 3, channel 7: -0.0f is non-zero bits
     EXPECT_EQ(npu_padding_nonzero(&l, packed.data()), 2u);
+}
+
+TEST(Tensor, FractalMatrixPlacesSixteenBySixteenBlocksRowMajor)
+{
+    npu_matrix_layout l;
+    ASSERT_EQ(npu_matrix_layout_init(&l, 33, 20, 2), NPU_OK);
+    EXPECT_EQ(l.rows1, 3u);
+    EXPECT_EQ(l.cols1, 2u);
+    EXPECT_EQ(npu_matrix_layout_bytes(&l), 3u * 2u * 512u);
+    EXPECT_EQ(npu_matrix_layout_offset(&l, 0, 0), 0u);
+    EXPECT_EQ(npu_matrix_layout_offset(&l, 0, 17), 256u + 1u);       // fractal (0, 1)
+    EXPECT_EQ(npu_matrix_layout_offset(&l, 17, 3), 2u * 256u + 16u + 3u);  // fractal (1, 0), row 1
+    std::vector<uint16_t> m(33 * 20), back(33 * 20, 0xffff);
+    for (size_t i = 0; i < m.size(); i++)
+        m[i] = uint16_t(i + 1);
+    std::vector<uint16_t> packed(npu_matrix_layout_bytes(&l) / 2, 0xffff);
+    npu_pack_fractal(&l, m.data(), packed.data());
+    for (uint64_t r = 0; r < 48; r++)
+        for (uint64_t c = 0; c < 32; c++)
+            ASSERT_EQ(packed[npu_matrix_layout_offset(&l, r, c)], r < 33 && c < 20 ? m[r * 20 + c] : 0)
+                << r << "," << c;
+    npu_unpack_fractal(&l, packed.data(), back.data());
+    EXPECT_EQ(back, m);
+    EXPECT_EQ(npu_matrix_layout_init(&l, 0, 5, 2), NPU_EINVAL);
+    EXPECT_EQ(npu_matrix_layout_init(&l, 5, 5, 3), NPU_EINVAL);
+    EXPECT_EQ(npu_matrix_layout_init(&l, uint64_t(1) << 40, uint64_t(1) << 40, 4), NPU_EINVAL);
 }
 
 TEST(Accuracy, CorrectlyRoundedResultIsZeroUlp)

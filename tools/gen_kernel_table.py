@@ -15,14 +15,10 @@ SHAPE = "1,64,56,56"
 
 
 def kernels(npusim):
-    """(name, dtypes) for every kernel `npusim kernels` lists, in its order."""
-    out = subprocess.run([npusim, "kernels"], check=True, capture_output=True, text=True).stdout
-    rows = []
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            rows.append((parts[0], parts[1].split(",")))
-    return rows
+    """(name, dtypes) for every activation kernel `npusim kernels` lists, in
+    its order (the cube's, op matmul, take M,K,N: docs/cube.md)."""
+    out = subprocess.run([npusim, "kernels", "--json"], check=True, capture_output=True, text=True).stdout
+    return [(k["name"], k["dtypes"]) for k in json.loads(out) if k["op"] == "eltwise"]
 
 
 def run(npusim, kernel, dtype):

@@ -140,6 +140,17 @@ class Arrays(unittest.TestCase):
         r = npusim.run("prelu", inputs={"x": x, "alpha": alpha})
         np.testing.assert_array_equal(r.outputs["y"], np.where(x > 0, x, 0.5 * x))
 
+    def test_matmul_takes_two_matrices_and_gives_their_product(self):
+        # Small integers: every product and sum is exact in fp32.
+        a = (np.arange(12 * 20) % 5 - 2).astype(np.float16).reshape(12, 20)
+        b = (np.arange(20 * 7) % 3 - 1).astype(np.float16).reshape(20, 7)
+        r = npusim.run("matmul", inputs={"a": a, "b": b})
+        self.assertTrue(r.json["passed"])
+        np.testing.assert_array_equal(r.outputs["c"], a.astype(np.float32) @ b.astype(np.float32))
+        g = npusim.run("matmul", dtype="fp16", shape=(40, 70, 20))
+        self.assertEqual(g.outputs["c"].shape, (40, 20))
+        self.assertEqual(g.cycles, cli_json("matmul", "--dtype", "fp16", "--shape", "40,70,20")["cycles"])
+
 
 class BadInput(unittest.TestCase):
     """Every bad input raises npusim.Error (a ValueError) with the CLI's line."""

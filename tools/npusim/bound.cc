@@ -17,8 +17,10 @@ namespace npusim {
 // bound / cycles never exceeds 1.
 //
 // Compute: a core's unit is busy unit_busy cycles over its `count`
-// instances, its issue slots take `instructions` W at a time, and a class
-// only the slots that accept it. Cores run in parallel, so the busiest core's
+// instances, its issue slots take `instructions` W at a time, a class
+// only the slots that accept it, and each of the cube's pipes (MTE1, cube,
+// FIX) runs its operations one after another for pipe_busy cycles, every
+// one completing inside the core's cycles (docs/timing.md T7a, T10). Cores run in parallel, so the busiest core's
 // figure binds (a sum over cores / cores would assume perfect balance).
 //
 // Memory, the tightest of every bandwidth on the path:
@@ -70,6 +72,10 @@ void bound_compute(const RunResult &r, const std::vector<npu_core_stats> &cores,
         for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
             consider(double(s.unit_busy[u]) / tc.unit[u].count, "unit ", npu_unit_name(npu_unit(u)));
         consider(double(s.instructions) / tc.issue_width, "issue width", "");
+        // The cube's pipes each run one operation at a time (T7a).
+        static const char *const pipes[NPU_NUM_PIPES] = {"mte1", "cube", "fix"};
+        for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
+            consider(double(s.pipe_busy[p]), "pipe ", pipes[p]);
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
             unsigned slots = 0;
             for (unsigned i = 0; i < tc.issue_width; i++)

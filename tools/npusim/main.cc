@@ -352,7 +352,8 @@ int cmd_kernels(bool json)
             dts += (dts.empty() ? "" : ",") + d;
         if (json)
             arr.push_back({{"name", m.name}, {"summary", m.summary}, {"path", m.path}, {"dtypes", m.dtypes},
-                           {"split", split_name(m.split)}, {"params", params}, {"per_channel", per_channel},
+                           {"op", op_name(m.op)}, {"split", split_name(m.split)}, {"params", params},
+                           {"per_channel", per_channel},
                            {"reference", m.reference}, {"tolerances", tolerances}});
         else
             std::printf("%-14s %-10s %-7s %-22s %-26s %s\n", m.name.c_str(), dts.c_str(), split_name(m.split),

@@ -145,18 +145,25 @@ void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
         ctx.fail(w[0].second, "duplicate @split");
     if (w[1].first == "blocks")
         m.split = Split::blocks;
+    else if (w[1].first == "tile_rows")
+        m.split = Split::tile_rows;
     else
         ctx.fail(w[1].second, "unknown split '" + w[1].first +
-                                  "' (blocks: core k of n takes C0 blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)))");
+                                  "' (blocks: core k of n takes C0 blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)); "
+                                  "tile_rows, for @op matmul: core k of n takes C's rows of 8-fractal tiles k, k + n, ...)");
 }
 
 }  // namespace
+
+const char *op_name(Op op) { return op == Op::matmul ? "matmul" : "eltwise"; }
 
 const char *split_name(Split s)
 {
     switch (s) {
     case Split::blocks:
         return "blocks";
+    case Split::tile_rows:
+        return "tile_rows";
     case Split::undeclared:
         break;
     }
@@ -186,6 +193,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     std::string line;
     int lineno = 0;
     int kernel_line = 0;  // the @kernel line, once seen
+    int op_line = 0;      // the @op line, once seen
     std::map<std::string, std::pair<int, size_t>> tolerance_at;  // dtype -> its @tolerance's line, column
     Names names;
     while (std::getline(in, line)) {
@@ -240,6 +248,13 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             tolerance_at[w[1].first] = {lineno, w[1].second};
         } else if (key == "split") {
             parse_split(m, ctx, w);
+        } else if (key == "op") {
+            if (w.size() != 2 || (w[1].first != "eltwise" && w[1].first != "matmul"))
+                ctx.fail(w.size() > 1 ? w[1].second : w[0].second, "@op takes eltwise or matmul");
+            if (op_line)
+                ctx.fail(w[0].second, "duplicate @op");
+            op_line = lineno;
+            m.op = w[1].first == "matmul" ? Op::matmul : Op::eltwise;
         } else if (key == "note") {
             m.notes.push_back(rest(1));
         } else {
@@ -263,6 +278,20 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
         if (!m.supports(t.first))
             LineCtx{path, t.second.first}.fail(t.second.second, "@tolerance for " + t.first + ", which @dtypes does not list");
     const npu_reference *ref = npu_reference_find(m.reference.c_str());
+    if (m.op == Op::matmul) {
+        // Two matrix inputs and one output; the reference is the epilogue,
+        // a function of one value: the exact A B.
+        if (m.tensors.size() != 3 || m.num_inputs() != 2 || m.tensors[0].per_channel || m.tensors[1].per_channel)
+            throw Error(path + ": @op matmul takes two @input matrices (a, b) and one @output");
+        if (m.split != Split::tile_rows)
+            throw Error(path + ": @op matmul needs @split tile_rows");
+        if (ref->num_inputs != 1)
+            throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
+                        " inputs; a matmul's reference is its epilogue, a function of one value");
+        return m;
+    }
+    if (m.split == Split::tile_rows)
+        throw Error(path + ": @split tile_rows is for @op matmul");
     if (ref->num_inputs != m.num_inputs())
         throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
                     " inputs, the manifest declares " + std::to_string(m.num_inputs()));

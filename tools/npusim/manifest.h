@@ -27,8 +27,19 @@ enum class Split {
     undeclared,  // ad-hoc kernels (tests); every kernel in kernels/ declares one
     blocks,      // the tensor is a flat run of B 32-byte C0 blocks; core k of n
                  // takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B))
+    tile_rows,   // @op matmul: C's rows of tiles (8 fractal rows each); core k of
+                 // n takes tile rows k, k + n, k + 2n, ...
 };
 const char *split_name(Split s);
+
+// What a kernel computes (`@op`): an elementwise activation over NCHW
+// tensors (the default), or a matrix multiply on the cube (docs/cube.md).
+enum class Op {
+    eltwise,  // tensors of the run's NCHW shape, in NC1HWC0
+    matmul,   // inputs a (M x K) and b (K x N), fp16 fractal matrices; output c (M x N)
+              // in the run's dtype; the @reference is the epilogue applied to A B
+};
+const char *op_name(Op op);
 
 struct ParamDecl {
     std::string name;
@@ -47,6 +58,7 @@ struct Manifest {
     std::map<std::string, npu_tolerance> tolerances;  // per dtype (@tolerance)
     std::vector<std::string> notes;           // @note lines (why a tolerance is what it is)
     Split split = Split::undeclared;          // @split
+    Op op = Op::eltwise;                      // @op
 
     size_t num_inputs() const;           // every @input, per-channel ones included
     size_t num_full_tensors() const;     // tensors of the run's shape (not per-channel)

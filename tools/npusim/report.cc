@@ -33,6 +33,17 @@ nlohmann::json json_number(double v)
 
 const char *dtype_text(const RunResult &r) { return r.dtype == NPU_F16 ? "fp16" : "fp32"; }
 
+// The cube's pipes (npu_pipe order), reported only by runs that used them.
+const char *const pipe_names[NPU_NUM_PIPES] = {"mte1", "cube", "fix"};
+
+bool uses_cube(const npu_core_stats &s)
+{
+    for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
+        if (s.pipe_ops[p])
+            return true;
+    return false;
+}
+
 // Entry k of a derived list; 0 past its end (a result built by hand).
 double at(const std::vector<double> &v, size_t k) { return k < v.size() ? v[k] : 0.0; }
 
@@ -103,6 +114,15 @@ void text_timing(std::ostringstream &os, const RunResult &r)
         os << fmt("  %-7s x%-2u %12" PRIu64 " issued %12" PRIu64 " busy cycles  %5.1f%% utilised\n",
                   npu_unit_name(npu_unit(u)), unit_count(r, u), s.unit_issued[u], s.unit_busy[u],
                   100.0 * d.unit_utilisation[u]);
+
+    if (uses_cube(s)) {
+        os << "\nCube pipes (docs/cube.md; each runs its operations in order):\n";
+        for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
+            os << fmt("  %-7s %12" PRIu64 " operations %12" PRIu64 " busy cycles  %5.1f%% utilised  %s\n", pipe_names[p],
+                      s.pipe_ops[p], s.pipe_busy[p], 100.0 * ratio(double(s.pipe_busy[p]), double(d.core_cycles)),
+                      p == NPU_PIPE_CUBE ? fmt("%" PRIu64 " fractal products", s.cube_fractals).c_str()
+                                         : fmt("%" PRIu64 " bytes", s.pipe_bytes[p]).c_str());
+    }
 
     os << "\nStalls (cycles with no issue, by the reason that held the oldest instruction):\n";
     for (unsigned i = 0; i < NPU_NUM_STALLS; i++) {
@@ -352,8 +372,15 @@ nlohmann::json report_json(const RunResult &r)
     j["kernel"] = r.manifest.name;
     j["seed"] = r.seed;
     j["dtype"] = dtype_text(r);
-    j["shape"] = {r.layout.n, r.layout.c, r.layout.h, r.layout.w};
-    j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
+    if (r.matmul.on) {  // the shape as given: 1, M, K, N
+        const MatmulShape &mm = r.matmul;
+        j["shape"] = {1, mm.m, mm.k, mm.n};
+        j["layout"] = {{"format", "fractal"}, {"m1", mm.a.rows1}, {"k1", mm.a.cols1}, {"n1", mm.b.cols1}};
+        j["matmul"] = {{"m", mm.m}, {"k", mm.k}, {"n", mm.n}};
+    } else {
+        j["shape"] = {r.layout.n, r.layout.c, r.layout.h, r.layout.w};
+        j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
+    }
     json cfg = json::object();
     for (const auto &kv : config_values(r.config))
         cfg[kv.first] = kv.second;
@@ -367,7 +394,7 @@ nlohmann::json report_json(const RunResult &r)
     j["instructions"] = r.instructions;
     j["instructions_per_core"] = r.instructions_per_core;
     j["elements"] = elements;
-    j["elements_padded"] = npu_layout_elems(&r.layout);
+    j["elements_padded"] = output_elements_padded(r);
     j["output_vectors"] = r.output_vectors;
     j["counted_instructions"] = r.counted_instructions;
     j["instructions_per_vector"] = r.derived.instructions_per_vector;
@@ -402,6 +429,19 @@ nlohmann::json report_json(const RunResult &r)
                 {"count", unit_count(r, u)},
                 {"utilisation", d.unit_utilisation[u]}};
         j["units"] = units;
+        if (uses_cube(s)) {
+            json pipes = json::object();
+            for (unsigned p = 0; p < NPU_NUM_PIPES; p++) {
+                pipes[pipe_names[p]] = {{"operations", s.pipe_ops[p]},
+                                        {"busy_cycles", s.pipe_busy[p]},
+                                        {"utilisation", ratio(double(s.pipe_busy[p]), double(d.core_cycles))}};
+                if (p == NPU_PIPE_CUBE)
+                    pipes[pipe_names[p]]["fractal_products"] = s.cube_fractals;
+                else
+                    pipes[pipe_names[p]]["bytes"] = s.pipe_bytes[p];
+            }
+            j["pipes"] = pipes;
+        }
         json stalls = json::object(), raw_by = json::object();
         for (unsigned i = 0; i < NPU_NUM_STALLS; i++)
             stalls[npu_stall_name(npu_stall(i))] = s.stall[i];
@@ -492,10 +532,17 @@ std::string report_text(const RunResult &r)
     std::ostringstream os;
     const uint64_t elements = npu_layout_logical_elems(&r.layout);
     os << fmt("Kernel:      %s (%s)\n", r.manifest.name.c_str(), r.manifest.path.c_str());
-    os << fmt("Tensor:      %s NCHW %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", NC1HWC0 %" PRIu64 "x%" PRIu64
-              "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "\n",
-              dtype_text(r), r.layout.n, r.layout.c, r.layout.h, r.layout.w, r.layout.n, r.layout.c1, r.layout.h,
-              r.layout.w, r.layout.c0);
+    if (r.matmul.on) {
+        const MatmulShape &mm = r.matmul;
+        os << fmt("Matrices:    C %s %" PRIu64 "x%" PRIu64 " = A fp16 %" PRIu64 "x%" PRIu64 " B fp16 %" PRIu64 "x%" PRIu64
+                  ", fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",
+                  dtype_text(r), mm.m, mm.n, mm.m, mm.k, mm.k, mm.n, mm.a.rows1, mm.a.cols1, mm.b.cols1);
+    } else {
+        os << fmt("Tensor:      %s NCHW %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", NC1HWC0 %" PRIu64 "x%" PRIu64
+                  "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "\n",
+                  dtype_text(r), r.layout.n, r.layout.c, r.layout.h, r.layout.w, r.layout.n, r.layout.c1, r.layout.h,
+                  r.layout.w, r.layout.c0);
+    }
     os << fmt("Config:      %s (VLEN %u, W=%u, UB %zu KiB, SFU %s, %u core%s)\n", r.config.source.c_str(),
               r.config.core.vlen_bits, r.config.timing.issue_width, r.config.core.ub_bytes / 1024,
               r.config.core.sfu_mode == NPU_SFU_EXACT ? "exact" : "approx", r.config.cores,
@@ -515,7 +562,7 @@ std::string report_text(const RunResult &r)
         os << fmt("  Instructions:              %" PRIu64 "\n", r.instructions);
     }
     os << fmt("  Elements:                  %" PRIu64 " (%" PRIu64 " with padding)\n", elements,
-              npu_layout_elems(&r.layout));
+              output_elements_padded(r));
     if (r.timed)
         os << fmt("  Cycles per element:        %.4f\n", r.derived.cycles_per_element);
     os << fmt("  Output vectors:            %" PRIu64 "\n", r.output_vectors);

@@ -185,6 +185,19 @@ uint64_t tensor_bytes(const TensorDecl &t, const npu_layout &layout)
     return t.per_channel ? layout.c1 * 32 : npu_layout_bytes(&layout);
 }
 
+// A placed tensor's GM bytes in run r: tensor_bytes, or its fractal matrix
+// (a, b, c in manifest order) for @op matmul.
+uint64_t placed_bytes(const RunResult &r, const TensorDecl &t)
+{
+    if (!r.matmul.on)
+        return tensor_bytes(t, r.layout);
+    const npu_matrix_layout *layouts[3] = {&r.matmul.a, &r.matmul.b, &r.matmul.c};
+    for (size_t i = 0; i < 3; i++)
+        if (&r.manifest.tensors[i] == &t)
+            return npu_matrix_layout_bytes(layouts[i]);
+    return 0;
+}
+
 // Channel c of a per-channel input sits in C1 block c / C0, lane c % C0.
 void pack_per_channel(const npu_layout &layout, const NpyArray &a, uint8_t *dst)
 {
@@ -195,9 +208,17 @@ void pack_per_channel(const npu_layout &layout, const NpyArray &a, uint8_t *dst)
 
 // Per core, the GM bytes of each output it must write under the kernel's
 // @split (empty when the kernel declares none).
-std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigned ncores)
+std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigned ncores,
+                                  const MatmulShape &mm = MatmulShape())
 {
     std::vector<uint64_t> out;
+    if (split == Split::tile_rows) {  // C's rows of 8-fractal tiles, round robin
+        const uint64_t row_bytes = mm.c.cols1 * NPU_FRACTAL * NPU_FRACTAL * mm.c.esize;
+        out.assign(ncores, 0);
+        for (uint64_t i = 0; i < mm.c.rows1; i += 8)
+            out[(i / 8) % ncores] += std::min<uint64_t>(8, mm.c.rows1 - i) * row_bytes;
+        return out;
+    }
     if (split != Split::blocks)
         return out;
     const uint64_t blocks = npu_layout_bytes(&layout) / 32;
@@ -321,7 +342,7 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
                 if (id >= NPU_L2_MAX_TENSORS)
                     throw Error("memory system: more than " + std::to_string(NPU_L2_MAX_TENSORS) + " tensors");
                 r.l2_tensor_names.push_back(pl.decl->name);
-                npu_memsys_add_tensor(mem.ms, pl.gm_addr, tensor_bytes(*pl.decl, r.layout), id);
+                npu_memsys_add_tensor(mem.ms, pl.gm_addr, placed_bytes(r, *pl.decl), id);
             }
     std::vector<std::string> warm = opts.warm_l2;
     if (r.config.warm_inputs)
@@ -332,7 +353,7 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
         bool found = false;
         for (const Placed &pl : placed)
             if (pl.decl->name == name) {
-                npu_memsys_warm(mem.ms, pl.gm_addr, tensor_bytes(*pl.decl, r.layout),
+                npu_memsys_warm(mem.ms, pl.gm_addr, placed_bytes(r, *pl.decl),
                                 npu_memsys_tensor_of(mem.ms, pl.gm_addr));
                 found = true;
             }
@@ -400,6 +421,8 @@ static std::string run_dtype(const Manifest &m, const RunOptions &opts, GivenInp
 {
     if (!opts.dtype.empty())
         return opts.dtype;
+    if (m.op == Op::matmul)  // its inputs are fp16 whatever the output's dtype
+        return "fp32";
     for (const TensorDecl &t : m.tensors)
         if (t.is_input && !t.per_channel && given.has(t.name)) {
             const npu_dtype dt = given.array(t.name).dtype;
@@ -542,8 +565,12 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
 // Step 3: the NCHW shape (the first tensor input's, else --shape) and its
 // NC1HWC0 layout; a run that would not fit in host memory is refused here,
 // with an estimate, rather than meet the OOM killer half-way.
+std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenInputs &given);
+
 std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
+    if (r.manifest.op == Op::matmul)
+        return matmul_shape(r, opts, given);
     std::vector<uint64_t> shape = opts.shape;
     std::string shape_from = "shape";  // who said it, for messages
     for (const TensorDecl &t : r.manifest.tensors)
@@ -570,6 +597,49 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
     return shape;
 }
 
+// Step 3 of @op matmul: M, K, N from the inputs a (M x K) and b (K x N) when
+// given, else from the shape (1, M, K, N); the output's NCHW stand-in is
+// (1, 1, M, N).
+std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
+{
+    const Manifest &m = r.manifest;
+    const bool from_shape = opts.shape.size() == 4 && opts.shape[0] == 1;
+    if (!from_shape && !(given.has(m.tensors[0].name) && given.has(m.tensors[1].name)))
+        throw Error("shape: a matmul takes M,K,N");
+    uint64_t dims[3] = {0, 0, 0};  // M, K, N
+    if (from_shape)
+        std::copy(opts.shape.begin() + 1, opts.shape.end(), dims);
+    for (int i = 0; i < 2; i++) {  // a gives M and K, b gives K and N
+        const TensorDecl &t = m.tensors[size_t(i)];
+        if (!given.has(t.name))
+            continue;
+        const NpyArray &a = given.array(t.name);
+        if (a.shape.size() != 2)
+            throw Error(given.source(t.name) + ": expected a 2-D matrix, got " + std::to_string(a.shape.size()) + "-D");
+        if (a.dtype != NPU_F16)
+            throw Error(given.source(t.name) + ": dtype " + npu_dtype_name(a.dtype) +
+                        " is not the cube's operand dtype f16");
+        if (i == 1 && given.has(m.tensors[0].name) && a.shape[0] != dims[1])
+            throw Error(given.source(t.name) + ": shape (" + std::to_string(a.shape[0]) + "," +
+                        std::to_string(a.shape[1]) + "): its rows must be the columns of " + m.tensors[0].name +
+                        " (K = " + std::to_string(dims[1]) + ")");
+        dims[i] = a.shape[0];
+        dims[i + 1] = a.shape[1];
+    }
+    MatmulShape &mm = r.matmul;
+    mm.on = true;
+    mm.m = dims[0];
+    mm.k = dims[1];
+    mm.n = dims[2];
+    if (npu_matrix_layout_init(&mm.a, mm.m, mm.k, 2) != NPU_OK ||
+        npu_matrix_layout_init(&mm.b, mm.k, mm.n, 2) != NPU_OK ||
+        npu_matrix_layout_init(&mm.c, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK ||
+        npu_layout_init(&r.layout, 1, 1, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK)
+        throw Error("shape: matrices too large");
+    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    return {1, 1, mm.m, mm.n};
+}
+
 // Step 4: the kernel assembled for the run's config, with its dtype as the
 // suffix alias DT and its size as DT_BYTES, and its tiles chosen for the
 // config (tiling.h).
@@ -581,9 +651,9 @@ void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
         throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
                     std::to_string(kTileStep) + " bytes up to the UB's " +
                     std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
-    const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores);
+    const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores, r.matmul);
     r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,
-                                 shares.empty() ? 0 : shares[0], opts.tile_max, prog);
+                                 shares.empty() || r.matmul.on ? 0 : shares[0], opts.tile_max, prog);
 }
 
 // --against: the second reference, checked against the kernel's inputs.
@@ -604,10 +674,14 @@ const npu_reference *find_against(const RunResult &r, const RunOptions &opts)
 
 // Step 5: tensors in GM, page-aligned, inputs then outputs, inputs packed
 // NC1HWC0 and outputs poisoned. In place, the output takes the input's buffer.
+void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given);
+
 void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given,
                    const std::vector<uint64_t> &shape)
 {
     const Manifest &m = r.manifest;
+    if (m.op == Op::matmul)
+        return place_matrices(g, r, opts, given);
     if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
         throw Error("in place: kernel '" + m.name + "' does not have exactly one input and one output");
     uint64_t gm_size = 0;
@@ -640,6 +714,37 @@ void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, 
     g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
 }
 
+// Step 5 of @op matmul: a and b fp16 fractal matrices (generated like any
+// input, seeded by their index), c poisoned; each page-aligned.
+void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given)
+{
+    if (opts.inplace)
+        throw Error("in place: kernel '" + r.manifest.name + "' is a matmul");
+    const MatmulShape &mm = r.matmul;
+    const npu_matrix_layout *layouts[3] = {&mm.a, &mm.b, &mm.c};
+    uint64_t gm_size = 0;
+    for (size_t i = 0; i < 3; i++) {
+        const TensorDecl &t = r.manifest.tensors[i];
+        Placed pl{&t, gm_size, {}};
+        if (t.is_input) {
+            const npu_matrix_layout &l = *layouts[i];
+            pl.nchw = make_input(t, opts, given, NPU_F16, {1, 1, l.rows, l.cols}, unsigned(i));
+            pl.nchw.shape = {l.rows, l.cols};
+        }
+        gm_size = align_up(gm_size + placed_bytes(r, t), kGmAlign);
+        g.placed.push_back(std::move(pl));
+    }
+    g.bytes.assign(gm_size, 0);
+    for (size_t i = 0; i < 3; i++) {
+        uint8_t *dst = g.bytes.data() + g.placed[i].gm_addr;
+        if (g.placed[i].decl->is_input)
+            npu_pack_fractal(layouts[i], g.placed[i].nchw.data.data(), dst);
+        else  // poison: an element the kernel never writes reads as NaN
+            std::memset(dst, 0xff, npu_matrix_layout_bytes(layouts[i]));
+    }
+    g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
+}
+
 // Step 6: the cores, under the calling convention: s1.. = tensor addresses
 // in manifest order, then parameters as binary32 bits; the shape SPRs.
 void build_cores(Machine &mc, const RunResult &r, GlobalMemory &g, const npu_program &prog)
@@ -665,6 +770,9 @@ void build_cores(Machine &mc, const RunResult &r, GlobalMemory &g, const npu_pro
         core->spr[NPU_SPR_SHAPE_C0] = r.layout.c0;
         core->spr[NPU_SPR_ELEMS] = npu_layout_elems(&r.layout);
         core->spr[NPU_SPR_ESIZE] = npu_dtype_bytes(r.dtype);
+        core->spr[NPU_SPR_MM_M1] = r.matmul.a.rows1;
+        core->spr[NPU_SPR_MM_K1] = r.matmul.a.cols1;
+        core->spr[NPU_SPR_MM_N1] = r.matmul.b.cols1;
         mc.core_ptrs.push_back(core.get());
         mc.cores.push_back(std::move(core));
     }
@@ -676,7 +784,7 @@ RunLimit run_limit(const RunResult &r, const RunOptions &opts)
 {
     RunLimit l;
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
-    l.all_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * r.manifest.tensors.size();
+    l.all_vectors = (output_bytes(r) + vlenb - 1) / vlenb * r.manifest.tensors.size();
     l.derived = opts.max_instructions == RunOptions::kDefaultLimit;
     l.lim = {l.derived ? default_max_instructions(l.all_vectors) : opts.max_instructions, opts.max_cycles};
     return l;
@@ -762,8 +870,8 @@ void collect_counts(RunResult &r, Machine &mc, const npu_program &prog, const Ru
     }
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
     const Manifest &m = r.manifest;
-    r.output_vectors = (npu_layout_bytes(&r.layout) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
-    r.split_bytes_per_core = split_bytes(m.split, r.layout, unsigned(mc.cores.size()));
+    r.output_vectors = (output_bytes(r) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
+    r.split_bytes_per_core = split_bytes(m.split, r.layout, unsigned(mc.cores.size()), r.matmul);
 }
 
 // Step 9: every output unpacked to NCHW.
@@ -773,6 +881,13 @@ void unpack_outputs(GlobalMemory &g, const RunResult &r, const std::vector<uint6
     for (Placed &pl : g.placed) {
         if (pl.decl->is_input)
             continue;
+        if (r.matmul.on) {  // c: M x N from its fractals
+            pl.nchw.dtype = r.dtype;
+            pl.nchw.shape = {r.matmul.m, r.matmul.n};
+            pl.nchw.data.resize(r.matmul.m * r.matmul.n * esize);
+            npu_unpack_fractal(&r.matmul.c, g.bytes.data() + pl.gm_addr, pl.nchw.data.data());
+            continue;
+        }
         pl.nchw.dtype = r.dtype;
         pl.nchw.shape = shape;
         pl.nchw.data.resize(npu_layout_logical_elems(&r.layout) * esize);
@@ -783,6 +898,8 @@ void unpack_outputs(GlobalMemory &g, const RunResult &r, const std::vector<uint6
 // Step 10: every output element against the kernel's reference and its
 // tolerance (and --against's reference, for information), and the padding.
 // Only a run without traps is checked.
+void check_matmul(RunResult &r, const GlobalMemory &g);
+
 void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *against, const std::string &against_name)
 {
     npu_accuracy_init(&r.accuracy);
@@ -790,6 +907,11 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     r.against = against_name;
     if (!r.traps.empty())
         return;
+    if (r.matmul.on) {
+        if (!against_name.empty())
+            throw Error("against: kernel '" + r.manifest.name + "' is a matmul (its reference is exact A B)");
+        return check_matmul(r, g);
+    }
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
     const npu_tolerance unbounded{INFINITY, INFINITY, 1};
     double against_params[NPU_REF_MAX_PARAMS] = {};  // the kernel's, in order; zeros after
@@ -843,6 +965,64 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
         }
         r.padding_nonzero += npu_padding_nonzero(&r.layout, g.bytes.data() + pl.gm_addr);
     }
+    r.checked = true;
+}
+
+// Step 10 of @op matmul: every element of c against the epilogue of the
+// binary64 A B. The cube adds 16 exact products at a time to an fp32
+// accumulator with one rounding (docs/cube.md), so an element's error is at
+// most (ceil(K / 16) x 2^-24 + K x 2^-53) x S, S the sum of |a b| over k
+// (each step's rounding is at most 2^-24 of a partial sum, each bounded by
+// S, and binary64's own sums add K x 2^-53 S); its tolerance is that plus
+// half an ULP of the output at |A B| + that bound, or the manifest's ULPs.
+void check_matmul(RunResult &r, const GlobalMemory &g)
+{
+    const MatmulShape &mm = r.matmul;
+    const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
+    const NpyArray &a = g.placed[0].nchw, &b = g.placed[1].nchw, &c = g.placed[2].nchw;
+    std::vector<double> bt(mm.k * mm.n);  // B transposed, so that both run along k
+    for (uint64_t k = 0; k < mm.k; k++)
+        for (uint64_t j = 0; j < mm.n; j++)
+            bt[j * mm.k + k] = npu_load_lane(b.data.data(), k * mm.n + j, NPU_F16);
+    std::vector<double> arow(mm.k);
+    const double k1 = double((mm.k + 15) / 16);
+    const double per_s = k1 * std::ldexp(1.0, -24) + double(mm.k) * std::ldexp(1.0, -53);
+    const int out_digits = r.dtype == NPU_F16 ? 11 : 24;
+    for (uint64_t i = 0; i < mm.m; i++) {
+        for (uint64_t k = 0; k < mm.k; k++)
+            arow[k] = npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
+        for (uint64_t j = 0; j < mm.n; j++) {
+            const double *bc = &bt[j * mm.k];
+            double dot = 0.0, s = 0.0;
+            for (uint64_t k = 0; k < mm.k; k++) {
+                dot += arow[k] * bc[k];
+                s += std::fabs(arow[k] * bc[k]);
+            }
+            const double want = ref->fn(&dot, r.params.data());
+            const double acc_bound = per_s * s * (1.0 + 0x1p-20);  // the bound's own rounding
+            int e;
+            std::frexp(std::fabs(want) + acc_bound, &e);
+            npu_tolerance tol = r.tolerance;
+            tol.max_abs = std::max(tol.max_abs, acc_bound + std::ldexp(1.0, e - out_digits - 1));
+            const uint64_t idx = i * mm.n + j;
+            const double got = npu_load_lane(c.data.data(), idx, r.dtype);
+            if (!npu_accuracy_add(&r.accuracy, idx, got, want, r.dtype, &tol) && r.failed.size() < kMaxFailedShown)
+                r.failed.push_back(FailedElement{idx, {dot, s}, got, want, npu_ulp_error(got, want, r.dtype)});
+        }
+    }
+    // C's padding (rows past M, columns past N of its last fractals) must be
+    // zero, as the products of A's and B's zero padding are.
+    const npu_matrix_layout &l = mm.c;
+    const uint8_t *gc = g.bytes.data() + g.placed[2].gm_addr;
+    const unsigned es = l.esize;
+    for (uint64_t i = 0; i < l.rows1 * NPU_FRACTAL; i++)
+        for (uint64_t j = 0; j < l.cols1 * NPU_FRACTAL; j++) {
+            if (i < l.rows && j < l.cols)
+                continue;
+            uint32_t bits = 0;
+            std::memcpy(&bits, gc + npu_matrix_layout_offset(&l, i, j) * es, es);
+            r.padding_nonzero += bits != 0;
+        }
     r.checked = true;
 }
 

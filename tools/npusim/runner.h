@@ -32,7 +32,7 @@ using Engine = std::function<void(npu_timed_core *const *cores, unsigned n, cons
 struct RunOptions {
     std::string kernel;  // name or path
     std::string dtype;  // fp16 or fp32; empty: the first tensor input's .npy, else fp32
-    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W
+    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W (@op matmul: 1, M, K, N)
     Config config = default_config();
     uint64_t seed = 1;
     std::map<std::string, std::string> inputs;   // tensor name -> .npy path
@@ -207,11 +207,22 @@ struct DerivedFigures {
     double sim_instructions_per_second = 0;  // instructions / host_seconds
 };
 
+// @op matmul: C (M x N, the run's dtype) = epilogue(A (M x K) B (K x N)), A
+// and B fp16; all three fractal matrices in GM (npu_matrix_layout).
+struct MatmulShape {
+    bool on = false;
+    uint64_t m = 0, k = 0, n = 0;
+    npu_matrix_layout a{}, b{}, c{};
+};
+
 struct RunResult {
     Manifest manifest;
     npu_dtype dtype = NPU_F32;
     uint64_t seed = 0;  // of the generated inputs (RunOptions::seed)
+    // Eltwise: the NCHW tensors' layout. Matmul: the output C as an NCHW
+    // tensor (1, 1, M, N), for the figures per element; `matmul` has the rest.
     npu_layout layout{};
+    MatmulShape matmul;
     Config config;
     std::vector<double> params;  // resolved, manifest order
     uint64_t instructions = 0;   // all cores
@@ -261,6 +272,17 @@ struct RunResult {
 
     bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
 };
+
+// The output tensor's elements with its padding, and its GM bytes: NC1HWC0,
+// or C's fractals for @op matmul.
+inline uint64_t output_elements_padded(const RunResult &r)
+{
+    return r.matmul.on ? r.matmul.c.rows1 * r.matmul.c.cols1 * NPU_FRACTAL * NPU_FRACTAL : npu_layout_elems(&r.layout);
+}
+inline uint64_t output_bytes(const RunResult &r)
+{
+    return r.matmul.on ? npu_matrix_layout_bytes(&r.matmul.c) : npu_layout_bytes(&r.layout);
+}
 
 // Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
 // Guest faults are not exceptions: they come back in RunResult::traps.
