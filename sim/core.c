@@ -110,6 +110,10 @@ void npu_core_reset(npu_core *c)
     c->spr[NPU_SPR_COREID] = c->cfg.core_id;
     c->spr[NPU_SPR_NCORES] = c->cfg.num_cores;
     c->spr[NPU_SPR_UB_BYTES] = c->cfg.ub_bytes;
+    c->spr[NPU_SPR_L1_BYTES] = c->cfg.l1_bytes;
+    c->spr[NPU_SPR_L0A_BYTES] = c->cfg.l0a_bytes;
+    c->spr[NPU_SPR_L0B_BYTES] = c->cfg.l0b_bytes;
+    c->spr[NPU_SPR_L0C_BYTES] = c->cfg.l0c_bytes;
 
     for (int d = 0; d < 2; d++) {
         c->dma_desc.count[d] = 1;

@@ -640,6 +640,21 @@ TEST(LibraryMatmul, PassesOnShapesThatAreNotMultiplesOf16AndEachCoreWritesItsTil
         }
 }
 
+TEST(LibraryMatmul, WithoutRoomForAsPanelEveryStepLoadsItsATile)
+{
+    // L1 of 128 KiB leaves no room for A's panel: the kernel loads A per K
+    // step, as it does when K is past the panel's reach; the same C. Two
+    // columns of C tiles: A is loaded twice.
+    for (const char *dt : {"fp16", "fp32"}) {
+        RunResult panel = run_kernel(options("matmul", dt, {1, 70, 300, 200}));
+        RunResult steps = run_kernel(options("matmul", dt, {1, 70, 300, 200}, {"cube.l1_bytes=131072"}));
+        ASSERT_TRUE(panel.passed()) << describe(panel);
+        ASSERT_TRUE(steps.passed()) << describe(steps);
+        EXPECT_EQ(panel.tensors.at("c").data, steps.tensors.at("c").data) << dt;
+        EXPECT_GT(steps.stats.dma_bytes_in, panel.stats.dma_bytes_in) << dt;  // A more than once
+    }
+}
+
 TEST(LibraryMatmul, CyclesDoNotDependOnTheQuantum)
 {
     // Three cores share the L2: their loads into L1 are booked in simulated

@@ -87,20 +87,22 @@ std::vector<ConfigKey> build_schema()
                 "memory.model l2: L2 line requests in flight per core's DMA engine (it issues them at dma.bytes_per_cycle)",
                 timing.dma_outstanding),
         // The cube unit (docs/cube.md): its fractal MACs, buffers and pipes.
+        // The L0 buffers' limits (16 x Ascend 910's) also bound the host work
+        // of one mmad: at most 131,072 fractal products (0.5 G MACs).
         INT_KEY("cube.count", nullptr, 1, NPU_MAX_UNIT_COUNT, "",
                 "16x16x16 fp16 fractal products the cube starts per interval (1 = 4,096 MACs per cycle)", timing.cube.count),
         INT_KEY("cube.latency", nullptr, 1, 10000, "cycles", "cycles from an mmad's last fractal product to its tag completing",
                 timing.cube.latency),
         INT_KEY("cube.interval", nullptr, 1, 10000, "cycles", "cycles between fractal products of one cube instance",
                 timing.cube.interval),
-        multiple_of("512", INT_KEY("cube.l1_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+        multiple_of("512", INT_KEY("cube.l1_bytes", nullptr, 0, int64_t(1) << 26, "bytes",
                                    "L1 buffer (dmaldl1 fills it from GM; mvla and mvlb read it): whole 512-byte fractals",
                                    core.l1_bytes)),
-        multiple_of("512", INT_KEY("cube.l0a_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+        multiple_of("512", INT_KEY("cube.l0a_bytes", nullptr, 0, int64_t(1) << 20, "bytes",
                                    "L0A buffer (the cube's left operands, fp16): whole 512-byte fractals", core.l0a_bytes)),
-        multiple_of("512", INT_KEY("cube.l0b_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+        multiple_of("512", INT_KEY("cube.l0b_bytes", nullptr, 0, int64_t(1) << 20, "bytes",
                                    "L0B buffer (the cube's right operands, fp16): whole 512-byte fractals", core.l0b_bytes)),
-        multiple_of("512", INT_KEY("cube.l0c_bytes", nullptr, 0, int64_t(1) << 30, "bytes",
+        multiple_of("512", INT_KEY("cube.l0c_bytes", nullptr, 0, int64_t(1) << 22, "bytes",
                                    "L0C buffer (the cube's fp32 accumulators; mvub reads it out to the UB): whole 512-byte "
                                    "fractals",
                                    core.l0c_bytes)),
