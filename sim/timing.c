@@ -477,6 +477,7 @@ static void pipe_issue(npu_timed_core *tc, const npu_pipe_request *rq, npu_issue
     tc->stats.cube_fractals += rq->fractals;
     ev->dma_start = start;
     ev->complete = done;
+    ev->pipe = 1 + (unsigned)rq->pipe;
     if (tc->hook)
         tc->hook(tc->hook_ctx, ev);
 }
@@ -645,7 +646,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.class_issued[d->cls]++;
 
     npu_issue_event ev = { tc->seq++, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
-                           tc->dma_count, 0 };
+                           tc->dma_count, 0, 0 };
     if (info.has_pipe) {
         pipe_issue(tc, &info.pipe, &ev, t + ut->latency);
         return c->state;

@@ -294,6 +294,8 @@ TEST(Cli, MatmulReportsItsMatricesAndTheCubesPipes)
               std::string::npos) << t.out;
     EXPECT_NE(t.out.find("Cube pipes (docs/cube.md; each runs its operations in order):\n"), std::string::npos);
     EXPECT_NE(t.out.find("  Elements:                  561 (1536 with padding)\n"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("Accuracy (every element against the binary64 A B, epilogue 'identity')\n"), std::string::npos);
+    EXPECT_NE(t.out.find("(tolerance 0.5 ULP, or the accumulation bound from K plus half an ULP)\n"), std::string::npos);
     Result r = run_cli("run matmul --dtype fp32 --shape 33,50,17 --json -");
     ASSERT_EQ(r.status, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);

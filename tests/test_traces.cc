@@ -125,7 +125,7 @@ Traced run_traced(const std::string &name, const std::string &kernel, const std:
 }
 
 struct PerfettoCounts {
-    std::map<unsigned, uint64_t> slot, unit;  // X events per core
+    std::map<unsigned, uint64_t> slot, unit, pipe;  // X events per core
     uint64_t stall_cycles = 0;
     std::vector<std::pair<uint64_t, uint64_t>> dma;  // counter (ts, transfers)
     std::map<std::pair<unsigned, unsigned>, std::string> thread_names;
@@ -162,6 +162,8 @@ PerfettoCounts count_perfetto(const std::string &path, TraceWindow w)
             c.outside_window += !w.contains(ts);
         } else if (cat == "unit") {
             c.unit[pid]++;
+        } else if (cat == "pipe") {
+            c.pipe[pid]++;
         } else if (cat == "stall") {
             c.stall_cycles += dur;
         }
@@ -238,6 +240,31 @@ TEST(Traces, PerfettoHasOneSlotAndOneUnitEventPerInstruction)
     EXPECT_EQ(c.unnamed_tracks, 0u);
     EXPECT_EQ(c.thread_names[std::make_pair(0u, PerfettoTrace::slot_tid(1))], "slot 1");
     EXPECT_EQ(c.thread_names[std::make_pair(1u, PerfettoTrace::unit_tid(NPU_UNIT_VALU, 0))], "valu #0");
+}
+
+TEST(Traces, PerfettoShowsTheCubesPipesOnTracksOfTheirOwn)
+{
+    // Two cores, so that a pipe's track numbers are seen to stay in their core.
+    Traced t = run_traced("perfetto_cube", "matmul", "fp16", {1, 150, 200, 40}, {"system.cores=2"});
+    ASSERT_TRUE(t.r.passed());
+    PerfettoCounts c = count_perfetto(t.json, {});
+    for (unsigned k = 0; k < 2; k++) {
+        EXPECT_EQ(c.slot[k], t.r.instructions_per_core[k]) << "core " << k;
+        EXPECT_EQ(c.unit[k], t.r.instructions_per_core[k]) << "core " << k;
+        uint64_t ops = 0;
+        for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
+            ops += t.r.core_stats[k].pipe_ops[p];
+        EXPECT_EQ(c.pipe[k], ops) << "core " << k;
+    }
+    EXPECT_EQ(c.overlapping, 0u);
+    EXPECT_EQ(c.unnamed_tracks, 0u);
+    const unsigned cube = PerfettoTrace::unit_tid(PerfettoTrace::pipe_track(NPU_PIPE_CUBE), 0);
+    EXPECT_EQ(c.thread_names[std::make_pair(1u, cube)], "pipe cube #0");
+    // Cube operations are not DMA transfers: the counter stays at the DMA's own.
+    uint64_t most = 0;
+    for (const auto &p : c.dma)
+        most = std::max(most, p.second);
+    EXPECT_LE(most, t.r.config.timing.dma_queue_depth);
 }
 
 TEST(Traces, PerfettoStallSlicesCoverEveryStallButTheDrain)

@@ -129,7 +129,9 @@ typedef struct npu_issue_event {
     npu_stall stall;     /* reason for the empty cycles just before this issue (if any) */
     uint64_t stall_cycles; /* empty cycles charged just before this issue */
     unsigned dma_inflight; /* DMA transfers in flight after this issue */
-    uint64_t dma_start;    /* DMA: cycle the transfer starts moving bytes (0 otherwise) */
+    uint64_t dma_start;    /* DMA: cycle the transfer starts moving bytes; a cube operation:
+                              cycle its pipe starts it (0 otherwise) */
+    unsigned pipe;         /* a cube operation: 1 + its npu_pipe (complete = its tag's done); 0 otherwise */
 } npu_issue_event;
 
 typedef void (*npu_issue_hook)(void *ctx, const npu_issue_event *ev);

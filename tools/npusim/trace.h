@@ -119,7 +119,15 @@ public:
     // Track numbers of a core's tracks (their sort order too).
     static unsigned slot_tid(unsigned slot) { return 1 + slot; }
     static constexpr unsigned kStallTid = 20;
-    static unsigned unit_tid(unsigned unit, unsigned lane) { return 100 + 100 * unit + lane; }
+    // Units 100 + 100 unit + lane (up to 764); the cube's pipes (docs/cube.md),
+    // numbered after the units by pipe_track, at 800 + 50 pipe + lane: every
+    // track of a core below 1000.
+    static unsigned unit_tid(unsigned unit, unsigned lane)
+    {
+        return unit < NPU_NUM_UNITS ? 100 + 100 * unit + lane : 800 + 50 * (unit - NPU_NUM_UNITS) + lane;
+    }
+    static unsigned pipe_track(unsigned pipe) { return NPU_NUM_UNITS + pipe; }
+    static constexpr unsigned kMaxPipeLanes = 8;  // a pipe's operations overlap only by its latency
     static constexpr unsigned kMaxLanes = 64;  // instances of one unit shown in flight at once
     static constexpr unsigned kMemoryPid = 1000;   // above every core's pid (NPU_MEMSYS_MAX_CORES)
     static constexpr unsigned kDramTid = 1;
@@ -149,7 +157,7 @@ private:
     struct Core {
         bool named = false;
         uint32_t slots_named = 0;
-        std::vector<uint64_t> lane_free[NPU_NUM_UNITS];  // per lane: cycle it is free again
+        std::vector<uint64_t> lane_free[NPU_NUM_UNITS + NPU_NUM_PIPES];  // per lane: cycle it is free again
         std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> dma_done;
         uint64_t dma_depth = 0;
     };

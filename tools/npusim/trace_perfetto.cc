@@ -105,11 +105,12 @@ unsigned PerfettoTrace::lane_for(Core &c, unsigned k, unsigned unit, uint64_t is
         if (lanes[l] < lanes[best])
             best = l;
     }
-    if (lanes.size() < kMaxLanes) {
+    if (lanes.size() < (unit < NPU_NUM_UNITS ? kMaxLanes : kMaxPipeLanes)) {
         lanes.push_back(complete);
         unsigned l = unsigned(lanes.size() - 1);
-        metadata(k, unit_tid(unit, l), "thread_name",
-                 std::string(npu_unit_name(npu_unit(unit))) + " #" + std::to_string(l), int(unit_tid(unit, l)));
+        static const char *const pipes[NPU_NUM_PIPES] = {"pipe mte1", "pipe cube", "pipe fix"};
+        const std::string track = unit < NPU_NUM_UNITS ? npu_unit_name(npu_unit(unit)) : pipes[unit - NPU_NUM_UNITS];
+        metadata(k, unit_tid(unit, l), "thread_name", track + " #" + std::to_string(l), int(unit_tid(unit, l)));
         return l;
     }
     lanes[best] = complete;  // more in flight than lanes: share the one free soonest
@@ -148,7 +149,7 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
         return;
     Core &c = core(k);
     dma_completions_until(c, k, ev.issue);
-    const bool dma = ev.dma_start != 0;
+    const bool dma = ev.dma_start != 0 && !ev.pipe;  // the DMA engine's transfers, not the cube's pipes
     if (dma) {
         c.dma_done.push(ev.complete);
         c.dma_depth++;
@@ -163,7 +164,9 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
         c.slots_named |= 1u << ev.slot;
         metadata(k, slot_tid(ev.slot), "thread_name", "slot " + std::to_string(ev.slot), int(slot_tid(ev.slot)));
     }
-    const uint64_t dur = ev.complete > ev.issue + 1 ? ev.complete - ev.issue : 1;
+    // A cube operation holds the DMA issue port for its issue cycle; its
+    // pipe's track shows it from its start to its tag's completion.
+    const uint64_t dur = ev.pipe ? 1 : ev.complete > ev.issue + 1 ? ev.complete - ev.issue : 1;
     const unsigned lane = lane_for(c, k, unit, ev.issue, ev.issue + dur);
     const std::string &name = disasm_.mnemonic(ev), &text = disasm_.text(ev);
 
@@ -190,6 +193,12 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     };
     slice(slot_tid(ev.slot), ev.issue, 1, "slot", name, args);
     slice(unit_tid(unit, lane), ev.issue, dur, "unit", name, args);
+    if (ev.pipe) {
+        const unsigned track = pipe_track(ev.pipe - 1);
+        const uint64_t span = ev.complete > ev.dma_start ? ev.complete - ev.dma_start : 1;
+        slice(unit_tid(track, lane_for(c, k, track, ev.dma_start, ev.dma_start + span)), ev.dma_start, span, "pipe",
+              name, args);
+    }
     if (ev.stall_cycles)
         slice(kStallTid, ev.issue - ev.stall_cycles, ev.stall_cycles, "stall", npu_stall_name(ev.stall), args);
 }
