@@ -10,8 +10,10 @@
 
 #include <stdlib.h>
 
+#include "npusim/tensor.h"
+
 enum {
-    FRACTAL = 16,                            /* elements per fractal side */
+    FRACTAL = NPU_FRACTAL,                   /* elements per fractal side (tensor.h) */
     FRACTAL_F16_BYTES = FRACTAL * FRACTAL * 2, /* 512: one fp16 fractal of L0A, L0B or L1 */
     FRACTAL_F32_BYTES = FRACTAL * FRACTAL * 4, /* 1024: one fp32 fractal of L0C */
     MOVE_BLOCK = 32,                         /* mvub moves whole C0 blocks */

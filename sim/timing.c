@@ -96,6 +96,12 @@ const char *npu_unit_name(npu_unit u)
     return (unsigned)u < NPU_NUM_UNITS ? names[u] : "?";
 }
 
+const char *npu_pipe_name(npu_pipe p)
+{
+    static const char *const names[NPU_NUM_PIPES] = { "mte1", "cube", "fix" };
+    return (unsigned)p < NPU_NUM_PIPES ? names[p] : "?";
+}
+
 const char *npu_class_name(npu_class c)
 {
     static const char *const names[NPU_NUM_CLASSES] = { "scalar", "branch", "vector", "mem", "dma", "sync" };

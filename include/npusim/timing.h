@@ -42,6 +42,7 @@ typedef enum npu_stall {
 
 NPU_API const char *npu_stall_name(npu_stall s);   /* "raw", "unit_busy", ... */
 NPU_API const char *npu_unit_name(npu_unit u);     /* "valu", "sfu", ... */
+NPU_API const char *npu_pipe_name(npu_pipe p);     /* the cube's pipes: "mte1", "cube", "fix" */
 NPU_API const char *npu_class_name(npu_class c);   /* "vector", "mem", ... */
 
 typedef struct npu_unit_timing {

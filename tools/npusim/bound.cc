@@ -73,9 +73,8 @@ void bound_compute(const RunResult &r, const std::vector<npu_core_stats> &cores,
             consider(double(s.unit_busy[u]) / tc.unit[u].count, "unit ", npu_unit_name(npu_unit(u)));
         consider(double(s.instructions) / tc.issue_width, "issue width", "");
         // The cube's pipes each run one operation at a time (T7a).
-        static const char *const pipes[NPU_NUM_PIPES] = {"mte1", "cube", "fix"};
         for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
-            consider(double(s.pipe_busy[p]), "pipe ", pipes[p]);
+            consider(double(s.pipe_busy[p]), "pipe ", npu_pipe_name(npu_pipe(p)));
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
             unsigned slots = 0;
             for (unsigned i = 0; i < tc.issue_width; i++)

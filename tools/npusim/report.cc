@@ -33,9 +33,7 @@ nlohmann::json json_number(double v)
 
 const char *dtype_text(const RunResult &r) { return r.dtype == NPU_F16 ? "fp16" : "fp32"; }
 
-// The cube's pipes (npu_pipe order), reported only by runs that used them.
-const char *const pipe_names[NPU_NUM_PIPES] = {"mte1", "cube", "fix"};
-
+// The cube's pipes (npu_pipe_name) are reported only by runs that used them.
 bool uses_cube(const npu_core_stats &s)
 {
     for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
@@ -118,7 +116,7 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     if (uses_cube(s)) {
         os << "\nCube pipes (docs/cube.md; each runs its operations in order):\n";
         for (unsigned p = 0; p < NPU_NUM_PIPES; p++)
-            os << fmt("  %-7s %12" PRIu64 " operations %12" PRIu64 " busy cycles  %5.1f%% utilised  %s\n", pipe_names[p],
+            os << fmt("  %-7s %12" PRIu64 " operations %12" PRIu64 " busy cycles  %5.1f%% utilised  %s\n", npu_pipe_name(npu_pipe(p)),
                       s.pipe_ops[p], s.pipe_busy[p], 100.0 * ratio(double(s.pipe_busy[p]), double(d.core_cycles)),
                       p == NPU_PIPE_CUBE ? fmt("%" PRIu64 " fractal products", s.cube_fractals).c_str()
                                          : fmt("%" PRIu64 " bytes", s.pipe_bytes[p]).c_str());
@@ -432,13 +430,13 @@ nlohmann::json report_json(const RunResult &r)
         if (uses_cube(s)) {
             json pipes = json::object();
             for (unsigned p = 0; p < NPU_NUM_PIPES; p++) {
-                pipes[pipe_names[p]] = {{"operations", s.pipe_ops[p]},
+                pipes[npu_pipe_name(npu_pipe(p))] = {{"operations", s.pipe_ops[p]},
                                         {"busy_cycles", s.pipe_busy[p]},
                                         {"utilisation", ratio(double(s.pipe_busy[p]), double(d.core_cycles))}};
                 if (p == NPU_PIPE_CUBE)
-                    pipes[pipe_names[p]]["fractal_products"] = s.cube_fractals;
+                    pipes[npu_pipe_name(npu_pipe(p))]["fractal_products"] = s.cube_fractals;
                 else
-                    pipes[pipe_names[p]]["bytes"] = s.pipe_bytes[p];
+                    pipes[npu_pipe_name(npu_pipe(p))]["bytes"] = s.pipe_bytes[p];
             }
             j["pipes"] = pipes;
         }

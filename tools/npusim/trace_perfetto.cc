@@ -108,8 +108,8 @@ unsigned PerfettoTrace::lane_for(Core &c, unsigned k, unsigned unit, uint64_t is
     if (lanes.size() < (unit < NPU_NUM_UNITS ? kMaxLanes : kMaxPipeLanes)) {
         lanes.push_back(complete);
         unsigned l = unsigned(lanes.size() - 1);
-        static const char *const pipes[NPU_NUM_PIPES] = {"pipe mte1", "pipe cube", "pipe fix"};
-        const std::string track = unit < NPU_NUM_UNITS ? npu_unit_name(npu_unit(unit)) : pipes[unit - NPU_NUM_UNITS];
+        const std::string track = unit < NPU_NUM_UNITS ? npu_unit_name(npu_unit(unit))
+                                                       : std::string("pipe ") + npu_pipe_name(npu_pipe(unit - NPU_NUM_UNITS));
         metadata(k, unit_tid(unit, l), "thread_name", track + " #" + std::to_string(l), int(unit_tid(unit, l)));
         return l;
     }
