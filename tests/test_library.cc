@@ -706,16 +706,130 @@ TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
 {
     // The check can fail: the same kernel starting every K step from zero
     // (mmadz for mmad) keeps only the last step of K = 300 (3 steps).
-    std::string src = read_text(resolve_kernel("matmul"));
+    std::string lib = read_text(kernels_dir() + "/lib/matmul.s");
     const std::string from = "    mmad    s0, s16, s16, 4 + (\\p)";
-    ASSERT_NE(src.find(from), std::string::npos);
-    src.replace(src.find(from), from.size(), "    mmadz   s0, s16, s16, 4 + (\\p)");
+    ASSERT_NE(lib.find(from), std::string::npos);
+    lib.replace(lib.find(from), from.size(), "    mmadz   s0, s16, s16, 4 + (\\p)");
+    std::string src = read_text(resolve_kernel("matmul"));
+    const std::string inc = ".include \"lib/matmul.s\"";
+    ASSERT_NE(src.find(inc), std::string::npos);
+    src.replace(src.find(inc), inc.size(), lib);
     const std::string path = ::testing::TempDir() + "/matmul_drops.s";
     write_text(path, src);
     RunResult r = run_kernel(options(path, "fp32", {1, 40, 300, 20}));
     EXPECT_TRUE(r.traps.empty()) << describe(r);
     EXPECT_FALSE(r.passed());
     EXPECT_GT(r.accuracy.failures, 40u * 20u / 2);
+}
+
+// ---- fused epilogues: C = f(A B + bias) (docs/cube.md, "Epilogues") ------
+
+TEST(LibraryMatmulEpilogue, BiasAndGeluPassOnShapesThatAreNotMultiplesOf16)
+{
+    struct Case {
+        uint64_t m, k, n;
+        unsigned cores;
+    };
+    for (const char *kernel : {"matmul_add", "matmul_add_gelu"})
+        for (const Case &c : {Case{40, 70, 50, 1}, Case{1, 1, 1, 1}, Case{150, 33, 140, 3}})
+            for (const char *dt : {"fp16", "fp32"}) {
+                const std::string what = std::string(kernel) + " " + std::to_string(c.m) + "x" + std::to_string(c.k) +
+                                         "x" + std::to_string(c.n) + " " + dt;
+                RunResult r = run_kernel(options(kernel, dt, {1, c.m, c.k, c.n}, {"system.cores=" + std::to_string(c.cores)}));
+                ASSERT_TRUE(r.passed()) << what << ": " << describe(r);
+                EXPECT_EQ(r.accuracy.checked, c.m * c.n) << what;
+                EXPECT_EQ(r.padding_nonzero, 0u) << what;  // rows past M held f(bias) before they were zeroed
+                ASSERT_EQ(r.tensors.at("bias").shape, (std::vector<uint64_t>{c.n})) << what;
+            }
+}
+
+TEST(LibraryMatmulEpilogue, SmallIntegersGiveTheExactSumWithTheBias)
+{
+    const uint64_t m = 20, k = 40, n = 24;
+    NpyArray a, b, bias;
+    a.dtype = b.dtype = NPU_F16;
+    bias.dtype = NPU_F32;
+    a.shape = {m, k};
+    b.shape = {k, n};
+    bias.shape = {n};
+    a.data.resize(m * k * 2);
+    b.data.resize(k * n * 2);
+    bias.data.resize(n * 4);
+    for (uint64_t i = 0; i < m * k; i++)
+        put_bits16(a, i, npu_f64_to_f16(double(int(i % 7) - 3)));
+    for (uint64_t i = 0; i < k * n; i++)
+        put_bits16(b, i, npu_f64_to_f16(double(int(i % 5) - 2)));
+    for (uint64_t j = 0; j < n; j++) {
+        const float v = float(int(j) - 11) * 0.5f;
+        std::memcpy(bias.data.data() + 4 * j, &v, 4);
+    }
+    RunOptions o = options("matmul_add", "fp32", {});
+    o.input_arrays["a"] = a;
+    o.input_arrays["b"] = b;
+    o.input_arrays["bias"] = bias;
+    RunResult r = run_kernel(o);
+    ASSERT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.accuracy.max_ulp, 0.0);
+    const NpyArray &c = r.tensors.at("c");
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t j = 0; j < n; j++) {
+            double want = (double(j) - 11) * 0.5;
+            for (uint64_t t = 0; t < k; t++)
+                want += double(int((i * k + t) % 7) - 3) * double(int((t * n + j) % 5) - 2);
+            float got;
+            std::memcpy(&got, c.data.data() + 4 * (i * n + j), 4);
+            ASSERT_EQ(double(got), want) << i << "," << j;
+        }
+}
+
+// A fused kernel in a temporary folder: the skeleton and the activation come
+// from the kernels folder (the include path).
+std::string fused_kernel(const std::string &name, const std::string &reference, const std::string &activation,
+                         const std::string &tolerance)
+{
+    const std::string path = ::testing::TempDir() + "/" + name + ".s";
+    write_text(path, "; @kernel " + name + "\n; @summary test\n; @op matmul\n; @input a range=-1,1\n"
+                     "; @input b range=-1,1\n; @input bias range=-1,1\n; @output c\n; @dtypes fp16 fp32\n"
+                     "; @split tile_rows\n; @reference " + reference + "\n; @tolerance fp16 " + tolerance +
+                     "\n; @tolerance fp32 " + tolerance + "\n.equ MM_BIAS, 1\n.equ MATMUL_EPILOGUE, 1\n"
+                     ".include \"lib/matmul.s\"\n.include \"" + activation + ".s\"\n");
+    return path;
+}
+
+TEST(LibraryMatmulEpilogue, AnyActivationIsAnEpilogueAndItsPaddingIsZeroed)
+{
+    // sigmoid(0) = 1/2: C's padding columns held f(0) and its padding rows
+    // f(bias) before the skeleton zeroed them; mish is another activation
+    // with constants of its own.
+    for (const char *act : {"sigmoid", "mish", "relu"}) {
+        const std::string path = fused_kernel(std::string("mm_") + act, act, act, "ulp=4 abs=0x1p-24");
+        for (const char *dt : {"fp16", "fp32"}) {
+            RunResult r = run_kernel(options(path, dt, {1, 37, 45, 29}, {"system.cores=2"}));
+            ASSERT_TRUE(r.passed()) << act << " " << dt << ": " << describe(r);
+            EXPECT_EQ(r.padding_nonzero, 0u) << act << " " << dt;
+        }
+    }
+}
+
+TEST(LibraryMatmulEpilogue, TheCheckFailsAKernelWithAnotherEpilogueOrNoBias)
+{
+    // relu computed where GELU is claimed: wrong wherever A B + bias < 0.
+    RunResult wrong = run_kernel(options(fused_kernel("mm_claims_gelu", "gelu_tanh", "relu", "ulp=1 abs=0x1p-24"),
+                                         "fp32", {1, 40, 64, 48}));
+    EXPECT_TRUE(wrong.traps.empty()) << describe(wrong);
+    EXPECT_FALSE(wrong.passed());
+    EXPECT_GT(wrong.accuracy.failures, 40u * 48u / 4);
+    // matmul's kernel under a manifest with a bias: C = A B, the bias ignored.
+    std::string src = read_text(resolve_kernel("matmul_add"));
+    const std::string from = ".equ MM_BIAS, 1";
+    ASSERT_NE(src.find(from), std::string::npos);
+    src.replace(src.find(from), from.size(), ".equ MM_BIAS, 0\n    mv s3, s4");
+    const std::string path = ::testing::TempDir() + "/matmul_add_nobias.s";
+    write_text(path, src);
+    RunResult nobias = run_kernel(options(path, "fp32", {1, 40, 64, 48}));
+    EXPECT_TRUE(nobias.traps.empty()) << describe(nobias);
+    EXPECT_FALSE(nobias.passed());
+    EXPECT_GT(nobias.accuracy.failures, 40u * 48u / 2);
 }
 
 TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
@@ -749,6 +863,19 @@ TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
     o.input_arrays.erase("b");
     o.input_arrays["a"] = f32;
     EXPECT_EQ(error_of(o), "input 'a': dtype f32 is not the cube's operand dtype f16");
+    // The bias: N fp32 values.
+    RunOptions ob = options("matmul_add", "fp16", {1, 4, 30, 6});
+    NpyArray bias;
+    bias.dtype = NPU_F16;
+    bias.shape = {6};
+    bias.data.resize(6 * 2);
+    ob.input_arrays["bias"] = bias;
+    EXPECT_EQ(error_of(ob), "input 'bias': dtype f16 is not the bias's dtype f32 (it is added to the fp32 accumulators)");
+    bias.dtype = NPU_F32;
+    bias.shape = {7};
+    bias.data.resize(7 * 4);
+    ob.input_arrays["bias"] = bias;
+    EXPECT_EQ(error_of(ob), "input 'bias': expected a 1-D bias of N = 6 values (one per column of C)");
 }
 
 TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)

@@ -87,9 +87,11 @@ done\@:
 ; live the whole chain. The masked tail's load of x is masked, this one is
 ; not: lanes past the tile's end are read from the UB (the input buffers
 ; come first in it) and never stored.
+.ifndef MATMUL_EPILOGUE
 .macro LIN_X_AGAIN xl
     vld.DT    \xl, [s10]
 .endm
+.endif
 
 ; Zeroes the padded lanes of the tile just computed in UB buffer OUTB:
 ; s30 = the tile's byte offset in the tensor, s24 = its bytes.
@@ -148,6 +150,16 @@ nopad\@:
 ; a, b` (two inputs) is one vector's dataflow on virtual registers; the
 ; assembler schedules it for the machine the kernel runs on. The tile loop
 ; keeps three input tiles in flight (ELT_MAIN3).
+.ifdef MATMUL_EPILOGUE
+; In a fused cube kernel (lib/matmul.s) the activation is the epilogue of
+; each accumulator tile: padding is zeroed there, whatever f(0) is.
+.macro ELTWISE_1IN_LINEAR math
+    MATMUL_TILES \math, 1
+.endm
+.macro ELTWISE_1IN_PAD_LINEAR math
+    MATMUL_TILES \math, 1
+.endm
+.else
 .macro ELTWISE_1IN_LINEAR math
     ELT_MAIN3 \math, 1, 0, s1, s1, s2
 .endm
@@ -160,6 +172,7 @@ nopad\@:
 .macro ELTWISE_2IN_PAD_LINEAR math
     ELT_MAIN3 \math, 2, 1, s1, s2, s3
 .endm
+.endif
 
 ; ---- the tile loop of the linear kernels ------------------------------------
 ;

@@ -279,10 +279,15 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             LineCtx{path, t.second.first}.fail(t.second.second, "@tolerance for " + t.first + ", which @dtypes does not list");
     const npu_reference *ref = npu_reference_find(m.reference.c_str());
     if (m.op == Op::matmul) {
-        // Two matrix inputs and one output; the reference is the epilogue,
-        // a function of one value: the exact A B.
-        if (m.tensors.size() != 3 || m.num_inputs() != 2 || m.tensors[0].per_channel || m.tensors[1].per_channel)
-            throw Error(path + ": @op matmul takes two @input matrices (a, b) and one @output");
+        // Two matrix inputs, perhaps a bias, and one output; the reference
+        // is the epilogue, a function of one value: the exact A B + bias.
+        const size_t ins = m.num_inputs();
+        bool plain = m.tensors.size() == ins + 1 && (ins == 2 || ins == 3);
+        for (size_t i = 0; plain && i < ins; i++)
+            plain = !m.tensors[i].per_channel;
+        if (!plain)
+            throw Error(path + ": @op matmul takes two @input matrices (a, b), perhaps a third @input (the bias, "
+                               "one fp32 value per column of C), and one @output");
         if (m.split != Split::tile_rows)
             throw Error(path + ": @op matmul needs @split tile_rows");
         if (ref->num_inputs != 1)

@@ -185,16 +185,27 @@ uint64_t tensor_bytes(const TensorDecl &t, const npu_layout &layout)
     return t.per_channel ? layout.c1 * 32 : npu_layout_bytes(&layout);
 }
 
-// A placed tensor's GM bytes in run r: tensor_bytes, or its fractal matrix
-// (a, b, c in manifest order) for @op matmul.
+// @op matmul: the fractal layout of manifest tensor i (a, b, then c), or
+// null for the bias.
+const npu_matrix_layout *matrix_of(const RunResult &r, size_t i)
+{
+    const MatmulShape &mm = r.matmul;
+    if (i + 1 == r.manifest.tensors.size())
+        return &mm.c;
+    return i == 0 ? &mm.a : i == 1 ? &mm.b : nullptr;
+}
+
+// A placed tensor's GM bytes in run r: tensor_bytes, or for @op matmul its
+// fractal matrix or the bias.
 uint64_t placed_bytes(const RunResult &r, const TensorDecl &t)
 {
     if (!r.matmul.on)
         return tensor_bytes(t, r.layout);
-    const npu_matrix_layout *layouts[3] = {&r.matmul.a, &r.matmul.b, &r.matmul.c};
-    for (size_t i = 0; i < 3; i++)
-        if (&r.manifest.tensors[i] == &t)
-            return npu_matrix_layout_bytes(layouts[i]);
+    for (size_t i = 0; i < r.manifest.tensors.size(); i++)
+        if (&r.manifest.tensors[i] == &t) {
+            const npu_matrix_layout *l = matrix_of(r, i);
+            return l ? npu_matrix_layout_bytes(l) : r.matmul.bias_bytes();
+        }
     return 0;
 }
 
@@ -628,6 +639,17 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
     }
     MatmulShape &mm = r.matmul;
     mm.on = true;
+    mm.bias = m.num_inputs() == 3;
+    if (mm.bias && given.has(m.tensors[2].name)) {  // one fp32 value per column of C
+        const TensorDecl &t = m.tensors[2];
+        const NpyArray &a = given.array(t.name);
+        if (a.dtype != NPU_F32)
+            throw Error(given.source(t.name) + ": dtype " + npu_dtype_name(a.dtype) +
+                        " is not the bias's dtype f32 (it is added to the fp32 accumulators)");
+        if (a.shape.size() != 1 || a.shape[0] != dims[2])
+            throw Error(given.source(t.name) + ": expected a 1-D bias of N = " + std::to_string(dims[2]) +
+                        " values (one per column of C)");
+    }
     mm.m = dims[0];
     mm.k = dims[1];
     mm.n = dims[2];
@@ -646,7 +668,9 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
 void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
 {
     const char *dt_bytes = npu_dtype_bytes(r.dtype) == 2 ? "2" : "4";
-    const std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
+    std::vector<npu_asm_define> defines = {{"DT", npu_dtype_name(r.dtype)}, {"DT_BYTES", dt_bytes}};
+    if (r.matmul.on)  // the epilogue computes on fp32 accumulators; C's elements are OUT_BYTES
+        defines = {{"DT", "f32"}, {"DT_BYTES", "4"}, {"OUT_BYTES", dt_bytes}};
     if (opts.tile_max % kTileStep || opts.tile_max > r.config.core.ub_bytes)
         throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
                     std::to_string(kTileStep) + " bytes up to the UB's " +
@@ -721,26 +745,32 @@ void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts,
     if (opts.inplace)
         throw Error("in place: kernel '" + r.manifest.name + "' is a matmul");
     const MatmulShape &mm = r.matmul;
-    const npu_matrix_layout *layouts[3] = {&mm.a, &mm.b, &mm.c};
+    const size_t count = r.manifest.tensors.size();
     uint64_t gm_size = 0;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < count; i++) {
         const TensorDecl &t = r.manifest.tensors[i];
+        const npu_matrix_layout *l = matrix_of(r, i);
         Placed pl{&t, gm_size, {}};
-        if (t.is_input) {
-            const npu_matrix_layout &l = *layouts[i];
-            pl.nchw = make_input(t, opts, given, NPU_F16, {1, 1, l.rows, l.cols}, unsigned(i));
-            pl.nchw.shape = {l.rows, l.cols};
+        if (t.is_input && l) {
+            pl.nchw = make_input(t, opts, given, NPU_F16, {1, 1, l->rows, l->cols}, unsigned(i));
+            pl.nchw.shape = {l->rows, l->cols};
+        } else if (t.is_input) {  // the bias
+            pl.nchw = make_input(t, opts, given, NPU_F32, {1, 1, 1, mm.n}, unsigned(i));
+            pl.nchw.shape = {mm.n};
         }
         gm_size = align_up(gm_size + placed_bytes(r, t), kGmAlign);
         g.placed.push_back(std::move(pl));
     }
     g.bytes.assign(gm_size, 0);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < count; i++) {
+        const npu_matrix_layout *l = matrix_of(r, i);
         uint8_t *dst = g.bytes.data() + g.placed[i].gm_addr;
-        if (g.placed[i].decl->is_input)
-            npu_pack_fractal(layouts[i], g.placed[i].nchw.data.data(), dst);
+        if (!l)  // the bias: its N values, then zeros to the last fractal column's end
+            std::memcpy(dst, g.placed[i].nchw.data.data(), mm.n * 4);
+        else if (g.placed[i].decl->is_input)
+            npu_pack_fractal(l, g.placed[i].nchw.data.data(), dst);
         else  // poison: an element the kernel never writes reads as NaN
-            std::memset(dst, 0xff, npu_matrix_layout_bytes(layouts[i]));
+            std::memset(dst, 0xff, npu_matrix_layout_bytes(l));
     }
     g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
 }
@@ -968,26 +998,36 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     r.checked = true;
 }
 
-// Step 10 of @op matmul: every element of c against the epilogue of the
-// binary64 A B. The cube adds 16 exact products at a time to an fp32
-// accumulator with one rounding (docs/cube.md), so an element's error is at
-// most (ceil(K / 16) x 2^-24 + K x 2^-53) x S, S the sum of |a b| over k
-// (each step's rounding is at most 2^-24 of a partial sum, each bounded by
-// S, and binary64's own sums add K x 2^-53 S); its tolerance is that plus
-// half an ULP of the output at |A B| + that bound, or the manifest's ULPs.
+// Step 10 of @op matmul: every element of c against the epilogue f of the
+// binary64 z = A B + bias. The cube adds 16 exact products at a time to an
+// fp32 accumulator with one rounding (docs/cube.md), so the accumulator is
+// within E = (ceil(K / 16) x 2^-24 + K x 2^-53) x S of A B, S the sum of |a b|
+// over k (each step's rounding is at most 2^-24 of a partial sum, each
+// bounded by S, and binary64's own sums add K x 2^-53 S); the bias's fp32
+// addition adds 2^-24 of |acc + bias|. The epilogue is computed on a value
+// within E of z, so an element is judged against the nearest value f takes
+// on [z - E, z + E] (the hull of f at z - E, z and z + E: for a smooth f an
+// extremum inside so small an interval moves f by O(E^2)), with the
+// manifest's tolerance, and at least half an ULP of C (its final rounding).
 void check_matmul(RunResult &r, const GlobalMemory &g)
 {
     const MatmulShape &mm = r.matmul;
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
-    const NpyArray &a = g.placed[0].nchw, &b = g.placed[1].nchw, &c = g.placed[2].nchw;
+    const Placed &pc = g.placed.back();
+    const NpyArray &a = g.placed[0].nchw, &b = g.placed[1].nchw, &c = pc.nchw;
     std::vector<double> bt(mm.k * mm.n);  // B transposed, so that both run along k
     for (uint64_t k = 0; k < mm.k; k++)
         for (uint64_t j = 0; j < mm.n; j++)
             bt[j * mm.k + k] = npu_load_lane(b.data.data(), k * mm.n + j, NPU_F16);
+    std::vector<double> bias(mm.n, 0.0);
+    if (mm.bias)
+        for (uint64_t j = 0; j < mm.n; j++)
+            bias[j] = npu_load_lane(g.placed[2].nchw.data.data(), j, NPU_F32);
     std::vector<double> arow(mm.k);
     const double k1 = double((mm.k + 15) / 16);
     const double per_s = k1 * std::ldexp(1.0, -24) + double(mm.k) * std::ldexp(1.0, -53);
     const int out_digits = r.dtype == NPU_F16 ? 11 : 24;
+    const double *params = r.params.data();
     for (uint64_t i = 0; i < mm.m; i++) {
         for (uint64_t k = 0; k < mm.k; k++)
             arow[k] = npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
@@ -998,22 +1038,30 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
                 dot += arow[k] * bc[k];
                 s += std::fabs(arow[k] * bc[k]);
             }
-            const double want = ref->fn(&dot, r.params.data());
-            const double acc_bound = per_s * s * (1.0 + 0x1p-20);  // the bound's own rounding
-            int e;
-            std::frexp(std::fabs(want) + acc_bound, &e);
-            npu_tolerance tol = r.tolerance;
-            tol.max_abs = std::max(tol.max_abs, acc_bound + std::ldexp(1.0, e - out_digits - 1));
+            double e = per_s * s;
+            const double z = dot + bias[j];
+            if (mm.bias)
+                e += std::ldexp(std::fabs(dot) + e + std::fabs(bias[j]), -24);
+            e *= 1.0 + 0x1p-20;  // the bound's own rounding
+            double zs[3] = {z - e, z, z + e};
+            const double fz = ref->fn(&zs[1], params);
+            const double f_lo = ref->fn(&zs[0], params), f_hi = ref->fn(&zs[2], params);
+            const double lo = std::min({f_lo, fz, f_hi}), hi = std::max({f_lo, fz, f_hi});
             const uint64_t idx = i * mm.n + j;
             const double got = npu_load_lane(c.data.data(), idx, r.dtype);
+            const double want = std::isnan(got) || std::isnan(lo) || std::isnan(hi) ? fz : std::clamp(got, lo, hi);
+            int ex;
+            std::frexp(std::max(std::fabs(lo), std::fabs(hi)), &ex);
+            npu_tolerance tol = r.tolerance;
+            tol.max_abs = std::max(tol.max_abs, std::ldexp(1.0, ex - out_digits - 1));
             if (!npu_accuracy_add(&r.accuracy, idx, got, want, r.dtype, &tol) && r.failed.size() < kMaxFailedShown)
-                r.failed.push_back(FailedElement{idx, {dot, s}, got, want, npu_ulp_error(got, want, r.dtype)});
+                r.failed.push_back(FailedElement{idx, {z, s}, got, fz, npu_ulp_error(got, fz, r.dtype)});
         }
     }
     // C's padding (rows past M, columns past N of its last fractals) must be
     // zero, as the products of A's and B's zero padding are.
     const npu_matrix_layout &l = mm.c;
-    const uint8_t *gc = g.bytes.data() + g.placed[2].gm_addr;
+    const uint8_t *gc = g.bytes.data() + pc.gm_addr;
     const unsigned es = l.esize;
     for (uint64_t i = 0; i < l.rows1 * NPU_FRACTAL; i++)
         for (uint64_t j = 0; j < l.cols1 * NPU_FRACTAL; j++) {

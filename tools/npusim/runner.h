@@ -211,8 +211,11 @@ struct DerivedFigures {
 // and B fp16; all three fractal matrices in GM (npu_matrix_layout).
 struct MatmulShape {
     bool on = false;
+    bool bias = false;  // a third input: N fp32 values, added to each row of A B
     uint64_t m = 0, k = 0, n = 0;
     npu_matrix_layout a{}, b{}, c{};
+    // The bias in GM: C's fractal columns of 16 fp32 values, zero past N.
+    uint64_t bias_bytes() const { return c.cols1 * NPU_FRACTAL * 4; }
 };
 
 struct RunResult {
