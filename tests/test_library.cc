@@ -637,7 +637,47 @@ TEST(LibraryMatmul, PassesOnShapesThatAreNotMultiplesOf16AndEachCoreWritesItsTil
             for (const npu_core_stats &cs : r.core_stats)
                 EXPECT_GE(r.bound_analysis.resource_cycles, double(cs.pipe_busy[NPU_PIPE_CUBE])) << what;
             EXPECT_LE(r.bound_analysis.efficiency, 1.0) << what;
+            EXPECT_TRUE(r.bound_analysis.roofline.on) << what;
+            EXPECT_GT(r.bound_analysis.roofline.efficiency, 0.0) << what;
+            EXPECT_LE(r.bound_analysis.roofline.efficiency, 1.0) << what;
         }
+}
+
+TEST(LibraryMatmul, TheRooflineIsTheCubesPeakAgainstTheCompulsoryTraffic)
+{
+    // 256^3 fp16, one core: A and B 131,072 bytes each, C 131,072. Cube: 16^3
+    // fractal products. DMA engine: 393,216 / 32. Window: 3,072 line requests
+    // x 20 + 2,048 fills x (100 + 128 / 32) over 16. L2 banks: 3,072 / 8.
+    // MSHRs: 2,048 x 104 / 32. DRAM: the reads, 262,144 / (4 x 32).
+    RunResult r = run_kernel(options("matmul", "fp16", {1, 256, 256, 256}));
+    ASSERT_TRUE(r.passed()) << describe(r);
+    const Roofline &f = r.bound_analysis.roofline;
+    EXPECT_EQ(f.read_bytes, 262144u);
+    EXPECT_EQ(f.written_bytes, 131072u);
+    EXPECT_EQ(f.cube_cycles, 4096.0);
+    EXPECT_EQ(f.dma_engine_cycles, 12288.0);
+    EXPECT_EQ(f.dma_window_cycles, (3072.0 * 20 + 2048.0 * 104) / 16);
+    EXPECT_EQ(f.l2_bank_cycles, 384.0);
+    EXPECT_EQ(f.l2_mshr_cycles, 6656.0);
+    EXPECT_EQ(f.dram_cycles, 2048.0);
+    EXPECT_EQ(f.operand_resource, "dma window");
+    EXPECT_EQ(f.binding, "operand path");
+    EXPECT_EQ(f.cycles, 17152.0);
+    EXPECT_DOUBLE_EQ(f.efficiency, 17152.0 / double(r.stats.cycles));
+    // A window of 128 lines, 128 bytes per cycle and 64 MSHRs: the cube's side of the roofline.
+    RunResult wide = run_kernel(options("matmul", "fp16", {1, 256, 256, 256},
+                                        {"dma.outstanding=128", "dma.bytes_per_cycle=128", "l2.mshrs=64"}));
+    ASSERT_TRUE(wide.passed()) << describe(wide);
+    EXPECT_EQ(wide.bound_analysis.roofline.binding, "cube");
+    EXPECT_EQ(wide.bound_analysis.roofline.cycles, 4096.0);
+    // Warmed inputs need no fill: the window's fills and the DRAM's reads go.
+    RunOptions warm = options("matmul", "fp16", {1, 256, 256, 256});
+    warm.warm_l2 = {"a", "b"};
+    RunResult w = run_kernel(warm);
+    ASSERT_TRUE(w.passed()) << describe(w);
+    EXPECT_EQ(w.bound_analysis.roofline.warmed_bytes, 262144u);
+    EXPECT_EQ(w.bound_analysis.roofline.dram_cycles, 0.0);
+    EXPECT_EQ(w.bound_analysis.roofline.dma_window_cycles, 3072.0 * 20 / 16);
 }
 
 TEST(LibraryMatmul, WithoutRoomForAsPanelEveryStepLoadsItsATile)

@@ -354,6 +354,7 @@ finished\@:
 ; LIN_WIDE for an f that reads x late (`f y, x, xl`): as LIN_WIDE, with xl
 ; from LIN_X_AGAIN (fp16: the reloaded vector widened again, two more
 ; conversions per vector).
+.ifndef MATMUL_EPILOGUE
 .macro LIN_WIDE_X f, y, x
     LIN_X_AGAIN %x2\@
 .if DT_BYTES == 2
@@ -368,3 +369,4 @@ finished\@:
     \f        \y, \x, %x2\@
 .endif
 .endm
+.endif

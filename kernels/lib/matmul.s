@@ -26,20 +26,24 @@
 ; B tile.
 ;   step s: loads (A and) B of step s + 1 into L1 (the other half), waits
 ;   for its own, moves them into L0A / L0B (the half of step s - 2, once
-;   that step's mmad is done) and starts the mmad, which accumulates in L0C.
-; So the DMA of step s + 1, the moves of step s and the mmad of step s - 1
-; overlap. A tile's accumulators go to the UB (mvub); the epilogue runs
-; there, fractal row by fractal row, as one `.pipeline` loop each (the bias
-; of the tile's columns is in the UB as one fractal per column of fractals,
-; its 16 values repeated in each row, so a vector of any length adds it
-; lane by lane); C's padding (rows past M, columns past N) is zeroed, fp16
-; outputs are narrowed, and the DMA stores the tile while the next computes.
+;   that step's mmad is done) and starts the mmad, which accumulates in L0C;
+;   then the vector unit runs a share of the previous tile's epilogue.
+; So the DMA of step s + 1, the moves of step s, the mmad of step s - 1 and
+; the epilogue of the previous tile overlap. A tile's accumulators go to
+; the UB (mvub) into one of two buffers; while the next tile's K steps run,
+; its epilogue runs there fractal row by fractal row, each one `.pipeline`
+; loop that computes f(acc + bias) and narrows fp16 outputs in the same
+; pass (the bias of the tile's columns is in the UB as one fractal per
+; column of fractals, its 16 values repeated in each row, so a vector of
+; any length adds it lane by lane). Then C's padding in the tile (rows past
+; M, columns past N) is zeroed and the DMA stores the tile.
 ;
 ; Tags: 0 / 1 loads of an even / odd step, 2 / 3 its moves, 4 / 5 its mmad,
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel, 9 the bias.
-; Buffers used: L1 128 KiB (+ the panel), L0A, L0B and L0C 64 KiB, UB 104
-; KiB. Outside its pipelines the skeleton writes v16 and p6 (zeros and the
-; padding's masks): an epilogue's constants live in other registers.
+; Buffers used: L1 128 KiB (+ the panel), L0A, L0B and L0C 64 KiB, UB 208
+; KiB + 64 bytes. Outside its pipelines the skeleton writes v16 and p6
+; (zeros and the padding's masks): an epilogue's constants live in other
+; registers.
 
 .equ TILE, 8                    ; fractals per tile side, and per K step
 .equ FRACTAL_B, 512             ; bytes of an fp16 fractal
@@ -47,44 +51,71 @@
 .equ L1A, 65536                 ; then the A panel
 .equ PANEL, 131072
 .equ HALF, 32768                ; bytes of a half: 8 x 8 fp16 fractals
-.equ UB_C, 0                    ; UB: the fp32 tile (64 KiB), its fp16 form (32 KiB),
-.equ UB_H, 65536                ; the bias of its columns (8 KiB)
-.equ UB_BIAS, 98304
+.equ UB_C, 0                    ; UB: two fp32 tiles (64 KiB each),
+.equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
+.equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
+.equ UB_SCR, 212992             ; the previous tile's place and size (64 bytes)
+.equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
+.equ OUT_RB, 16 * OUT_BYTES
+.if OUT_BYTES == 2
+.equ OUT_BUF, UB_H
+.equ OUT_HALF, 32768
+.else
+.equ OUT_BUF, UB_C
+.equ OUT_HALF, 65536
+.endif
+; The epilogue runs as a pass over the tile when there is work for it: a
+; bias, math, or fp16 outputs to narrow.
+.equ MM_PASS_IF, MM_BIAS + (OUT_BYTES == 2)
+.equ SCR_I0, UB_SCR             ; the previous tile: first fractal row and column,
+.equ SCR_J0, UB_SCR + 8         ; fractal rows and columns, its buffer's parity,
+.equ SCR_MT, UB_SCR + 16        ; the vector count of one of its fractal rows
+.equ SCR_NT, UB_SCR + 24
+.equ SCR_PAR, UB_SCR + 32
+.equ SCR_VPR, UB_SCR + 40
+.equ SCR_ON, UB_SCR + 48        ; 1: there is a previous tile
+.equ SCR_ST, UB_SCR + 56        ; 1: a tile was stored (tag 7 is in use)
 
 ; Registers:
 ;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
 ;   s7 i0 (tile's first fractal row)   s8 j0 (first fractal column)
 ;   s9 mt, s30 nt (tile size)          s31 K steps of a tile
-;   s12 step, s13 its k0, s14 its kt   s15 .. s20 scratch
-;   s21 tile rows step (TILE x cores)  s22 C's fractal bytes
-;   s23 a tile was stored (its tag 7 is in use)   s24 TILE
-;   s25 A's panel is in L1             s26, s27 scratch
-;   s10, s11 the epilogue's pointers (the tile, the bias)
+;   s12 step, s13 its k0, s14 kt   s15 .. s20, s26, s27 scratch
+;   s21 the tile's buffer parity       s24 TILE, s25 A's panel is in L1
+;   the previous tile's epilogue: s23 its fractal rows left, s10 the next
+;   one's accumulators, s22 its output, s3 the tile's bias, s11 scratch
 
-; MM_X x: the epilogue's input, the accumulator at [s10] plus the bias at
-; [s11]. An activation that reads x again (LIN_X_AGAIN) gets the same sum.
-.macro MM_X x
+; MM_X x, P: the epilogue's input, the accumulator at [s10 + P vl] plus the
+; bias at [s11 + P vl].
+.macro MM_X x, p
 .if MM_BIAS == 1
-    vld.f32   %acc\@, [s10]
-    vld.f32   %bias\@, [s11]
+    vld.f32   %acc\@, [s10 + (\p) vl]
+    vld.f32   %bias\@, [s11 + (\p) vl]
     vadd.f32  \x, %acc\@, %bias\@
 .else
-    vld.f32   \x, [s10]
+    vld.f32   \x, [s10 + (\p) vl]
 .endif
 .endm
 
 .ifdef MATMUL_EPILOGUE
-.macro LIN_X_AGAIN xl
-    MM_X      \xl
+; Math that reads x again late (lib/eltwise.s) holds it instead: the same
+; bits, the accumulator and the bias loaded once.
+.macro LIN_WIDE_X f, y, x
+    \f        \y, \x, \x
 .endm
 .endif
 
-; MM_ZERO addr, count, lanes: zeroes `count` fp32 lanes from UB address
+; MM_ZERO addr, count, lanes: zeroes `count` output lanes from UB address
 ; `addr` (masked stores of v16; addr and count are consumed).
 .macro MM_ZERO addr, count, lanes
 zero\@:
+.if OUT_BYTES == 2
+    pwhile.f16 p6, \count
+    vst.f16   v16, [\addr], p6
+.else
     pwhile.f32 p6, \count
     vst.f32   v16, [\addr], p6
+.endif
     addvl     \addr, \addr, 1
     sub       \count, \count, \lanes
     blt       s0, \count, zero\@
@@ -168,57 +199,100 @@ next\@:
     addi    s13, s13, TILE
 .endm
 
-; MM_EPILOGUE math, HAS_MATH: the tile's fp32 accumulators at UB_C (mt x nt
-; fractals, s15 their bytes) become f(acc + bias), in place, and C's
-; padding in the tile is zeroed.
-.macro MM_EPILOGUE math, HAS_MATH
-.if MM_BIAS + \HAS_MATH > 0
-.if MM_BIAS == 1
-    dmawait 9                        ; the bias of the tile's columns
-.endif
-    muli    s17, s30, 1024           ; a fractal row of the tile
-    srd     s16, vlenb
-    divu    s16, s17, s16            ; its vectors
-    li      s10, UB_C
-    mv      s19, s9
-frow\@:
-    li      s11, UB_BIAS
-    mv      s17, s16
-.pipeline s17, s20, TILE * 1024 / VLENB
+; MM_ROWS math, HAS_MATH, n: the next n fractal rows of the previous tile's
+; epilogue (s23 rows are left; n at most that), one `.pipeline` loop each:
+; f(acc + bias) from [s10] into [s22], fp16 outputs narrowed in the pass.
+.macro MM_ROWS math, HAS_MATH, n
+    mv      s27, \n
+    sub     s23, s23, s27
+    beqz    s27, rdone\@
+row\@:
+    mv      s11, s3
+    sld     s17, [s0 + SCR_VPR]
+.if OUT_BYTES == 2
+.pipeline s17, s20, TILE * 512 / VLENB
+    MM_X      %xlo, 0
+    MM_X      %xhi, 1
 .if \HAS_MATH == 1
-    MM_X      %x
+    \math     %ylo, %xlo
+    \math     %yhi, %xhi
+    vcvtn.f16 %h, %ylo, %yhi
+.else
+    vcvtn.f16 %h, %xlo, %xhi
+.endif
+    vst.f16   %h, [s22]
+    addvl     s10, s10, 2
+    addvl     s11, s11, 2
+    addvl     s22, s22, 1
+.endpipeline
+.else
+.pipeline s17, s20, TILE * 1024 / VLENB
+    MM_X      %x, 0
+.if \HAS_MATH == 1
     \math     %y, %x
     vst.f32   %y, [s10]
 .else
-    MM_X      %x
     vst.f32   %x, [s10]
 .endif
     addvl     s10, s10, 1
     addvl     s11, s11, 1
 .endpipeline
-    loop    s19, frow\@
-    ; Padding rows (past M) of the matrix's last fractal row: f(bias), zeroed.
-    srd     s26, vlenb
-    srli    s26, s26, 2              ; fp32 lanes
+.endif
+    loop    s27, row\@
+rdone\@:
+.endm
+
+; MM_SHARE math, HAS_MATH: after step s12 - 1 of s31, the previous tile's
+; share of rows: its rows left over the steps left, rounded up.
+.macro MM_SHARE math, HAS_MATH
+.if MM_PASS_IF + \HAS_MATH > 0
+    beqz    s23, none\@
+    sub     s15, s31, s12
+    addi    s15, s15, 1              ; this step and those after it
+    add     s16, s23, s15
+    addi    s16, s16, -1
+    divu    s16, s16, s15
+    MM_ROWS \math, \HAS_MATH, s16
+none\@:
+.endif
+.endm
+
+; MM_FINISH HAS_MATH: the previous tile, its rows all done: C's padding in
+; it zeroed, and its store started (tag 7).
+.macro MM_FINISH HAS_MATH
+    sld     s12, [s0 + SCR_I0]
+    sld     s13, [s0 + SCR_J0]
+    sld     s14, [s0 + SCR_MT]
+    sld     s16, [s0 + SCR_NT]
+    sld     s15, [s0 + SCR_PAR]
+    li      s26, OUT_HALF
+    mul     s26, s26, s15
+    addi    s26, s26, OUT_BUF        ; its output
+.if MM_BIAS + \HAS_MATH > 0
+    srd     s11, vlenb
+    li      s15, OUT_BYTES
+    divu    s11, s11, s15            ; output lanes
     vbcasti.f32 v16, 0.0
+    ; Padding rows (past M) of the matrix's last fractal row: f(bias), zeroed.
     srd     s17, shape.h
     andi    s17, s17, 15             ; M % 16: rows of the last fractal row
     beqz    s17, rowsok\@
-    add     s18, s7, s9
+    add     s18, s12, s14
     blt     s18, s4, rowsok\@        ; not the matrix's last row of tiles
-    addi    s18, s9, -1
-    mul     s18, s18, s30
-    slli    s18, s18, 10             ; the tile's last fractal row
-    slli    s19, s17, 6
-    add     s18, s18, s19            ; its first padding row
-    mv      s27, s30
+    addi    s18, s14, -1
+    mul     s18, s18, s16
+    muli    s18, s18, OUT_FB         ; the tile's last fractal row
+    muli    s19, s17, OUT_RB
+    add     s18, s18, s19
+    add     s18, s18, s26            ; its first padding row
+    mv      s27, s16
 prow\@:
     mv      s19, s18
     li      s20, 16
     sub     s20, s20, s17
     slli    s20, s20, 4              ; (16 - M % 16) x 16 lanes
-    MM_ZERO s19, s20, s26
-    addi    s18, s18, 1024
+    MM_ZERO s19, s20, s11
+    addi    s18, s18, OUT_FB
     loop    s27, prow\@
 rowsok\@:
 .if \HAS_MATH == 1
@@ -226,34 +300,47 @@ rowsok\@:
     srd     s17, shape.w
     andi    s17, s17, 15             ; N % 16
     beqz    s17, colsok\@
-    add     s18, s8, s30
+    add     s18, s13, s16
     blt     s18, s6, colsok\@        ; not the matrix's last column of tiles
-    addi    s18, s30, -1
-    slli    s18, s18, 10
-    slli    s19, s17, 2
-    add     s18, s18, s19            ; row 0's first padding lane, fractal (0, nt - 1)
-    slli    s27, s9, 4               ; mt x 16 rows
-    slli    s14, s30, 10             ; bytes from one fractal row to the next
-    li      s12, 16
+    addi    s18, s16, -1
+    muli    s18, s18, OUT_FB
+    muli    s19, s17, OUT_BYTES
+    add     s18, s18, s19
+    add     s18, s18, s26            ; row 0's first padding lane, fractal (0, nt - 1)
+    slli    s27, s14, 4              ; mt x 16 rows
+    muli    s10, s16, OUT_FB         ; bytes from one fractal row to the next
+    li      s15, 16
 pcol\@:
     mv      s19, s18
     li      s20, 16
     sub     s20, s20, s17
-    MM_ZERO s19, s20, s26
-    addi    s18, s18, 64
-    addi    s12, s12, -1
-    bnez    s12, pnext\@
-    li      s12, 16                  ; the next fractal row's fractal
-    add     s18, s18, s14
-    addi    s18, s18, -1024
+    MM_ZERO s19, s20, s11
+    addi    s18, s18, OUT_RB
+    addi    s15, s15, -1
+    bnez    s15, pnext\@
+    li      s15, 16                  ; the next fractal row's fractal
+    add     s18, s18, s10
+    addi    s18, s18, -OUT_FB
 pnext\@:
     loop    s27, pcol\@
 colsok\@:
 .endif
 .endif
+    ; Store mt rows of nt fractals into C (GM stride N1 fractals).
+    muli    s17, s16, OUT_FB         ; a row of the tile
+    muli    s18, s6, OUT_FB          ; C's GM stride
+    dmadim  1, s14, s18, s17
+    mul     s19, s12, s6
+    add     s19, s19, s13
+    muli    s19, s19, OUT_FB
+    add     s19, s19, s28
+    dmast   s26, s19, s17, 7
+    li      s15, 1
+    sst     s15, [s0 + SCR_ST]
 .endm
 
 .macro MATMUL_TILES math, HAS_MATH
+.equ MM_PASS\@, MM_PASS_IF + \HAS_MATH
 .if MM_BIAS == 1
     mv      s29, s3
     mv      s28, s4
@@ -264,17 +351,14 @@ colsok\@:
     srd     s5, mm.k1
     srd     s6, mm.n1
     li      s24, TILE
-    li      s22, 1024
-.if OUT_BYTES == 2
-    li      s22, 512
-.endif
+    li      s21, 0
     li      s23, 0
+    sst     s0, [s0 + SCR_ON]
+    sst     s0, [s0 + SCR_ST]
     addi    s31, s5, TILE - 1
     srli    s31, s31, 3              ; K steps: ceil(K1 / 8)
     srd     s15, coreid
     muli    s7, s15, TILE            ; this core's first row of tiles
-    srd     s15, ncores
-    muli    s21, s15, TILE
     ; A's panel in L1 when the largest (8 x K1 fractals) fits after 128 KiB.
     srd     s15, l1.bytes
     li      s16, PANEL
@@ -307,8 +391,8 @@ cols\@:
     sub     s30, s6, s8
     min     s30, s30, s24            ; nt
 .if MM_BIAS == 1
-    ; The bias of the tile's columns: per column of fractals, its 16 values
-    ; in each of 16 rows (a GM stride of 0 repeats them).
+    ; The bias of the tile's columns into its half: per column of fractals,
+    ; its 16 values in each of 16 rows (a GM stride of 0 repeats them).
     li      s15, 16
     li      s16, 64
     dmadim  1, s15, s0, s16
@@ -316,7 +400,8 @@ cols\@:
     dmadim  2, s30, s16, s17
     slli    s18, s8, 6
     add     s18, s18, s29
-    li      s19, UB_BIAS
+    slli    s19, s21, 13
+    addi    s19, s19, UB_BIAS
     dmald   s19, s18, s16, 9
     li      s15, 1
     dmadim  2, s15, s0, s0
@@ -326,8 +411,10 @@ cols\@:
     MM_LOAD 0, s13
 ksteps\@:
     MM_STEP 0
+    MM_SHARE \math, \HAS_MATH
     bge     s12, s31, kdone\@
     MM_STEP 1
+    MM_SHARE \math, \HAS_MATH
     blt     s12, s31, ksteps\@
 kdone\@:
     ; The last mmad (parity (steps - 1) % 2) ends after every other: the cube runs in order.
@@ -338,52 +425,68 @@ kdone\@:
 lastodd\@:
     dmawait 5
 mmdone\@:
-    beqz    s23, ubfree\@
-    dmawait 7                        ; the previous tile's store has read the UB
+    ; Into the UB buffer of this parity, once the store of the tile before
+    ; the previous one has read it (the previous tile's is not started yet).
+    sld     s15, [s0 + SCR_ST]
+    beqz    s15, ubfree\@
+    dmawait 7
 ubfree\@:
     mul     s15, s9, s30
-    muli    s15, s15, 1024           ; the fp32 tile's bytes
-    li      s16, UB_C
+    slli    s15, s15, 10             ; the fp32 tile's bytes
+    slli    s16, s21, 16
+    addi    s16, s16, UB_C
     mvub    s16, s0, s15, 6
-    dmawait 6
-    MM_EPILOGUE \math, \HAS_MATH
-    mul     s15, s9, s30
-    muli    s15, s15, 1024
-    li      s16, UB_C
-.if OUT_BYTES == 2
-    ; Narrow to fp16 in place order: two fp32 vectors make one fp16 vector.
-    srd     s17, vlenb
-    add     s17, s17, s17
-    divu    s17, s15, s17            ; fp16 vectors out
-    li      s18, UB_C
-    li      s19, UB_H
-.pipeline s17, s20, 65536 / 2 / VLENB
-    vld.f32   %lo, [s18]
-    vld.f32   %hi, [s18 + 1 vl]
-    vcvtn.f16 %h, %lo, %hi
-    vst.f16   %h, [s19]
-    addvl     s18, s18, 2
-    addvl     s19, s19, 1
-.endpipeline
-    li      s16, UB_H
+    sld     s15, [s0 + SCR_ON]
+    beqz    s15, noprev\@
+.if MM_PASS\@ > 0
+    MM_ROWS \math, \HAS_MATH, s23    ; what the steps left of the previous tile
 .endif
-    ; Store mt rows of nt fractals into C (GM stride N1 fractals).
-    mul     s17, s30, s22            ; a row of the tile
-    mul     s18, s6, s22             ; C's GM stride
-    dmadim  1, s9, s18, s17
-    mul     s19, s7, s6
-    add     s19, s19, s8
-    mul     s19, s19, s22
-    add     s19, s19, s28
-    dmast   s16, s19, s17, 7
-    li      s23, 1
+    MM_FINISH \HAS_MATH
+noprev\@:
+    ; This tile becomes the previous one.
+    sst     s7, [s0 + SCR_I0]
+    sst     s8, [s0 + SCR_J0]
+    sst     s9, [s0 + SCR_MT]
+    sst     s30, [s0 + SCR_NT]
+    sst     s21, [s0 + SCR_PAR]
+    li      s15, 1
+    sst     s15, [s0 + SCR_ON]
+.if MM_PASS\@ > 0
+    mv      s23, s9                  ; its fractal rows to do
+    slli    s10, s21, 16
+    addi    s10, s10, UB_C
+    li      s22, OUT_HALF
+    mul     s22, s22, s21
+    addi    s22, s22, OUT_BUF
+    slli    s3, s21, 13
+    addi    s3, s3, UB_BIAS
+    slli    s15, s30, 10             ; one fractal row's fp32 bytes
+    srd     s16, vlenb
+.if OUT_BYTES == 2
+    slli    s16, s16, 1              ; two fp32 vectors per iteration
+.endif
+    divu    s15, s15, s16
+    sst     s15, [s0 + SCR_VPR]
+.if MM_BIAS == 1
+    dmawait 9                        ; its bias has arrived
+.endif
+.endif
+    dmawait 6                        ; its accumulators are in the UB: L0C is free
+    xori    s21, s21, 1
     add     s8, s8, s24
     j       cols\@
 nextrow\@:
-    add     s7, s7, s21
+    srd     s15, ncores
+    muli    s15, s15, TILE
+    add     s7, s7, s15
     j       rows\@
 end\@:
-    beqz    s23, done\@
+    sld     s15, [s0 + SCR_ON]
+    beqz    s15, done\@
+.if MM_PASS\@ > 0
+    MM_ROWS \math, \HAS_MATH, s23
+.endif
+    MM_FINISH \HAS_MATH
     dmawait 7
 done\@:
 .endm

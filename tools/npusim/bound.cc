@@ -138,6 +138,66 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
         }
 }
 
+// @op matmul: the roofline (Roofline). Each term is the memory bound's
+// proof applied to the least traffic any kernel must make. Every input
+// element is read from GM at least once and every element of C written at
+// least once, through some core's DMA engine: the busiest core moves at
+// least the average, (R + W) / cores bytes, and sends at least (R + W) /
+// line_bytes / cores line requests (a request covers at most one line), of
+// which at least R / line_bytes / cores are reads. A line read from GM that
+// was not in the L2 before the run must fill, once: R / line_bytes fills in
+// all (less the warmed inputs' lines), each holding an MSHR and reading the
+// DRAM. The C writes need not reach the DRAM before the end (the L2 may hold
+// them), so the DRAM term counts reads only. The cube must make every one of
+// the m1 k1 n1 fractal products, count at a time, each cube busy `interval`
+// per product (T7a), the busiest core at least the average.
+void bound_roofline(const RunResult &r, Roofline &f)
+{
+    const MatmulShape &mm = r.matmul;
+    f.on = true;
+    for (size_t i = 0; i + 1 < r.manifest.tensors.size(); i++) {
+        const TensorDecl &t = r.manifest.tensors[i];
+        const uint64_t bytes = i < 2 ? npu_matrix_layout_bytes(i == 0 ? &mm.a : &mm.b) : mm.bias_bytes();
+        f.read_bytes += bytes;
+        if (std::find(r.warm_l2_tensors.begin(), r.warm_l2_tensors.end(), t.name) != r.warm_l2_tensors.end())
+            f.warmed_bytes += bytes;
+    }
+    f.written_bytes = npu_matrix_layout_bytes(&mm.c);
+    const double cores = double(std::max(1u, r.config.cores));
+    const npu_timing_config &tc = r.config.timing;
+    f.cube_cycles = double(mm.a.rows1) * double(mm.a.cols1) * double(mm.b.cols1) * double(tc.cube.interval) /
+                    double(tc.cube.count) / cores;
+    const double bytes = double(f.read_bytes + f.written_bytes);
+    f.dma_engine_cycles = bytes / cores / double(tc.dma_bytes_per_cycle);
+    f.operand_cycles = f.dma_engine_cycles;
+    f.operand_resource = "dma engine";
+    if (r.has_l2) {
+        const npu_l2_config &l2 = r.config.l2;
+        const npu_dram_config &dc = r.config.dram;
+        const double line = double(l2.line_bytes);
+        const double requests = bytes / line;
+        const double fills = double(f.read_bytes - f.warmed_bytes) / line;
+        const uint64_t piece = std::min<uint64_t>(l2.line_bytes, dc.interleave_bytes);
+        const double fill_min = double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
+        f.dma_window_cycles = (requests * l2.hit_latency + fills * fill_min) / double(tc.dma_outstanding) / cores;
+        const double tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
+        f.l2_bank_cycles = std::max(0.0, requests * l2.bank_interval / double(l2.banks) - tail);
+        f.l2_mshr_cycles = fills * fill_min / double(l2.mshrs);
+        f.dram_cycles = double(f.read_bytes - f.warmed_bytes) / (double(dc.channels) * double(dc.bytes_per_cycle));
+        for (const auto &term : {std::make_pair(f.dma_window_cycles, "dma window"),
+                                 std::make_pair(f.l2_bank_cycles, "l2 banks"),
+                                 std::make_pair(f.l2_mshr_cycles, "l2 mshrs"),
+                                 std::make_pair(f.dram_cycles, "dram channels")})
+            if (term.first > f.operand_cycles) {
+                f.operand_cycles = term.first;
+                f.operand_resource = term.second;
+            }
+    }
+    f.cycles = std::max(f.cube_cycles, f.operand_cycles);
+    f.binding = f.cube_cycles >= f.operand_cycles ? "cube" : "operand path";
+    f.efficiency = r.stats.cycles ? f.cycles / double(r.stats.cycles) : 0.0;
+}
+
 }  // namespace
 
 Bound analyse_bound(const RunResult &r)
@@ -173,6 +233,8 @@ Bound analyse_bound(const RunResult &r)
             b.binding_resource = t.resource;
         }
     b.efficiency = r.stats.cycles ? b.bound_cycles / double(r.stats.cycles) : 0.0;
+    if (r.matmul.on && r.timed)
+        bound_roofline(r, b.roofline);
     return b;
 }
 

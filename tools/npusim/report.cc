@@ -196,6 +196,17 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     os << fmt("  Bound:                     %12.0f cycles, %s-bound (%s)\n", b.bound_cycles, b.binding.c_str(),
               b.binding_resource.c_str());
     os << fmt("  Efficiency:                %12.3f (bound / cycles)\n", b.efficiency);
+    if (b.roofline.on) {  // @op matmul: the machine's limit for this product (docs/cube.md)
+        const Roofline &f = b.roofline;
+        os << "\nRoofline (the cube's peak against the operand path carrying each input once and C once):\n";
+        os << fmt("  Cube:                      %12.0f cycles (%" PRIu64 " x %" PRIu64 " x %" PRIu64
+                  " fractal products)\n",
+                  f.cube_cycles, r.matmul.a.rows1, r.matmul.a.cols1, r.matmul.b.cols1);
+        os << fmt("  Operand path:              %12.0f cycles (%s; %" PRIu64 " bytes read, %" PRIu64 " written)\n",
+                  f.operand_cycles, f.operand_resource.c_str(), f.read_bytes, f.written_bytes);
+        os << fmt("  Roofline:                  %12.0f cycles, %s-bound\n", f.cycles, f.binding.c_str());
+        os << fmt("  Efficiency:                %12.3f (roofline / cycles)\n", f.efficiency);
+    }
 }
 
 void text_memory(std::ostringstream &os, const RunResult &r)
@@ -332,7 +343,7 @@ nlohmann::json bound_json(const RunResult &r)
                                    {"end_of_run_bytes_not_counted", m.dram_end_of_run_bytes},
                                    {"queued_after_end_bytes_not_counted", m.dram_after_end_bytes}};
     }
-    return {{"compute_cycles", b.resource_cycles},
+    json out = {{"compute_cycles", b.resource_cycles},
             {"resource", b.resource_name},
             {"memory_cycles", b.memory_cycles},
             {"memory_resource", b.memory_resource},
@@ -343,6 +354,25 @@ nlohmann::json bound_json(const RunResult &r)
             {"binding", b.binding},
             {"binding_resource", b.binding_resource},
             {"efficiency", b.efficiency}};
+    if (b.roofline.on) {
+        const Roofline &f = b.roofline;
+        out["roofline"] = {{"cube_cycles", f.cube_cycles},
+                           {"operand_cycles", f.operand_cycles},
+                           {"operand_resource", f.operand_resource},
+                           {"operand",
+                            {{"read_bytes", f.read_bytes},
+                             {"written_bytes", f.written_bytes},
+                             {"warmed_bytes", f.warmed_bytes},
+                             {"dma_engine_cycles", f.dma_engine_cycles},
+                             {"dma_window_cycles", f.dma_window_cycles},
+                             {"l2_bank_cycles", f.l2_bank_cycles},
+                             {"l2_mshr_cycles", f.l2_mshr_cycles},
+                             {"dram_cycles", f.dram_cycles}}},
+                           {"cycles", f.cycles},
+                           {"binding", f.binding},
+                           {"efficiency", f.efficiency}};
+    }
+    return out;
 }
 
 }  // namespace

@@ -371,6 +371,7 @@ void build_memsys(MemorySystem &mem, RunResult &r, const RunOptions &opts, const
         if (!found)
             throw Error("warm L2 tensor " + name + ": kernel '" + r.manifest.name + "' has no tensor of that name");
     }
+    r.warm_l2_tensors = warm;
     if (!opts.mem_trace.empty()) {
         mem.trace = std::make_unique<StreamFile>(opts.mem_trace, UINT64_MAX);
         npu_memsys_set_trace(mem.ms, &MemorySystem::on_access, &mem);

@@ -149,7 +149,26 @@ std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::v
 
 // The hardware limit of a run: the largest of its bounds, and how close the
 // run came to it (efficiency = bound_cycles / cycles, never above 1).
+// @op matmul: the roofline of the machine, not of the kernel: the cube's
+// MAC peak against the operand path carrying only the compulsory traffic
+// (every input read once, C written once), over the same bandwidths as
+// MemoryBound. A lower bound on any kernel's cycles for this product on
+// this config; analyse_bound (bound.cc) proves each term.
+struct Roofline {
+    bool on = false;
+    uint64_t read_bytes = 0, written_bytes = 0;  // A, B (and the bias), and C, as placed in GM
+    uint64_t warmed_bytes = 0;  // of read_bytes, in the L2 before the run (they need no fill)
+    double cube_cycles = 0;     // m1 k1 n1 fractal products x interval / count / cores
+    double operand_cycles = 0;  // the tightest term below
+    std::string operand_resource;
+    double dma_engine_cycles = 0, dma_window_cycles = 0, l2_bank_cycles = 0, l2_mshr_cycles = 0, dram_cycles = 0;
+    double cycles = 0;          // max(cube_cycles, operand_cycles)
+    std::string binding;        // "cube" or "operand path"
+    double efficiency = 0;      // cycles / the run's cycles
+};
+
 struct Bound {
+    Roofline roofline;            // @op matmul only
     double resource_cycles = 0;   // max over units and slots of work / capacity (the busiest core)
     std::string resource_name;    // the compute resource, e.g. "unit valu"
     double memory_cycles = 0;     // the tightest of the terms in `memory`
@@ -226,6 +245,7 @@ struct RunResult {
     // tensor (1, 1, M, N), for the figures per element; `matmul` has the rest.
     npu_layout layout{};
     MatmulShape matmul;
+    std::vector<std::string> warm_l2_tensors;  // placed in the L2 before the run (--warm-l2, memory.warm_inputs)
     Config config;
     std::vector<double> params;  // resolved, manifest order
     uint64_t instructions = 0;   // all cores
