@@ -5,7 +5,7 @@
 ; @input      b range=-1,1
 ; @output     c
 ; @dtypes     fp16 fp32
-; @split      tile_rows
+; @split      tiles
 ; @reference  identity
 ; @tolerance  fp16 ulp=0.5
 ; @tolerance  fp32 ulp=0.5

@@ -6,7 +6,7 @@
 ; @input      bias range=-1,1
 ; @output     c
 ; @dtypes     fp16 fp32
-; @split      tile_rows
+; @split      tiles
 ; @reference  gelu_tanh
 ; @tolerance  fp16 ulp=1 abs=0x1p-24
 ; @tolerance  fp32 ulp=3 abs=0x1p-24

@@ -62,6 +62,7 @@ static double ref_geglu(const double *x, const double *p) { (void)p; return gelu
 
 /* x[1] is the alpha of x's channel (a per-channel input). */
 static double ref_prelu(const double *x, const double *p) { (void)p; return x[0] > 0 ? x[0] : x[1] * x[0]; }
+static double ref_bias_add(const double *x, const double *p) { (void)p; return x[0] + x[1]; }
 /* Parameters a0..a5, b1..b4: P(x) = a0 + a1 x + ... + a5 x^5, Q(x) = b1 x + ... + b4 x^4. */
 static double ref_pau(const double *x, const double *p)
 {
@@ -96,6 +97,7 @@ static const npu_reference references[] = {
     { "swiglu", 2, ref_swiglu, "silu(a) * b" },
     { "geglu", 2, ref_geglu, "gelu_erf(a) * b" },
     { "prelu", 2, ref_prelu, "x > 0 ? x : alpha[c] * x" },
+    { "bias_add", 2, ref_bias_add, "x + bias[c]" },
     { "pau", 1, ref_pau, "P(x) / (1 + |Q(x)|), P = a0 + ... + a5 x^5, Q = b1 x + ... + b4 x^4" },
 };
 

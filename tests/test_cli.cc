@@ -689,7 +689,7 @@ TEST(Cli, ManifestSplitIsListedAndAnUnknownOneIsAOneLineError)
         std::istringstream words(line);
         std::string name, dtypes, split;
         words >> name >> dtypes >> split;
-        EXPECT_EQ(split, name.rfind("matmul", 0) == 0 ? "tile_rows" : "blocks") << line;
+        EXPECT_EQ(split, name.rfind("matmul", 0) == 0 ? "tiles" : "blocks") << line;
         if (name == "prelu") {
             EXPECT_NE(line.find("alpha[C]"), std::string::npos) << line;
         }
@@ -889,4 +889,36 @@ TEST(Cli, KeptSchedulesChangeNothingButTheTime)
         setenv("NPUSIM_SCHEDULE_CACHE", before.c_str(), 1);
     else
         unsetenv("NPUSIM_SCHEDULE_CACHE");
+}
+
+TEST(Cli, GraphRunsEachVariantAndWritesItsJson)
+{
+    const std::string spec = tmpdir() + "/graph.yaml";
+    std::ofstream(spec) << "name: tiny\ntensors:\n  x: {shape: [20, 33]}\n  w: {shape: [33, 18]}\n  b: {shape: [18]}\n"
+                           "variants:\n  unfused:\n"
+                           "    - {kernel: matmul, inputs: {a: x, b: w}, output: h}\n"
+                           "    - {kernel: bias_add, inputs: {x: h, bias: b}, output: y}\n"
+                           "  fused:\n"
+                           "    - {kernel: matmul_add, inputs: {a: x, b: w, bias: b}, output: y}\n";
+    Result r = run_cli("graph " + spec + " --json - --set core.freq_mhz=500");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["variants"].size(), 2u);
+    EXPECT_EQ(j["variants"][0]["name"], "unfused");
+    EXPECT_EQ(j["freq_mhz"], 500);
+    for (const auto &v : j["variants"]) {
+        EXPECT_TRUE(v["passed"].get<bool>()) << v.dump();
+        EXPECT_DOUBLE_EQ(v["samples_per_second"].get<double>(), 500e6 / v["cycles"].get<double>());
+    }
+    EXPECT_GT(j["variants"][0]["dram_bytes"].get<uint64_t>(), j["variants"][1]["dram_bytes"].get<uint64_t>());
+    Result text = run_cli("graph " + spec + " --variant fused");
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find("matmul_add(a=x, b=w, bias=b) -> y"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("unfused"), std::string::npos) << text.out;
+    // A bad spec: one line, exit 2.
+    std::ofstream(spec) << "tensors: {}\nvariants:\n  v:\n    - {kernel: nosuch, inputs: {}, output: y}\n";
+    Result bad = run_cli("graph " + spec);
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+    EXPECT_NE(bad.err.find(spec + ":4:16: variants.v[0].kernel: unknown kernel 'nosuch'"), std::string::npos) << bad.err;
 }

@@ -578,7 +578,7 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
     for (const std::string &path : list_kernels()) {
         Manifest m = load_manifest(path);
         if (m.op == Op::matmul) {  // its own split: LibraryMatmul.*
-            EXPECT_EQ(m.split, Split::tile_rows) << path;
+            EXPECT_EQ(m.split, Split::tiles) << path;
             continue;
         }
         EXPECT_EQ(m.split, Split::blocks) << path;
@@ -830,7 +830,7 @@ std::string fused_kernel(const std::string &name, const std::string &reference, 
     const std::string path = ::testing::TempDir() + "/" + name + ".s";
     write_text(path, "; @kernel " + name + "\n; @summary test\n; @op matmul\n; @input a range=-1,1\n"
                      "; @input b range=-1,1\n; @input bias range=-1,1\n; @output c\n; @dtypes fp16 fp32\n"
-                     "; @split tile_rows\n; @reference " + reference + "\n; @tolerance fp16 " + tolerance +
+                     "; @split tiles\n; @reference " + reference + "\n; @tolerance fp16 " + tolerance +
                      "\n; @tolerance fp32 " + tolerance + "\n.equ MM_BIAS, 1\n.equ MATMUL_EPILOGUE, 1\n"
                      ".include \"lib/matmul.s\"\n.include \"" + activation + ".s\"\n");
     return path;

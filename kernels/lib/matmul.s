@@ -19,11 +19,12 @@
 ; A, B and C are fractal matrices (16 x 16 blocks, row-major blocks and
 ; elements); mm.m1, mm.k1, mm.n1 their fractal counts, shape.h and shape.w
 ; C's rows M and columns N. The bias is N1 x 16 fp32 values (zero past N).
-; Core k of n takes the C tiles of every n-th row of tiles. A C tile is up to
-; 8 x 8 fractals; its K runs in steps of up to 8 fractals. When L1 holds it,
-; a row of tiles loads its A panel (up to 8 x K1 fractals) into L1 once, for
-; every tile of the row; otherwise each step loads its A tile as it loads its
-; B tile.
+; A C tile is up to 8 x 8 fractals; core k of n takes tiles k, k + n, ...
+; in row-major order (@split tiles). Its K runs in steps of up to 8
+; fractals. When L1 holds it, a tile row's A panel (up to 8 x K1 fractals)
+; is loaded into L1 when a core's tile is in another row than the last, and
+; its tiles of that row move their A tiles from there; otherwise each step
+; loads its A tile as it loads its B tile.
 ;   step s: loads (A and) B of step s + 1 into L1 (the other half), waits
 ;   for its own, moves them into L0A / L0B (the half of step s - 2, once
 ;   that step's mmad is done) and starts the mmad, which accumulates in L0C;
@@ -41,7 +42,7 @@
 ; Tags: 0 / 1 loads of an even / odd step, 2 / 3 its moves, 4 / 5 its mmad,
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel, 9 the bias.
 ; Buffers used: L1 128 KiB (+ the panel), L0A, L0B and L0C 64 KiB, UB 208
-; KiB + 64 bytes. Outside its pipelines the skeleton writes v16 and p6
+; KiB + 80 bytes. Outside its pipelines the skeleton writes v16 and p6
 ; (zeros and the padding's masks): an epilogue's constants live in other
 ; registers.
 
@@ -54,7 +55,7 @@
 .equ UB_C, 0                    ; UB: two fp32 tiles (64 KiB each),
 .equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
-.equ UB_SCR, 212992             ; the previous tile's place and size (64 bytes)
+.equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile (80 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
@@ -75,6 +76,8 @@
 .equ SCR_VPR, UB_SCR + 40
 .equ SCR_ON, UB_SCR + 48        ; 1: there is a previous tile
 .equ SCR_ST, UB_SCR + 56        ; 1: a tile was stored (tag 7 is in use)
+.equ SCR_T, UB_SCR + 64         ; this core's next tile
+.equ SCR_PROW, UB_SCR + 72      ; the first fractal row of the A panel in L1 (-1: none)
 
 ; Registers:
 ;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
@@ -358,22 +361,41 @@ colsok\@:
     addi    s31, s5, TILE - 1
     srli    s31, s31, 3              ; K steps: ceil(K1 / 8)
     srd     s15, coreid
-    muli    s7, s15, TILE            ; this core's first row of tiles
+    sst     s15, [s0 + SCR_T]        ; this core's first tile
+    li      s15, -1
+    sst     s15, [s0 + SCR_PROW]     ; no A panel in L1 yet
     ; A's panel in L1 when the largest (8 x K1 fractals) fits after 128 KiB.
     srd     s15, l1.bytes
     li      s16, PANEL
     sub     s15, s15, s16
     muli    s17, s5, TILE * FRACTAL_B
     li      s25, 0
-    blt     s15, s17, rows\@
+    blt     s15, s17, tiles\@
     li      s25, 1
-rows\@:
+tiles\@:
+    ; The next tile of this core, t = (ti, tj) in row-major order over
+    ; ceil(M1 / 8) x ceil(N1 / 8) tiles; core k of n takes k, k + n, ...
+    sld     s15, [s0 + SCR_T]
+    addi    s16, s6, TILE - 1
+    srli    s16, s16, 3              ; tiles per row
+    divu    s17, s15, s16
+    remu    s18, s15, s16
+    muli    s7, s17, TILE            ; i0
     bge     s7, s4, end\@
+    muli    s8, s18, TILE            ; j0
+    srd     s19, ncores
+    add     s15, s15, s19
+    sst     s15, [s0 + SCR_T]
     sub     s9, s4, s7
     min     s9, s9, s24              ; mt
+    sub     s30, s6, s8
+    min     s30, s30, s24            ; nt
     beqz    s25, nopanel\@
+    sld     s19, [s0 + SCR_PROW]
+    beq     s19, s7, nopanel\@       ; the panel of this tile row is in L1
     ; The row's A panel: mt x K1 fractals, contiguous in GM. Every move of
-    ; the previous row from it has completed (each step waits for its moves).
+    ; the previous tile from it has completed (each step waits for its moves).
+    sst     s7, [s0 + SCR_PROW]
     li      s15, 1
     dmadim  1, s15, s0, s0
     mul     s16, s9, s5
@@ -385,11 +407,6 @@ rows\@:
     dmaldl1 s19, s18, s16, 8
     dmawait 8
 nopanel\@:
-    li      s8, 0
-cols\@:
-    bge     s8, s6, nextrow\@
-    sub     s30, s6, s8
-    min     s30, s30, s24            ; nt
 .if MM_BIAS == 1
     ; The bias of the tile's columns into its half: per column of fractals,
     ; its 16 values in each of 16 rows (a GM stride of 0 repeats them).
@@ -473,13 +490,7 @@ noprev\@:
 .endif
     dmawait 6                        ; its accumulators are in the UB: L0C is free
     xori    s21, s21, 1
-    add     s8, s8, s24
-    j       cols\@
-nextrow\@:
-    srd     s15, ncores
-    muli    s15, s15, TILE
-    add     s7, s7, s15
-    j       rows\@
+    j       tiles\@
 end\@:
     sld     s15, [s0 + SCR_ON]
     beqz    s15, done\@

@@ -8,11 +8,13 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "atomic_file.h"
 #include "compare.h"
 #include "config.h"
 #include "error.h"
+#include "graph.h"
 #include "runner.h"
 #include "sweep.h"
 
@@ -93,6 +95,26 @@ struct CompareArgs {
     unsigned jobs = 0;
     std::string json, csv, plot, against;
 };
+
+struct GraphArgs {
+    std::string spec, config, json;
+    std::vector<std::string> sets, variants;
+    unsigned jobs = 0;
+};
+
+// npusim graph SPEC: every variant's chain of runs (graph.h, docs/fusion.md).
+// The config: --config, else the spec's, else the default; --set on top.
+int cmd_graph(const GraphArgs &a)
+{
+    const GraphSpec spec = load_graph(a.spec);
+    const Config cfg = build_config(a.config.empty() ? spec.config : a.config, a.sets);
+    const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency()));
+    if (!a.json.empty())
+        write_output(a.json, graph_json(g).dump(2) + "\n");
+    if (a.json != "-")
+        std::cout << graph_text(g);
+    return g.passed() ? 0 : 1;
+}
 
 int cmd_compare(const CompareArgs &a)
 {
@@ -191,6 +213,17 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("--against", ca->against, "Also measure every kernel's outputs against reference NAME (e.g. gelu_erf)");
     c->add_option("--plot", ca->plot, "Draw the stall breakdown, one stacked bar per kernel (.png or .svg)");
     cmds.push_back({c, [ca] { return cmd_compare(*ca); }});
+
+    auto ga = std::make_shared<GraphArgs>();
+    auto *g = app.add_subcommand("graph", "Run chains of operators from a YAML spec, each variant side by side "
+                                          "(fused and unfused; docs/fusion.md)");
+    g->add_option("spec", ga->spec, "Graph spec (YAML), e.g. configs/graphs/bert_ffn.yaml")->required();
+    g->add_option("--config", ga->config, "Hardware config YAML (default: the spec's config, else the default)");
+    g->add_option("--set", ga->sets, "Override a config key, KEY=VALUE (repeatable)");
+    g->add_option("--variant", ga->variants, "Run only this variant (repeatable)");
+    g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default: the number of cores; the figures are the same)");
+    g->add_option("--json", ga->json, "Write the result as JSON (- for stdout, instead of the table)");
+    cmds.push_back({g, [ga] { return cmd_graph(*ga); }});
     return cmds;
 }
 

@@ -52,6 +52,9 @@ std::vector<ConfigKey> build_schema()
                             "unified buffer (UB) capacity per core: whole rows of the UB banks (each bank one SRAM "
                             "of equal depth)",
                             core.ub_bytes)),
+        INT_KEY("core.freq_mhz", "1000", 1, 100000, "MHz",
+                "clock of the cores: converts cycles to time (npusim graph's samples/s); changes no cycle count",
+                freq_mhz),
         INT_KEY("issue.width", nullptr, 1, NPU_MAX_ISSUE_WIDTH, "slots",
                 "issue slots W: instructions issued per cycle at most; must equal the number of issue.slots "
                 "(a config file that gives one must leave the two equal; --set overrides are checked after "

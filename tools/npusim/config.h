@@ -24,6 +24,7 @@ struct Config {
     bool memory_l2 = true;       // memory.model: l2 (else the ideal memory: always an L2 hit)
     bool warm_inputs = false;    // memory.warm_inputs: inputs start resident in the L2
     unsigned cores = 1;
+    unsigned freq_mhz = 1000;    // core.freq_mhz: cycles to seconds (npusim graph's samples/s)
     bool timed = true;           // false: functional only (sim.mode: functional)
     std::string source = "default";  // where it came from, for reports
 };

@@ -145,12 +145,12 @@ void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
         ctx.fail(w[0].second, "duplicate @split");
     if (w[1].first == "blocks")
         m.split = Split::blocks;
-    else if (w[1].first == "tile_rows")
-        m.split = Split::tile_rows;
+    else if (w[1].first == "tiles")
+        m.split = Split::tiles;
     else
         ctx.fail(w[1].second, "unknown split '" + w[1].first +
                                   "' (blocks: core k of n takes C0 blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B)); "
-                                  "tile_rows, for @op matmul: core k of n takes C's rows of 8-fractal tiles k, k + n, ...)");
+                                  "tiles, for @op matmul: core k of n takes C's 8 x 8-fractal tiles k, k + n, ... in row-major order)");
 }
 
 }  // namespace
@@ -162,8 +162,8 @@ const char *split_name(Split s)
     switch (s) {
     case Split::blocks:
         return "blocks";
-    case Split::tile_rows:
-        return "tile_rows";
+    case Split::tiles:
+        return "tiles";
     case Split::undeclared:
         break;
     }
@@ -288,15 +288,15 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
         if (!plain)
             throw Error(path + ": @op matmul takes two @input matrices (a, b), perhaps a third @input (the bias, "
                                "one fp32 value per column of C), and one @output");
-        if (m.split != Split::tile_rows)
-            throw Error(path + ": @op matmul needs @split tile_rows");
+        if (m.split != Split::tiles)
+            throw Error(path + ": @op matmul needs @split tiles");
         if (ref->num_inputs != 1)
             throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
                         " inputs; a matmul's reference is its epilogue, a function of one value");
         return m;
     }
-    if (m.split == Split::tile_rows)
-        throw Error(path + ": @split tile_rows is for @op matmul");
+    if (m.split == Split::tiles)
+        throw Error(path + ": @split tiles is for @op matmul");
     if (ref->num_inputs != m.num_inputs())
         throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
                     " inputs, the manifest declares " + std::to_string(m.num_inputs()));

@@ -27,8 +27,8 @@ enum class Split {
     undeclared,  // ad-hoc kernels (tests); every kernel in kernels/ declares one
     blocks,      // the tensor is a flat run of B 32-byte C0 blocks; core k of n
                  // takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B))
-    tile_rows,   // @op matmul: C's rows of tiles (8 fractal rows each); core k of
-                 // n takes tile rows k, k + n, k + 2n, ...
+    tiles,       // @op matmul: C's tiles of up to 8 x 8 fractals, in row-major
+                 // order; core k of n takes tiles k, k + n, k + 2n, ...
 };
 const char *split_name(Split s);
 

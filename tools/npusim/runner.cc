@@ -223,11 +223,13 @@ std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigne
                                   const MatmulShape &mm = MatmulShape())
 {
     std::vector<uint64_t> out;
-    if (split == Split::tile_rows) {  // C's rows of 8-fractal tiles, round robin
-        const uint64_t row_bytes = mm.c.cols1 * NPU_FRACTAL * NPU_FRACTAL * mm.c.esize;
+    if (split == Split::tiles) {  // C's tiles of up to 8 x 8 fractals, row-major, round robin
+        const uint64_t fractal = NPU_FRACTAL * NPU_FRACTAL * mm.c.esize;
         out.assign(ncores, 0);
+        uint64_t t = 0;
         for (uint64_t i = 0; i < mm.c.rows1; i += 8)
-            out[(i / 8) % ncores] += std::min<uint64_t>(8, mm.c.rows1 - i) * row_bytes;
+            for (uint64_t j = 0; j < mm.c.cols1; j += 8)
+                out[t++ % ncores] += std::min<uint64_t>(8, mm.c.rows1 - i) * std::min<uint64_t>(8, mm.c.cols1 - j) * fractal;
         return out;
     }
     if (split != Split::blocks)

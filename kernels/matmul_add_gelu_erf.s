@@ -1,0 +1,23 @@
+; @kernel     matmul_add_gelu_erf
+; @summary    C = GELU(A B + bias), exact GELU (erf form): matmul_add with kernels/gelu_erf.s as the epilogue of each accumulator tile
+; @op         matmul
+; @input      a range=-1,1
+; @input      b range=-1,1
+; @input      bias range=-1,1
+; @output     c
+; @dtypes     fp16 fp32
+; @split      tiles
+; @reference  gelu_erf
+; @tolerance  fp16 ulp=1
+; @tolerance  fp32 ulp=3 zero_sign=any
+; @note       Tolerance: gelu_erf's, around the values GELU takes within the accumulation bound of A B + bias (docs/cube.md).
+; @note       GELU runs in fp32 on the accumulators, as gelu_erf fp32 does; fp16 outputs are rounded once from it.
+;
+; A fused kernel (docs/cube.md, "Epilogues"): the skeleton of lib/matmul.s,
+; then the activation's own kernel, whose ELTWISE_1IN_LINEAR becomes the
+; skeleton with its math as the epilogue. Any activation without parameters
+; can take gelu_erf's place here.
+.equ MM_BIAS, 1
+.equ MATMUL_EPILOGUE, 1
+.include "lib/matmul.s"
+.include "gelu_erf.s"

@@ -1,0 +1,150 @@
+// npusim graph (tools/npusim/graph.h, docs/fusion.md): specs, chains, errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "error.h"
+#include "graph.h"
+#include "runner.h"
+
+using namespace npusim;
+
+namespace {
+
+// A small FFN with shapes that are not multiples of 16: the three forms.
+const char *kSmallFfn = R"(name: small_ffn
+dtype: fp16
+samples: 2
+tensors:
+  x:  {shape: [40, 70], range: [-1, 1]}
+  w1: {shape: [70, 50], range: [-0.2, 0.2]}
+  b1: {shape: [50], range: [-0.1, 0.1]}
+  w2: {shape: [50, 30], range: [-0.2, 0.2]}
+  b2: {shape: [30]}
+variants:
+  unfused:
+    - {kernel: matmul,    inputs: {a: x, b: w1},    output: h}
+    - {kernel: bias_add,  inputs: {x: h, bias: b1}, output: hb}
+    - {kernel: gelu_tanh, inputs: {x: hb},          output: g}
+    - {kernel: matmul,    inputs: {a: g, b: w2},    output: o}
+    - {kernel: bias_add,  inputs: {x: o, bias: b2}, output: y}
+  partial:
+    - {kernel: matmul_add, inputs: {a: x, b: w1, bias: b1}, output: hb}
+    - {kernel: gelu_tanh,  inputs: {x: hb},                 output: g}
+    - {kernel: matmul_add, inputs: {a: g, b: w2, bias: b2}, output: y}
+  fused:
+    - {kernel: matmul_add_gelu, inputs: {a: x, b: w1, bias: b1}, output: g}
+    - {kernel: matmul_add,      inputs: {a: g, b: w2, bias: b2}, output: y}
+)";
+
+std::string error_of(const std::string &text)
+{
+    try {
+        load_graph_text(text, "g.yaml");
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST(Graph, EveryVariantOfAChainPassesAndItsFiguresAreTheSumsOfItsSteps)
+{
+    const GraphSpec spec = load_graph_text(kSmallFfn, "small.yaml");
+    ASSERT_EQ(spec.variants.size(), 3u);
+    const GraphResult g = run_graph(spec, default_config(), {}, 2);
+    ASSERT_EQ(g.variants.size(), 3u);
+    for (const GraphVariantResult &v : g.variants) {
+        EXPECT_TRUE(v.passed) << v.name;
+        uint64_t cycles = 0, dram = 0, accesses = 0;
+        for (const GraphStepResult &s : v.steps) {
+            EXPECT_TRUE(s.passed) << v.name << " " << s.kernel << ": " << s.failure;
+            cycles += s.cycles;
+            dram += s.dram_bytes;
+            accesses += s.l2_accesses;
+        }
+        EXPECT_EQ(v.cycles, cycles) << v.name;
+        EXPECT_EQ(v.dram_bytes, dram) << v.name;
+        EXPECT_EQ(v.l2_accesses, accesses) << v.name;
+        EXPECT_DOUBLE_EQ(v.samples_per_second, 2.0 * 1000e6 / double(v.cycles)) << v.name;
+    }
+    EXPECT_EQ(g.variants[0].steps.size(), 5u);
+    EXPECT_EQ(g.variants[2].steps.size(), 2u);
+    // Fusion keeps the intermediate tensors on chip: fewer DRAM bytes.
+    EXPECT_GT(g.variants[0].dram_bytes, g.variants[1].dram_bytes);
+    EXPECT_GT(g.variants[1].dram_bytes, g.variants[2].dram_bytes);
+    // The JSON has what the acceptance reads.
+    const nlohmann::json j = graph_json(g);
+    ASSERT_EQ(j["variants"].size(), 3u);
+    EXPECT_EQ(j["variants"][2]["name"], "fused");
+    for (const char *k : {"cycles", "dram_bytes", "samples_per_second", "passed", "l2_hit_rate", "cube_busy_cycles",
+                          "vector_busy_cycles", "dma_busy_cycles", "overlap_cycles_at_least", "steps"})
+        EXPECT_TRUE(j["variants"][0].contains(k)) << k;
+    // A variant run alone gives the same figures (threads and order change nothing).
+    const GraphResult one = run_graph(spec, default_config(), {"partial"}, 1);
+    ASSERT_EQ(one.variants.size(), 1u);
+    EXPECT_EQ(one.variants[0].cycles, g.variants[1].cycles);
+    EXPECT_EQ(one.variants[0].dram_bytes, g.variants[1].dram_bytes);
+}
+
+TEST(Graph, AStepReadsTheTensorTheStepBeforeWroteFromTheL2)
+{
+    // bias_add reads h right after matmul wrote it: warmed, its reads hit.
+    const GraphSpec spec = load_graph_text(kSmallFfn, "small.yaml");
+    const GraphResult g = run_graph(spec, default_config(), {"unfused"}, 1);
+    const GraphStepResult &add = g.variants[0].steps[1];
+    EXPECT_EQ(add.kernel, "bias_add");
+    EXPECT_GT(add.l2_hits, 0u);
+    const GraphStepResult &first = g.variants[0].steps[0];
+    EXPECT_EQ(first.l2_hits * 1.0, 0.0);  // x and w1 come from the DRAM
+}
+
+TEST(Graph, BadSpecsAreOneLineErrorsWithTheirPlaceAndKeyPath)
+{
+    const std::string head = "tensors:\n  x: {shape: [4, 8]}\n  w: {shape: [8, 4]}\nvariants:\n  v:\n";
+    EXPECT_EQ(error_of(head + "    - {kernel: matmul, inputs: {a: x, b: nope}, output: y}\n"),
+              "g.yaml:6:42: variants.v[0].inputs.b: no tensor 'nope' (a graph input under tensors, or an earlier "
+              "step's output)");
+    EXPECT_EQ(error_of(head + "    - {kernel: matmul, inputs: {a: x}, output: y}\n"),
+              "g.yaml:6:32: variants.v[0].inputs: kernel 'matmul' needs input 'b' (its inputs: a, b)");
+    EXPECT_EQ(error_of(head + "    - {kernel: matmul, inputs: {a: x, b: w, c: x}, output: y}\n"),
+              "g.yaml:6:45: variants.v[0].inputs.c: kernel 'matmul' has no input 'c' (its inputs: a, b)");
+    EXPECT_EQ(error_of(head + "    - {kernel: matmul, inputs: {a: x, b: w}, output: x}\n"),
+              "g.yaml:6:54: variants.v[0].output: tensor 'x' is already defined (each tensor is written once)");
+    EXPECT_EQ(error_of(head + "    - {kernel: matmul, inputs: {a: x, b: w}, output: y, fused: yes}\n"),
+              "g.yaml:6:57: variants.v[0].fused: unknown key (kernel, inputs, output)");
+    EXPECT_EQ(error_of(head + "    - {kernel: leaky_relu, inputs: {x: x}, output: y}\n"),
+              "g.yaml:6:16: variants.v[0].kernel: kernel 'leaky_relu' has parameters; a graph step runs kernels "
+              "without them");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [4, 8, 2]}\nvariants: {}\n"),
+              "g.yaml:2:14: tensors.x.shape: expected [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
+    EXPECT_EQ(error_of("dtype: bf16\n"), "g.yaml:1:8: dtype: 'bf16' is not fp16 or fp32");
+    EXPECT_EQ(error_of("tensors: {}\nvariant: {}\n"),
+              "g.yaml:2:1: variant: unknown key (name, description, dtype, samples, seed, config, tensors, variants)");
+    // Running: shapes that do not chain are the run's one-line error, with the step's place.
+    const GraphSpec bad = load_graph_text(head + "    - {kernel: matmul, inputs: {a: x, b: x}, output: y}\n", "g.yaml");
+    try {
+        run_graph(bad, default_config(), {}, 1);
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "g.yaml:6:7: variants.v[0]: input 'b': shape (4,8): its rows must be the columns of a (K = 8)");
+    }
+    try {
+        run_graph(bad, default_config(), {"w"}, 1);
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "--variant w: g.yaml has no such variant");
+    }
+}
+
+TEST(Graph, TheShippedSpecsLoad)
+{
+    for (const char *name : {"bert_ffn.yaml", "bert_ffn_gelu_forms.yaml"}) {
+        const GraphSpec g = load_graph(std::string(NPUSIM_SOURCE_ROOT) + "/configs/graphs/" + name);
+        EXPECT_FALSE(g.variants.empty()) << name;
+    }
+}

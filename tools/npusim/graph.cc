@@ -1,0 +1,540 @@
+// npusim graph (graph.h, docs/fusion.md): a chain of kernel runs per variant.
+#include "graph.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "error.h"
+#include "manifest.h"
+#include "report.h"
+#include "runner.h"
+#include "yaml_document.h"
+
+namespace npusim {
+
+namespace {
+
+// ---- the spec -------------------------------------------------------------
+
+struct SpecReader {
+    const std::string &path;
+    std::string where(const YAML::Node &n, const std::string &key) const { return yaml_where(path, n.Mark()) + key + ": "; }
+
+    std::string scalar(const YAML::Node &n, const std::string &key) const
+    {
+        if (!n.IsScalar())
+            throw Error(where(n, key) + "expected a single value");
+        return n.Scalar();
+    }
+    uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
+    {
+        const std::string t = scalar(n, key);
+        char *end = nullptr;
+        errno = 0;
+        const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
+        if (t.empty() || *end || t[0] == '-' || errno == ERANGE || v < lo || v > hi)
+            throw Error(where(n, key) + "'" + t + "' is not a whole number in " + std::to_string(lo) + " .. " +
+                        std::to_string(hi));
+        return v;
+    }
+    double number(const YAML::Node &n, const std::string &key) const
+    {
+        const std::string t = scalar(n, key);
+        char *end = nullptr;
+        const double v = std::strtod(t.c_str(), &end);
+        if (t.empty() || *end || !std::isfinite(v))
+            throw Error(where(n, key) + "'" + t + "' is not a finite number");
+        return v;
+    }
+    // Keys of a mapping, each once and each one of `known`.
+    void keys(const YAML::Node &n, const std::string &key, const std::set<std::string> &known,
+              const std::string &list) const
+    {
+        if (!n.IsMap())
+            throw Error(where(n, key) + "expected a mapping (" + list + ")");
+        std::set<std::string> seen;
+        for (const auto &kv : n) {
+            const std::string k = kv.first.Scalar();
+            const std::string full = key.empty() ? k : key + "." + k;
+            if (!known.empty() && !known.count(k))
+                throw Error(where(kv.first, full) + "unknown key (" + list + ")");
+            if (!seen.insert(k).second)
+                throw Error(where(kv.first, full) + "given twice");
+        }
+    }
+};
+
+GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAML::Node &n)
+{
+    const std::string key = "tensors." + name;
+    rd.keys(n, key, {"shape", "range"}, "shape, range");
+    GraphTensor t;
+    t.name = name;
+    const YAML::Node shape = n["shape"];
+    if (!shape)
+        throw Error(rd.where(n, key) + "needs shape: [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
+    if (!shape.IsSequence() || shape.size() < 1 || shape.size() > 2)
+        throw Error(rd.where(shape, key + ".shape") + "expected [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
+    for (size_t i = 0; i < shape.size(); i++)
+        t.shape.push_back(rd.count(shape[i], key + ".shape[" + std::to_string(i) + "]", 1, 1u << 20));
+    if (const YAML::Node range = n["range"]) {
+        if (!range.IsSequence() || range.size() != 2)
+            throw Error(rd.where(range, key + ".range") + "expected [lo, hi]");
+        t.lo = rd.number(range[0], key + ".range[0]");
+        t.hi = rd.number(range[1], key + ".range[1]");
+        if (!(t.lo < t.hi))
+            throw Error(rd.where(range, key + ".range") + "lo must be below hi");
+    }
+    return t;
+}
+
+// A variant's steps, each checked against its kernel's manifest and the
+// tensors defined so far (each tensor is written once).
+GraphVariant read_variant(const SpecReader &rd, const std::string &name, const YAML::Node &n,
+                          const std::map<std::string, const GraphTensor *> &inputs)
+{
+    const std::string key = "variants." + name;
+    if (!n.IsSequence() || n.size() == 0)
+        throw Error(rd.where(n, key) + "expected a list of steps ({kernel, inputs, output})");
+    GraphVariant v;
+    v.name = name;
+    std::set<std::string> defined;
+    for (const auto &kv : inputs)
+        defined.insert(kv.first);
+    for (size_t i = 0; i < n.size(); i++) {
+        const YAML::Node s = n[i];
+        const std::string sk = key + "[" + std::to_string(i) + "]";
+        rd.keys(s, sk, {"kernel", "inputs", "output"}, "kernel, inputs, output");
+        GraphStep st;
+        st.where = yaml_where(rd.path, s.Mark()) + sk;
+        if (!s["kernel"] || !s["inputs"] || !s["output"])
+            throw Error(rd.where(s, sk) + "a step needs kernel, inputs and output");
+        st.kernel = rd.scalar(s["kernel"], sk + ".kernel");
+        Manifest m;
+        try {
+            m = load_manifest(resolve_kernel(st.kernel));
+        } catch (const Error &e) {
+            throw Error(rd.where(s["kernel"], sk + ".kernel") + e.what());
+        }
+        if (m.tensors.size() != m.num_inputs() + 1)
+            throw Error(rd.where(s["kernel"], sk + ".kernel") + "kernel '" + m.name + "' has " +
+                        std::to_string(m.tensors.size() - m.num_inputs()) + " outputs; a step takes one");
+        if (!m.params.empty())
+            throw Error(rd.where(s["kernel"], sk + ".kernel") + "kernel '" + m.name +
+                        "' has parameters; a graph step runs kernels without them");
+        const YAML::Node in = s["inputs"];
+        std::string names;
+        for (size_t t = 0; t < m.num_inputs(); t++)
+            names += (names.empty() ? "" : ", ") + m.tensors[t].name;
+        rd.keys(in, sk + ".inputs", {}, "the kernel's inputs: " + names);
+        for (const auto &e : in) {
+            const std::string iname = e.first.Scalar();
+            const bool known = std::any_of(m.tensors.begin(), m.tensors.begin() + long(m.num_inputs()),
+                                           [&](const TensorDecl &d) { return d.name == iname; });
+            if (!known)
+                throw Error(rd.where(e.first, sk + ".inputs." + iname) + "kernel '" + m.name + "' has no input '" +
+                            iname + "' (its inputs: " + names + ")");
+            const std::string tensor = rd.scalar(e.second, sk + ".inputs." + iname);
+            if (!defined.count(tensor))
+                throw Error(rd.where(e.second, sk + ".inputs." + iname) + "no tensor '" + tensor +
+                            "' (a graph input under tensors, or an earlier step's output)");
+            st.inputs.emplace_back(iname, tensor);
+        }
+        for (size_t t = 0; t < m.num_inputs(); t++)
+            if (!in[m.tensors[t].name])
+                throw Error(rd.where(in, sk + ".inputs") + "kernel '" + m.name + "' needs input '" + m.tensors[t].name +
+                            "' (its inputs: " + names + ")");
+        st.output = rd.scalar(s["output"], sk + ".output");
+        if (!defined.insert(st.output).second)
+            throw Error(rd.where(s["output"], sk + ".output") + "tensor '" + st.output +
+                        "' is already defined (each tensor is written once)");
+        v.steps.push_back(st);
+    }
+    return v;
+}
+
+}  // namespace
+
+GraphSpec load_graph(const std::string &path)
+{
+    struct stat st;
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !in || !(text << in.rdbuf()))
+        throw Error(path + ": cannot open graph spec");
+    return load_graph_text(text.str(), path);
+}
+
+GraphSpec load_graph_text(const std::string &text, const std::string &path)
+{
+    const YAML::Node root = load_one_yaml_document(text, path, "a graph spec");
+    const SpecReader rd{path};
+    const std::string top = "name, description, dtype, samples, seed, config, tensors, variants";
+    if (!root.IsMap())
+        throw Error(path + ": a graph spec is a mapping (" + top + ")");
+    rd.keys(root, "", {"name", "description", "dtype", "samples", "seed", "config", "tensors", "variants"}, top);
+    GraphSpec g;
+    g.path = path;
+    if (root["name"])
+        g.name = rd.scalar(root["name"], "name");
+    if (root["description"])
+        g.description = rd.scalar(root["description"], "description");
+    if (root["dtype"]) {
+        g.dtype = rd.scalar(root["dtype"], "dtype");
+        if (g.dtype != "fp16" && g.dtype != "fp32")
+            throw Error(rd.where(root["dtype"], "dtype") + "'" + g.dtype + "' is not fp16 or fp32");
+    }
+    if (root["samples"])
+        g.samples = rd.count(root["samples"], "samples", 1, 1u << 30);
+    if (root["seed"])
+        g.seed = rd.count(root["seed"], "seed", 0, UINT64_MAX);
+    if (root["config"]) {
+        g.config = rd.scalar(root["config"], "config");
+        if (!g.config.empty() && g.config[0] != '/') {
+            const size_t slash = path.rfind('/');
+            g.config = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + g.config;
+        }
+        struct stat cs;
+        if (stat(g.config.c_str(), &cs) != 0)
+            throw Error(rd.where(root["config"], "config") + "no such config file '" + g.config + "'");
+    }
+    if (g.name.empty())
+        g.name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+    const YAML::Node tensors = root["tensors"];
+    if (!tensors)
+        throw Error(path + ": tensors: the chain's inputs are needed");
+    rd.keys(tensors, "tensors", {}, "tensor names");
+    for (const auto &kv : tensors)
+        g.tensors.push_back(read_tensor(rd, kv.first.Scalar(), kv.second));
+    std::map<std::string, const GraphTensor *> inputs;
+    for (const GraphTensor &t : g.tensors)
+        inputs[t.name] = &t;
+    const YAML::Node variants = root["variants"];
+    if (!variants)
+        throw Error(path + ": variants: at least one variant is needed");
+    rd.keys(variants, "variants", {}, "variant names");
+    for (const auto &kv : variants)
+        g.variants.push_back(read_variant(rd, kv.first.Scalar(), kv.second, inputs));
+    if (g.variants.empty())
+        throw Error(rd.where(variants, "variants") + "at least one variant is needed");
+    return g;
+}
+
+// ---- running it ------------------------------------------------------------
+
+namespace {
+
+uint64_t splitmix(uint64_t &s)
+{
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// A graph input: 2-D fp16 (a cube operand), 1-D fp32 (a bias).
+NpyArray generate(const GraphTensor &t, uint64_t seed, unsigned index)
+{
+    NpyArray a;
+    a.dtype = t.shape.size() == 2 ? NPU_F16 : NPU_F32;
+    a.shape = t.shape;
+    uint64_t n = 1;
+    for (uint64_t d : t.shape)
+        n *= d;
+    a.data.resize(n * npu_dtype_bytes(a.dtype));
+    uint64_t s = seed * 0x100000001b3ull + index;
+    for (uint64_t i = 0; i < n; i++) {
+        const double u = double(splitmix(s) >> 11) * 0x1p-53;
+        npu_store_lane(a.data.data(), i, a.dtype, t.lo + (t.hi - t.lo) * u);
+    }
+    return a;
+}
+
+// The elements of a, in dtype dt (each rounded once when narrowing).
+NpyArray converted(const NpyArray &a, npu_dtype dt)
+{
+    if (a.dtype == dt)
+        return a;
+    NpyArray b;
+    b.dtype = dt;
+    b.shape = a.shape;
+    const uint64_t n = a.data.size() / npu_dtype_bytes(a.dtype);
+    b.data.resize(n * npu_dtype_bytes(dt));
+    for (uint64_t i = 0; i < n; i++)
+        npu_store_lane(b.data.data(), i, dt, npu_load_lane(a.data.data(), i, a.dtype));
+    return b;
+}
+
+// M x N row-major <-> NCHW (1, N, M, 1): element (i, j) is channel j of row i.
+NpyArray transposed(const NpyArray &a, uint64_t rows, uint64_t cols, std::vector<uint64_t> shape)
+{
+    NpyArray b;
+    b.dtype = a.dtype;
+    b.shape = std::move(shape);
+    const unsigned es = npu_dtype_bytes(a.dtype);
+    b.data.resize(a.data.size());
+    for (uint64_t i = 0; i < rows; i++)
+        for (uint64_t j = 0; j < cols; j++)
+            std::memcpy(b.data.data() + (j * rows + i) * es, a.data.data() + (i * cols + j) * es, es);
+    return b;
+}
+
+std::string failure_of(const RunResult &r)
+{
+    if (!r.traps.empty())
+        return trap_text(r.traps.front());
+    if (r.accuracy.failures)
+        return std::to_string(r.accuracy.failures) + " elements beyond the tolerance";
+    if (r.padding_nonzero)
+        return std::to_string(r.padding_nonzero) + " padding elements not zero";
+    return "not checked";
+}
+
+GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Config &cfg,
+                         std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written)
+{
+    const Manifest m = load_manifest(resolve_kernel(st.kernel));
+    const bool cube = m.op == Op::matmul;
+    const npu_dtype dt = spec.dtype == "fp16" ? NPU_F16 : NPU_F32;
+    RunOptions o;
+    o.kernel = st.kernel;
+    o.dtype = spec.dtype;
+    o.config = cfg;
+    o.seed = spec.seed;
+    uint64_t rows = 0, cols = 0;  // an activation's matrix
+    for (const auto &in : st.inputs) {
+        const NpyArray &v = values.at(in.second);
+        const TensorDecl &d = *std::find_if(m.tensors.begin(), m.tensors.end(),
+                                            [&](const TensorDecl &t) { return t.name == in.first; });
+        const std::string what = st.where + ": input '" + in.first + "' (tensor '" + in.second + "')";
+        if (cube) {
+            o.input_arrays[in.first] = v;  // run_kernel checks dtypes and shapes
+        } else if (d.per_channel) {  // a bias: one value per column, in the run's dtype
+            if (v.shape.size() != 1)
+                throw Error(what + ": a per-channel input is a 1-D tensor");
+            o.input_arrays[in.first] = converted(v, dt);
+        } else {
+            if (v.shape.size() != 2)
+                throw Error(what + ": an activation reads a matrix (2-D)");
+            if (v.dtype != dt)
+                throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
+            rows = v.shape[0];
+            cols = v.shape[1];
+            o.input_arrays[in.first] = transposed(v, rows, cols, {1, cols, rows, 1});
+        }
+        if (just_written.count(in.second) && cfg.memory_l2 && cfg.timed)
+            o.warm_l2.push_back(in.first);
+    }
+    RunResult r;
+    try {
+        r = run_kernel(o);
+    } catch (const Error &e) {
+        throw Error(st.where + ": " + e.what());
+    }
+    const std::string out = m.tensors.back().name;
+    const NpyArray &y = r.tensors.at(out);
+    values[st.output] = cube ? y : transposed(y, cols, rows, {rows, cols});
+    GraphStepResult s;
+    s.kernel = st.kernel;
+    s.output = st.output;
+    s.inputs = st.inputs;
+    s.cycles = r.stats.cycles;
+    s.dram_bytes = r.dram_traffic.kernel_read + r.dram_traffic.kernel_written + r.dram_traffic.end_of_run_bytes;
+    s.l2_accesses = r.has_l2 ? r.l2.accesses : 0;
+    s.l2_hits = r.has_l2 ? r.l2.hits : 0;
+    const npu_timing_config &tc = cfg.timing;
+    for (const npu_core_stats &c : r.core_stats) {
+        s.cube_busy = std::max<uint64_t>(s.cube_busy, c.pipe_busy[NPU_PIPE_CUBE]);
+        for (unsigned u : {unsigned(NPU_UNIT_VALU), unsigned(NPU_UNIT_SFU)})
+            s.vector_busy = std::max(s.vector_busy, double(c.unit_busy[u]) / tc.unit[u].count);
+        s.dma_busy = std::max(s.dma_busy, double(c.dma_bytes_in + c.dma_bytes_out) / tc.dma_bytes_per_cycle);
+    }
+    s.passed = r.passed();
+    if (!s.passed)
+        s.failure = failure_of(r);
+    return s;
+}
+
+}  // namespace
+
+bool GraphResult::passed() const
+{
+    return std::all_of(variants.begin(), variants.end(), [](const GraphVariantResult &v) { return v.passed; });
+}
+
+GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
+                      unsigned jobs)
+{
+    GraphResult g;
+    g.spec = spec;
+    g.config = config;
+    std::vector<const GraphVariant *> todo;
+    for (const std::string &name : only)
+        if (std::none_of(spec.variants.begin(), spec.variants.end(),
+                         [&](const GraphVariant &v) { return v.name == name; }))
+            throw Error("--variant " + name + ": " + spec.path + " has no such variant");
+    for (const GraphVariant &v : spec.variants)
+        if (only.empty() || std::find(only.begin(), only.end(), v.name) != only.end())
+            todo.push_back(&v);
+    std::map<std::string, NpyArray> inputs;
+    for (size_t i = 0; i < spec.tensors.size(); i++)
+        inputs[spec.tensors[i].name] = generate(spec.tensors[i], spec.seed, unsigned(i));
+    g.variants.resize(todo.size());
+    std::vector<std::exception_ptr> errors(todo.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i; (i = next++) < todo.size();) {
+            try {
+                GraphVariantResult &vr = g.variants[i];
+                vr.name = todo[i]->name;
+                std::map<std::string, NpyArray> values = inputs;
+                std::set<std::string> just_written;
+                for (const GraphStep &st : todo[i]->steps) {
+                    GraphStepResult s = run_step(spec, st, config, values, just_written);
+                    just_written = {st.output};
+                    vr.cycles += s.cycles;
+                    vr.dram_bytes += s.dram_bytes;
+                    vr.l2_accesses += s.l2_accesses;
+                    vr.l2_hits += s.l2_hits;
+                    vr.cube_busy += s.cube_busy;
+                    vr.vector_busy += s.vector_busy;
+                    vr.dma_busy += s.dma_busy;
+                    vr.overlap_min += std::max(0.0, double(s.cube_busy) + s.vector_busy + s.dma_busy - double(s.cycles));
+                    vr.passed = vr.passed && s.passed;
+                    vr.steps.push_back(std::move(s));
+                }
+                vr.samples_per_second =
+                    vr.cycles ? double(spec.samples) * double(config.freq_mhz) * 1e6 / double(vr.cycles) : 0.0;
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    };
+    const unsigned n = unsigned(std::min<size_t>(std::max(1u, jobs), todo.size()));
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < n; t++)
+        threads.emplace_back(work);
+    work();
+    for (std::thread &t : threads)
+        t.join();
+    for (const std::exception_ptr &e : errors)
+        if (e)
+            std::rethrow_exception(e);
+    return g;
+}
+
+// ---- reports ---------------------------------------------------------------
+
+namespace {
+
+double rate(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+
+std::string step_text(const GraphStepResult &s)
+{
+    std::string ins;
+    for (const auto &in : s.inputs)
+        ins += (ins.empty() ? "" : ", ") + in.first + "=" + in.second;
+    return s.kernel + "(" + ins + ") -> " + s.output;
+}
+
+}  // namespace
+
+nlohmann::json graph_json(const GraphResult &g)
+{
+    using nlohmann::json;
+    json variants = json::array();
+    for (const GraphVariantResult &v : g.variants) {
+        json steps = json::array();
+        for (const GraphStepResult &s : v.steps) {
+            json in = json::object();
+            for (const auto &i : s.inputs)
+                in[i.first] = i.second;
+            json j = {{"kernel", s.kernel},
+                      {"inputs", in},
+                      {"output", s.output},
+                      {"cycles", s.cycles},
+                      {"dram_bytes", s.dram_bytes},
+                      {"l2_accesses", s.l2_accesses},
+                      {"l2_hits", s.l2_hits},
+                      {"l2_hit_rate", rate(s.l2_hits, s.l2_accesses)},
+                      {"cube_busy_cycles", s.cube_busy},
+                      {"vector_busy_cycles", s.vector_busy},
+                      {"dma_busy_cycles", s.dma_busy},
+                      {"passed", s.passed}};
+            if (!s.passed)
+                j["failure"] = s.failure;
+            steps.push_back(j);
+        }
+        variants.push_back({{"name", v.name},
+                            {"cycles", v.cycles},
+                            {"dram_bytes", v.dram_bytes},
+                            {"l2_accesses", v.l2_accesses},
+                            {"l2_hits", v.l2_hits},
+                            {"l2_hit_rate", rate(v.l2_hits, v.l2_accesses)},
+                            {"cube_busy_cycles", v.cube_busy},
+                            {"vector_busy_cycles", v.vector_busy},
+                            {"dma_busy_cycles", v.dma_busy},
+                            {"overlap_cycles_at_least", v.overlap_min},
+                            {"samples_per_second", v.samples_per_second},
+                            {"passed", v.passed},
+                            {"steps", steps}});
+    }
+    return {{"graph", g.spec.name},
+            {"spec", g.spec.path},
+            {"description", g.spec.description},
+            {"config", g.config.source},
+            {"cores", g.config.cores},
+            {"freq_mhz", g.config.freq_mhz},
+            {"dtype", g.spec.dtype},
+            {"samples", g.spec.samples},
+            {"variants", variants},
+            {"passed", g.passed()}};
+}
+
+std::string graph_text(const GraphResult &g)
+{
+    std::ostringstream os;
+    char buf[512];
+    os << "Graph:       " << g.spec.name << " (" << g.spec.path << ")\n";
+    if (!g.spec.description.empty())
+        os << "             " << g.spec.description << "\n";
+    std::snprintf(buf, sizeof buf, "Config:      %s, %u core%s at %u MHz; %s; %" PRIu64 " sample%s per pass\n",
+                  g.config.source.c_str(), g.config.cores, g.config.cores == 1 ? "" : "s", g.config.freq_mhz,
+                  g.spec.dtype.c_str(), g.spec.samples, g.spec.samples == 1 ? "" : "s");
+    os << buf << "\n";
+    int w = 12;
+    for (const GraphVariantResult &v : g.variants)
+        w = std::max(w, int(v.name.size()));
+    std::snprintf(buf, sizeof buf, "%-*s %12s %12s %14s %8s %12s %12s %12s %12s  %s\n", w, "variant", "cycles",
+                  "samples/s", "DRAM bytes", "L2 hits", "cube busy", "vector busy", "DMA busy", "overlap >=", "result");
+    os << buf;
+    for (const GraphVariantResult &v : g.variants) {
+        std::snprintf(buf, sizeof buf, "%-*s %12" PRIu64 " %12.1f %14" PRIu64 " %8.3f %12" PRIu64 " %12.0f %12.0f %12.0f  %s\n",
+                      w, v.name.c_str(), v.cycles, v.samples_per_second, v.dram_bytes, rate(v.l2_hits, v.l2_accesses),
+                      v.cube_busy, v.vector_busy, v.dma_busy, v.overlap_min, v.passed ? "PASS" : "FAIL");
+        os << buf;
+    }
+    for (const GraphVariantResult &v : g.variants) {
+        os << "\n" << v.name << ":\n";
+        for (const GraphStepResult &s : v.steps) {
+            std::snprintf(buf, sizeof buf, "  %-44s %12" PRIu64 " cycles %14" PRIu64 " DRAM bytes  L2 hits %.3f  %s\n",
+                          step_text(s).c_str(), s.cycles, s.dram_bytes, rate(s.l2_hits, s.l2_accesses),
+                          s.passed ? "PASS" : ("FAIL: " + s.failure).c_str());
+            os << buf;
+        }
+    }
+    return os.str();
+}
+
+}  // namespace npusim
