@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
+
+#include <sys/stat.h>
 
 #include "error.h"
 #include "graph.h"
@@ -146,5 +149,33 @@ TEST(Graph, TheShippedSpecsLoad)
     for (const char *name : {"bert_ffn.yaml", "bert_ffn_gelu_forms.yaml"}) {
         const GraphSpec g = load_graph(std::string(NPUSIM_SOURCE_ROOT) + "/configs/graphs/" + name);
         EXPECT_FALSE(g.variants.empty()) << name;
+    }
+}
+
+TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySide)
+{
+    const std::string dir = ::testing::TempDir() + "/graph_traces";
+    ::mkdir(dir.c_str(), 0755);
+    const GraphSpec spec = load_graph_text(kSmallFfn, "small.yaml");
+    const GraphResult g = run_graph(spec, default_config(), {"fused"}, 1, dir);
+    ASSERT_EQ(g.variants[0].steps.size(), 2u);
+    const std::string path = dir + "/fused.0.matmul_add_gelu.json";
+    EXPECT_EQ(g.variants[0].steps[0].trace, path);
+    std::ifstream f(path);
+    ASSERT_TRUE(f.good()) << path;
+    const nlohmann::json j = nlohmann::json::parse(f);
+    const nlohmann::json &events = j.is_object() ? j["traceEvents"] : j;
+    std::set<std::string> tracks;
+    for (const auto &e : events)
+        if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name")
+            tracks.insert(e["args"]["name"].get<std::string>());
+    EXPECT_TRUE(tracks.count("pipe cube #0")) << path;
+    EXPECT_TRUE(tracks.count("valu #0")) << path;
+    EXPECT_TRUE(tracks.count("sfu #0")) << path;
+    try {
+        run_graph(spec, default_config(), {"fused"}, 1, dir + "/nosuch");
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "--trace-dir " + dir + "/nosuch: not a folder");
     }
 }

@@ -19,12 +19,15 @@
 ; A, B and C are fractal matrices (16 x 16 blocks, row-major blocks and
 ; elements); mm.m1, mm.k1, mm.n1 their fractal counts, shape.h and shape.w
 ; C's rows M and columns N. The bias is N1 x 16 fp32 values (zero past N).
-; A C tile is up to 8 x 8 fractals; core k of n takes tiles k, k + n, ...
-; in row-major order (@split tiles). Its K runs in steps of up to 8
-; fractals. When L1 holds it, a tile row's A panel (up to 8 x K1 fractals)
-; is loaded into L1 when a core's tile is in another row than the last, and
-; its tiles of that row move their A tiles from there; otherwise each step
-; loads its A tile as it loads its B tile.
+; A C tile is up to 8 x 8 fractals. Tiles are visited in groups of G tile
+; rows, column by column within a group, G the A panels (up to 8 x K1
+; fractals each) L1 holds after its first 128 KiB (at most 8); core k of n
+; takes tiles k, k + n, ... of that order (@split tiles). Its K runs in
+; steps of up to 8 fractals. A tile row's A panel is loaded into its slot of
+; L1 the first time a core computes a tile of the row in a group, and its
+; tiles of that row move their A tiles from there; when no panel fits
+; (G = 0, visited as groups of one row) each step loads its A tile as it
+; loads its B tile.
 ;   step s: loads (A and) B of step s + 1 into L1 (the other half), waits
 ;   for its own, moves them into L0A / L0B (the half of step s - 2, once
 ;   that step's mmad is done) and starts the mmad, which accumulates in L0C;
@@ -42,7 +45,7 @@
 ; Tags: 0 / 1 loads of an even / odd step, 2 / 3 its moves, 4 / 5 its mmad,
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel, 9 the bias.
 ; Buffers used: L1 128 KiB (+ the panel), L0A, L0B and L0C 64 KiB, UB 208
-; KiB + 80 bytes. Outside its pipelines the skeleton writes v16 and p6
+; KiB + 152 bytes. Outside its pipelines the skeleton writes v16 and p6
 ; (zeros and the padding's masks): an epilogue's constants live in other
 ; registers.
 
@@ -55,7 +58,7 @@
 .equ UB_C, 0                    ; UB: two fp32 tiles (64 KiB each),
 .equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
-.equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile (80 bytes)
+.equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile, the panels (152 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
@@ -77,14 +80,17 @@
 .equ SCR_ON, UB_SCR + 48        ; 1: there is a previous tile
 .equ SCR_ST, UB_SCR + 56        ; 1: a tile was stored (tag 7 is in use)
 .equ SCR_T, UB_SCR + 64         ; this core's next tile
-.equ SCR_PROW, UB_SCR + 72      ; the first fractal row of the A panel in L1 (-1: none)
+.equ SCR_G, UB_SCR + 72         ; tile rows per group of the visiting order
+.equ SCR_NP, UB_SCR + 80        ; G, A panels in L1 (0: none)
+.equ SCR_PROW, UB_SCR + 88      ; per panel slot: its tile row's first fractal row (-1: none), 8 slots
 
 ; Registers:
 ;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
 ;   s7 i0 (tile's first fractal row)   s8 j0 (first fractal column)
 ;   s9 mt, s30 nt (tile size)          s31 K steps of a tile
 ;   s12 step, s13 its k0, s14 kt   s15 .. s20, s26, s27 scratch
-;   s21 the tile's buffer parity       s24 TILE, s25 A's panel is in L1
+;   s21 the tile's buffer parity       s24 TILE, s25 the L1 address of the
+;   tile row's A panel (0: A is loaded per step)
 ;   the previous tile's epilogue: s23 its fractal rows left, s10 the next
 ;   one's accumulators, s22 its output, s3 the tile's bias, s11 scratch
 
@@ -169,7 +175,7 @@ free\@:
     beqz    s25, ahalf\@
     ; From the panel: mt rows of kt fractals, K1 fractals apart.
     muli    s17, s13, FRACTAL_B
-    addi    s17, s17, PANEL
+    add     s17, s17, s25
     muli    s18, s14, FRACTAL_B
     muli    s26, s5, FRACTAL_B
     mv      s27, s16
@@ -362,27 +368,52 @@ colsok\@:
     srli    s31, s31, 3              ; K steps: ceil(K1 / 8)
     srd     s15, coreid
     sst     s15, [s0 + SCR_T]        ; this core's first tile
-    li      s15, -1
-    sst     s15, [s0 + SCR_PROW]     ; no A panel in L1 yet
-    ; A's panel in L1 when the largest (8 x K1 fractals) fits after 128 KiB.
+    ; G panels of A (8 x K1 fractals each) in L1 after its first 128 KiB,
+    ; at most 8; none when one does not fit (each step then loads its A).
     srd     s15, l1.bytes
     li      s16, PANEL
     sub     s15, s15, s16
     muli    s17, s5, TILE * FRACTAL_B
-    li      s25, 0
-    blt     s15, s17, tiles\@
-    li      s25, 1
+    li      s16, 0
+    blt     s15, s17, nog\@
+    divu    s16, s15, s17
+    min     s16, s16, s24
+nog\@:
+    sst     s16, [s0 + SCR_NP]       ; G, panels in L1
+    li      s15, 1
+    max     s16, s16, s15
+    sst     s16, [s0 + SCR_G]        ; the tile rows of a group: max(G, 1)
+    li      s15, -1
+    li      s16, 0
+clr\@:
+    sst     s15, [s16 + SCR_PROW]    ; no A panel in L1 yet
+    addi    s16, s16, 8
+    li      s17, 64
+    blt     s16, s17, clr\@
 tiles\@:
-    ; The next tile of this core, t = (ti, tj) in row-major order over
-    ; ceil(M1 / 8) x ceil(N1 / 8) tiles; core k of n takes k, k + n, ...
+    ; The next tile of this core. Tiles are visited in groups of G tile
+    ; rows (the panels L1 holds), and within a group column by column, so
+    ; the B tiles of a column are read G times in a row, from the L2 after
+    ; the first; t = (ti, tj) in that order, core k of n takes k, k + n, ...
     sld     s15, [s0 + SCR_T]
     addi    s16, s6, TILE - 1
-    srli    s16, s16, 3              ; tiles per row
-    divu    s17, s15, s16
-    remu    s18, s15, s16
-    muli    s7, s17, TILE            ; i0
-    bge     s7, s4, end\@
-    muli    s8, s18, TILE            ; j0
+    srli    s16, s16, 3              ; T1, tiles per row
+    addi    s17, s4, TILE - 1
+    srli    s17, s17, 3              ; tile rows
+    sld     s18, [s0 + SCR_G]
+    mul     s19, s18, s16            ; tiles of a whole group
+    divu    s20, s15, s19            ; its group
+    remu    s26, s15, s19            ; its place in the group
+    mul     s27, s20, s18            ; the group's first tile row
+    bge     s27, s17, end\@
+    sub     s19, s17, s27
+    min     s19, s19, s18            ; the group's tile rows
+    divu    s20, s26, s19            ; tj
+    remu    s26, s26, s19
+    add     s27, s27, s26            ; ti
+    muli    s7, s27, TILE            ; i0
+    muli    s8, s20, TILE            ; j0
+    bge     s8, s6, end\@            ; past the last tile (of a short last group)
     srd     s19, ncores
     add     s15, s15, s19
     sst     s15, [s0 + SCR_T]
@@ -390,12 +421,20 @@ tiles\@:
     min     s9, s9, s24              ; mt
     sub     s30, s6, s8
     min     s30, s30, s24            ; nt
-    beqz    s25, nopanel\@
-    sld     s19, [s0 + SCR_PROW]
+    li      s25, 0
+    sld     s19, [s0 + SCR_NP]
+    beqz    s19, nopanel\@
+    ; Tile row ti's panel is in slot ti mod G.
+    remu    s26, s27, s19
+    muli    s25, s5, TILE * FRACTAL_B
+    mul     s25, s25, s26
+    addi    s25, s25, PANEL
+    slli    s26, s26, 3
+    sld     s19, [s26 + SCR_PROW]
     beq     s19, s7, nopanel\@       ; the panel of this tile row is in L1
     ; The row's A panel: mt x K1 fractals, contiguous in GM. Every move of
-    ; the previous tile from it has completed (each step waits for its moves).
-    sst     s7, [s0 + SCR_PROW]
+    ; an earlier tile from the slot has completed (each step waits for its moves).
+    sst     s7, [s26 + SCR_PROW]
     li      s15, 1
     dmadim  1, s15, s0, s0
     mul     s16, s9, s5
@@ -403,8 +442,7 @@ tiles\@:
     mul     s18, s7, s5
     muli    s18, s18, FRACTAL_B
     add     s18, s18, s1
-    li      s19, PANEL
-    dmaldl1 s19, s18, s16, 8
+    dmaldl1 s25, s18, s16, 8
     dmawait 8
 nopanel\@:
 .if MM_BIAS == 1

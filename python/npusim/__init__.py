@@ -29,7 +29,7 @@ import numpy as _np
 from . import _npusim
 from ._npusim import Error
 
-__all__ = ["Error", "Result", "cache", "compare", "config_docs", "default_config", "kernels", "run", "sweep"]
+__all__ = ["Error", "Result", "cache", "compare", "config_docs", "default_config", "graph", "kernels", "run", "sweep"]
 
 class Result:
     """One run. Attributes: cycles, passed, stalls (reason -> cycles), l2
@@ -196,6 +196,27 @@ def sweep(spec, jobs=None):
     else:
         points, max_cycles, max_instructions, measure = _npusim.sweep_points(_os.fspath(spec), "", "")
     return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions, measure), points, jobs))
+
+
+def graph(spec, config=None, set=None, variants=None, jobs=None):
+    """Runs a graph spec's variants (a YAML path, or a dict in its structure:
+    see docs/fusion.md) in this process, as `npusim graph` does, and returns
+    one row per variant: name, cycles, dram_bytes, samples_per_second,
+    l2_hit_rate, cube_busy_cycles, vector_busy_cycles, dma_busy_cycles,
+    overlap_cycles_at_least, passed, and steps (a list of dicts, one per
+    kernel run). config: a YAML path or a dict (default: the spec's config);
+    set: {key: value} overrides. variants: names to run (default: all).
+    jobs: variants run at once, in threads (None: one per core; the rows are
+    the same)."""
+    path, text = _config(config, set)[:2]
+    sets = _config(None, set)[2]
+    if isinstance(spec, dict):
+        doc = _npusim.graph("", _json.dumps(spec, indent=1), "graph", path, text, sets, list(variants or []),
+                            jobs or _os.cpu_count() or 1)
+    else:
+        doc = _npusim.graph(_os.fspath(spec), "", "", path, text, sets, list(variants or []),
+                            jobs or _os.cpu_count() or 1)
+    return _rows(_json.loads(doc)["variants"])
 
 
 def _sweep_row(point, max_cycles, max_instructions, measure=False):

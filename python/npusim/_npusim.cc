@@ -21,6 +21,7 @@
 #include "config.h"
 #include "din_replay.h"
 #include "error.h"
+#include "graph.h"
 #include "manifest.h"
 #include "report.h"
 #include "runner.h"
@@ -156,6 +157,19 @@ std::string replay(const std::string &trace, const std::string &config_path, con
     return npusim::din_replay_json(npusim::replay_din(cfg, trace, text)).dump();
 }
 
+// `npusim graph --json`'s document for a spec (a path, or YAML text named
+// `name`). The config: config_path / config_text when given, else the spec's.
+std::string graph(const std::string &path, const std::string &text, const std::string &name,
+                  const std::string &config_path, const std::string &config_text, const std::vector<std::string> &sets,
+                  const std::vector<std::string> &variants, unsigned jobs)
+{
+    const npusim::GraphSpec spec = !path.empty() ? npusim::load_graph(path) : npusim::load_graph_text(text, name);
+    const npusim::Config cfg = make_config(config_path.empty() && config_text.empty() ? spec.config : config_path,
+                                           config_text, "config", sets);
+    py::gil_scoped_release free_python;
+    return npusim::graph_json(npusim::run_graph(spec, cfg, variants, jobs)).dump();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_npusim, m)
@@ -169,6 +183,8 @@ PYBIND11_MODULE(_npusim, m)
     m.def("replay", &replay, py::arg("trace"), py::arg("config_path"), py::arg("config_text"), py::arg("sets"));
     m.def("sweep_points", &sweep_points, py::arg("path"), py::arg("text"), py::arg("name"));
     m.def("compare_rows", &compare_rows);
+    m.def("graph", &graph, py::arg("path"), py::arg("text"), py::arg("name"), py::arg("config_path"),
+          py::arg("config_text"), py::arg("sets"), py::arg("variants"), py::arg("jobs"));
     m.def("config_docs", &npusim::config_docs);
     m.def("default_config_yaml", [] { return npusim::config_to_yaml(npusim::default_config()); });
 }

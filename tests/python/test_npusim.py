@@ -289,6 +289,33 @@ class CompareAndSweep(unittest.TestCase):
             self.assertEqual(g, w)
             self.assertEqual(g["stalls.raw"], result.stalls["raw"])
 
+    def test_graph_is_the_clis_graph(self):
+        spec = {"name": "tiny", "tensors": {"x": {"shape": [20, 33]}, "w": {"shape": [33, 18]}, "b": {"shape": [18]}},
+                "variants": {"unfused": [{"kernel": "matmul", "inputs": {"a": "x", "b": "w"}, "output": "h"},
+                                         {"kernel": "bias_add", "inputs": {"x": "h", "bias": "b"}, "output": "y"}],
+                             "fused": [{"kernel": "matmul_add", "inputs": {"a": "x", "b": "w", "bias": "b"},
+                                        "output": "y"}]}}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "g.yaml")
+            with open(path, "w") as f:
+                json.dump(spec, f)
+            out = os.path.join(d, "g.json")
+            cli("graph", path, "--json", out, "--set", "core.freq_mhz=500")
+            with open(out) as f:
+                want = json.load(f)["variants"]
+            got = self.rows(npusim.graph(path, set={"core.freq_mhz": 500}))
+        self.assertEqual([row["name"] for row in got], ["unfused", "fused"])
+        for g, w in zip(got, want):
+            self.assertEqual(g["cycles"], w["cycles"])
+            self.assertEqual(g["dram_bytes"], w["dram_bytes"])
+            self.assertEqual(g["samples_per_second"], w["samples_per_second"])
+            self.assertTrue(g["passed"])
+        same = self.rows(npusim.graph(spec, variants=["fused"], set={"core.freq_mhz": 500}))
+        self.assertEqual(same[0]["cycles"], want[1]["cycles"])
+        with self.assertRaises(ValueError) as e:
+            npusim.graph({"tensors": {}, "variants": {"v": [{"kernel": "nosuch", "inputs": {}, "output": "y"}]}})
+        self.assertIn("variants.v[0].kernel: unknown kernel 'nosuch'", str(e.exception))
+
     def test_sweep_is_the_clis_sweep(self):
         spec = os.path.join(ROOT, "configs", "sweeps", "tiny.yaml")
         with tempfile.TemporaryDirectory() as d:

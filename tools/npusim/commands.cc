@@ -97,7 +97,7 @@ struct CompareArgs {
 };
 
 struct GraphArgs {
-    std::string spec, config, json;
+    std::string spec, config, json, trace_dir;
     std::vector<std::string> sets, variants;
     unsigned jobs = 0;
 };
@@ -108,7 +108,8 @@ int cmd_graph(const GraphArgs &a)
 {
     const GraphSpec spec = load_graph(a.spec);
     const Config cfg = build_config(a.config.empty() ? spec.config : a.config, a.sets);
-    const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency()));
+    const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency()),
+                                    a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");
     if (a.json != "-")
@@ -223,6 +224,9 @@ std::vector<Command> add_study_commands(CLI::App &app)
     g->add_option("--variant", ga->variants, "Run only this variant (repeatable)");
     g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default: the number of cores; the figures are the same)");
     g->add_option("--json", ga->json, "Write the result as JSON (- for stdout, instead of the table)");
+    g->add_option("--trace-dir", ga->trace_dir,
+                  "Write each step's Perfetto trace into this folder, as VARIANT.I.KERNEL.json (cube pipes and "
+                  "vector units on tracks side by side)");
     cmds.push_back({g, [ga] { return cmd_graph(*ga); }});
     return cmds;
 }

@@ -19,6 +19,7 @@
 #include "manifest.h"
 #include "report.h"
 #include "runner.h"
+#include "trace.h"
 #include "yaml_document.h"
 
 namespace npusim {
@@ -302,7 +303,8 @@ std::string failure_of(const RunResult &r)
 }
 
 GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Config &cfg,
-                         std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written)
+                         std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written,
+                         const std::string &trace)
 {
     const Manifest m = load_manifest(resolve_kernel(st.kernel));
     const bool cube = m.op == Op::matmul;
@@ -336,12 +338,18 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
         if (just_written.count(in.second) && cfg.memory_l2 && cfg.timed)
             o.warm_l2.push_back(in.first);
     }
+    TraceSet traces;
+    if (!trace.empty()) {
+        traces.add(std::make_unique<PerfettoTrace>(trace, TraceWindow{}, kDefaultTraceMaxBytes));
+        o.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
+    }
     RunResult r;
     try {
         r = run_kernel(o);
     } catch (const Error &e) {
         throw Error(st.where + ": " + e.what());
     }
+    traces.close();
     const std::string out = m.tensors.back().name;
     const NpyArray &y = r.tensors.at(out);
     values[st.output] = cube ? y : transposed(y, cols, rows, {rows, cols});
@@ -363,6 +371,7 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     s.passed = r.passed();
     if (!s.passed)
         s.failure = failure_of(r);
+    s.trace = trace;
     return s;
 }
 
@@ -374,8 +383,15 @@ bool GraphResult::passed() const
 }
 
 GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
-                      unsigned jobs)
+                      unsigned jobs, const std::string &trace_dir)
 {
+    if (!trace_dir.empty()) {
+        struct stat st;
+        if (stat(trace_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw Error("--trace-dir " + trace_dir + ": not a folder");
+        if (!config.timed)
+            throw Error("--trace-dir needs timing (sim.mode: timed)");
+    }
     GraphResult g;
     g.spec = spec;
     g.config = config;
@@ -400,8 +416,11 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
                 vr.name = todo[i]->name;
                 std::map<std::string, NpyArray> values = inputs;
                 std::set<std::string> just_written;
-                for (const GraphStep &st : todo[i]->steps) {
-                    GraphStepResult s = run_step(spec, st, config, values, just_written);
+                for (size_t k = 0; k < todo[i]->steps.size(); k++) {
+                    const GraphStep &st = todo[i]->steps[k];
+                    const std::string trace = trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." +
+                                                                           std::to_string(k) + "." + st.kernel + ".json";
+                    GraphStepResult s = run_step(spec, st, config, values, just_written, trace);
                     just_written = {st.output};
                     vr.cycles += s.cycles;
                     vr.dram_bytes += s.dram_bytes;
@@ -474,6 +493,8 @@ nlohmann::json graph_json(const GraphResult &g)
                       {"passed", s.passed}};
             if (!s.passed)
                 j["failure"] = s.failure;
+            if (!s.trace.empty())
+                j["trace"] = s.trace;
             steps.push_back(j);
         }
         variants.push_back({{"name", v.name},

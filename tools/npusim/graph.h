@@ -64,6 +64,7 @@ struct GraphStepResult {
     double dma_busy = 0;            // the busiest core's DMA bytes / dma.bytes_per_cycle
     bool passed = false;
     std::string failure;            // why not, in one line
+    std::string trace;              // its Perfetto trace, when asked for
 };
 
 struct GraphVariantResult {
@@ -84,9 +85,11 @@ struct GraphResult {
     bool passed() const;
 };
 
-// Runs the variants (those named in `only`, or all), `jobs` at once.
+// Runs the variants (those named in `only`, or all), `jobs` at once. With
+// a trace_dir (an existing folder), each step writes its Perfetto trace
+// there as VARIANT.I.KERNEL.json (I its place in the variant, from 0).
 GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
-                      unsigned jobs);
+                      unsigned jobs, const std::string &trace_dir = "");
 
 nlohmann::json graph_json(const GraphResult &g);
 std::string graph_text(const GraphResult &g);

@@ -220,16 +220,24 @@ void pack_per_channel(const npu_layout &layout, const NpyArray &a, uint8_t *dst)
 // Per core, the GM bytes of each output it must write under the kernel's
 // @split (empty when the kernel declares none).
 std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigned ncores,
-                                  const MatmulShape &mm = MatmulShape())
+                                  const MatmulShape &mm = MatmulShape(), uint64_t l1_bytes = 0)
 {
     std::vector<uint64_t> out;
-    if (split == Split::tiles) {  // C's tiles of up to 8 x 8 fractals, row-major, round robin
+    if (split == Split::tiles) {
+        // C's tiles of up to 8 x 8 fractals in the kernel's order (lib/matmul.s):
+        // groups of G tile rows (the A panels L1 holds after 128 KiB, 1 to 8),
+        // column by column within a group; round robin over the cores.
         const uint64_t fractal = NPU_FRACTAL * NPU_FRACTAL * mm.c.esize;
+        const uint64_t panel = 8 * uint64_t(mm.a.cols1) * 512, room = l1_bytes > 131072 ? l1_bytes - 131072 : 0;
+        const uint64_t g = std::max<uint64_t>(1, std::min<uint64_t>(8, panel ? room / panel : 0));
+        const uint64_t rows = (mm.c.rows1 + 7) / 8, cols = (mm.c.cols1 + 7) / 8;
         out.assign(ncores, 0);
         uint64_t t = 0;
-        for (uint64_t i = 0; i < mm.c.rows1; i += 8)
-            for (uint64_t j = 0; j < mm.c.cols1; j += 8)
-                out[t++ % ncores] += std::min<uint64_t>(8, mm.c.rows1 - i) * std::min<uint64_t>(8, mm.c.cols1 - j) * fractal;
+        for (uint64_t r0 = 0; r0 < rows; r0 += g)
+            for (uint64_t tj = 0; tj < cols; tj++)
+                for (uint64_t ti = r0; ti < std::min(rows, r0 + g); ti++)
+                    out[t++ % ncores] += std::min<uint64_t>(8, mm.c.rows1 - 8 * ti) *
+                                         std::min<uint64_t>(8, mm.c.cols1 - 8 * tj) * fractal;
         return out;
     }
     if (split != Split::blocks)
@@ -678,7 +686,7 @@ void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
         throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
                     std::to_string(kTileStep) + " bytes up to the UB's " +
                     std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
-    const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores, r.matmul);
+    const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores, r.matmul, r.config.core.l1_bytes);
     r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,
                                  shares.empty() || r.matmul.on ? 0 : shares[0], opts.tile_max, prog);
 }
@@ -904,7 +912,7 @@ void collect_counts(RunResult &r, Machine &mc, const npu_program &prog, const Ru
     const uint64_t vlenb = r.config.core.vlen_bits / 8;
     const Manifest &m = r.manifest;
     r.output_vectors = (output_bytes(r) + vlenb - 1) / vlenb * (m.tensors.size() - m.num_inputs());
-    r.split_bytes_per_core = split_bytes(m.split, r.layout, unsigned(mc.cores.size()), r.matmul);
+    r.split_bytes_per_core = split_bytes(m.split, r.layout, unsigned(mc.cores.size()), r.matmul, r.config.core.l1_bytes);
 }
 
 // Step 9: every output unpacked to NCHW.
