@@ -69,6 +69,7 @@ const std::vector<Kernel> kKernels = {
     {"swiglu", 2, 17 * 256, 6 * 512},
     {"geglu", 2, 61 * 256, 28 * 512},  // fp16: a read again, merged back (faster on this config)
     {"prelu", 1, 3 * 256, 3 * 512},  // one tensor input (x) and the per-channel alpha, seeded
+    {"bias_add", 1, 256, 512},       // x and the per-channel bias: one add per vector
     {"pau", 1, 29 * 256, 15 * 512},  // fp32: 13 + 2 (y - y, compare: the overflow check)
 };
 
@@ -781,6 +782,20 @@ TEST(LibraryMatmulEpilogue, BiasAndGeluPassOnShapesThatAreNotMultiplesOf16)
                 EXPECT_EQ(r.padding_nonzero, 0u) << what;  // rows past M held f(bias) before they were zeroed
                 ASSERT_EQ(r.tensors.at("bias").shape, (std::vector<uint64_t>{c.n})) << what;
             }
+}
+
+TEST(LibraryMatmulEpilogue, ScheduledAndWrittenOrderGiveTheSameBits)
+{
+    for (const char *dt : {"fp16", "fp32"}) {
+        RunOptions o = options("matmul_add_gelu", dt, {1, 70, 90, 60}, {"system.cores=2"});
+        RunResult on = run_kernel(o);
+        o.schedule = false;
+        RunResult off = run_kernel(o);
+        ASSERT_TRUE(on.passed()) << describe(on);
+        ASSERT_TRUE(off.passed()) << describe(off);
+        EXPECT_EQ(on.tensors.at("c").data, off.tensors.at("c").data) << dt;
+        EXPECT_LT(on.stats.cycles, off.stats.cycles) << dt;
+    }
 }
 
 TEST(LibraryMatmulEpilogue, SmallIntegersGiveTheExactSumWithTheBias)

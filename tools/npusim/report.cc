@@ -562,9 +562,12 @@ std::string report_text(const RunResult &r)
     os << fmt("Kernel:      %s (%s)\n", r.manifest.name.c_str(), r.manifest.path.c_str());
     if (r.matmul.on) {
         const MatmulShape &mm = r.matmul;
-        os << fmt("Matrices:    C %s %" PRIu64 "x%" PRIu64 " = A fp16 %" PRIu64 "x%" PRIu64 " B fp16 %" PRIu64 "x%" PRIu64
-                  ", fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",
-                  dtype_text(r), mm.m, mm.n, mm.m, mm.k, mm.k, mm.n, mm.a.rows1, mm.a.cols1, mm.b.cols1);
+        const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
+        const std::string bias = mm.bias ? fmt(" + bias fp32 %" PRIu64, mm.n) : "";
+        os << fmt("Matrices:    C %s %" PRIu64 "x%" PRIu64 " = %sA fp16 %" PRIu64 "x%" PRIu64 " B fp16 %" PRIu64 "x%" PRIu64
+                  "%s%s, fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",
+                  dtype_text(r), mm.m, mm.n, f.c_str(), mm.m, mm.k, mm.k, mm.n, bias.c_str(), f.empty() ? "" : ")",
+                  mm.a.rows1, mm.a.cols1, mm.b.cols1);
     } else {
         os << fmt("Tensor:      %s NCHW %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", NC1HWC0 %" PRIu64 "x%" PRIu64
                   "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 "\n",
