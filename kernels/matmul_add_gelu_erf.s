@@ -13,11 +13,6 @@
 ; @note       Tolerance: gelu_erf's, around the values GELU takes within the accumulation bound of A B + bias (docs/cube.md).
 ; @note       GELU runs in fp32 on the accumulators, as gelu_erf fp32 does; fp16 outputs are rounded once from it.
 ;
-; A fused kernel (docs/cube.md, "Epilogues"): the skeleton of lib/matmul.s,
-; then the activation's own kernel, whose ELTWISE_1IN_LINEAR becomes the
-; skeleton with its math as the epilogue. Any activation without parameters
-; can take gelu_erf's place here.
-.equ MM_BIAS, 1
-.equ MATMUL_EPILOGUE, 1
-.include "lib/matmul.s"
+; A fused kernel, as matmul_add_gelu.s with gelu_erf as the epilogue.
+.include "lib/matmul_fused.s"
 .include "gelu_erf.s"

@@ -710,38 +710,49 @@ TEST(LibraryMatmul, CyclesDoNotDependOnTheQuantum)
     }
 }
 
-TEST(LibraryMatmul, SmallIntegersGiveTheExactProductInFp32)
+// Products and sums of small integers (and halves) are exact in fp32: C
+// must be A B (+ bias) to the bit, whatever the order of the additions.
+void expect_small_integers_exact(const std::string &kernel, bool bias)
 {
-    // Products and sums of small integers are exact in fp32: C must be A B to
-    // the bit, whatever the order of the additions.
     const uint64_t m = 20, k = 40, n = 24;
-    NpyArray a, b;
+    NpyArray a, b, v;
     a.dtype = b.dtype = NPU_F16;
+    v.dtype = NPU_F32;
     a.shape = {m, k};
     b.shape = {k, n};
+    v.shape = {n};
     a.data.resize(m * k * 2);
     b.data.resize(k * n * 2);
+    v.data.resize(n * 4);
     for (uint64_t i = 0; i < m * k; i++)
         put_bits16(a, i, npu_f64_to_f16(double(int(i % 7) - 3)));
     for (uint64_t i = 0; i < k * n; i++)
         put_bits16(b, i, npu_f64_to_f16(double(int(i % 5) - 2)));
-    RunOptions o = options("matmul", "fp32", {});
+    for (uint64_t j = 0; j < n; j++) {
+        const float x = float(int(j) - 11) * 0.5f;
+        std::memcpy(v.data.data() + 4 * j, &x, 4);
+    }
+    RunOptions o = options(kernel, "fp32", {});
     o.input_arrays["a"] = a;
     o.input_arrays["b"] = b;
+    if (bias)
+        o.input_arrays["bias"] = v;
     RunResult r = run_kernel(o);
     ASSERT_TRUE(r.passed()) << describe(r);
     EXPECT_EQ(r.accuracy.max_ulp, 0.0);
     const NpyArray &c = r.tensors.at("c");
     for (uint64_t i = 0; i < m; i++)
         for (uint64_t j = 0; j < n; j++) {
-            double want = 0;
+            double want = bias ? (double(j) - 11) * 0.5 : 0.0;
             for (uint64_t t = 0; t < k; t++)
                 want += double(int((i * k + t) % 7) - 3) * double(int((t * n + j) % 5) - 2);
             float got;
             std::memcpy(&got, c.data.data() + 4 * (i * n + j), 4);
-            ASSERT_EQ(double(got), want) << i << "," << j;
+            ASSERT_EQ(double(got), want) << kernel << " " << i << "," << j;
         }
 }
+
+TEST(LibraryMatmul, SmallIntegersGiveTheExactProductInFp32) { expect_small_integers_exact("matmul", false); }
 
 TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
 {
@@ -800,41 +811,7 @@ TEST(LibraryMatmulEpilogue, ScheduledAndWrittenOrderGiveTheSameBits)
 
 TEST(LibraryMatmulEpilogue, SmallIntegersGiveTheExactSumWithTheBias)
 {
-    const uint64_t m = 20, k = 40, n = 24;
-    NpyArray a, b, bias;
-    a.dtype = b.dtype = NPU_F16;
-    bias.dtype = NPU_F32;
-    a.shape = {m, k};
-    b.shape = {k, n};
-    bias.shape = {n};
-    a.data.resize(m * k * 2);
-    b.data.resize(k * n * 2);
-    bias.data.resize(n * 4);
-    for (uint64_t i = 0; i < m * k; i++)
-        put_bits16(a, i, npu_f64_to_f16(double(int(i % 7) - 3)));
-    for (uint64_t i = 0; i < k * n; i++)
-        put_bits16(b, i, npu_f64_to_f16(double(int(i % 5) - 2)));
-    for (uint64_t j = 0; j < n; j++) {
-        const float v = float(int(j) - 11) * 0.5f;
-        std::memcpy(bias.data.data() + 4 * j, &v, 4);
-    }
-    RunOptions o = options("matmul_add", "fp32", {});
-    o.input_arrays["a"] = a;
-    o.input_arrays["b"] = b;
-    o.input_arrays["bias"] = bias;
-    RunResult r = run_kernel(o);
-    ASSERT_TRUE(r.passed()) << describe(r);
-    EXPECT_EQ(r.accuracy.max_ulp, 0.0);
-    const NpyArray &c = r.tensors.at("c");
-    for (uint64_t i = 0; i < m; i++)
-        for (uint64_t j = 0; j < n; j++) {
-            double want = (double(j) - 11) * 0.5;
-            for (uint64_t t = 0; t < k; t++)
-                want += double(int((i * k + t) % 7) - 3) * double(int((t * n + j) % 5) - 2);
-            float got;
-            std::memcpy(&got, c.data.data() + 4 * (i * n + j), 4);
-            ASSERT_EQ(double(got), want) << i << "," << j;
-        }
+    expect_small_integers_exact("matmul_add", true);
 }
 
 // A fused kernel in a temporary folder: the skeleton and the activation come
@@ -846,8 +823,8 @@ std::string fused_kernel(const std::string &name, const std::string &reference, 
     write_text(path, "; @kernel " + name + "\n; @summary test\n; @op matmul\n; @input a range=-1,1\n"
                      "; @input b range=-1,1\n; @input bias range=-1,1\n; @output c\n; @dtypes fp16 fp32\n"
                      "; @split tiles\n; @reference " + reference + "\n; @tolerance fp16 " + tolerance +
-                     "\n; @tolerance fp32 " + tolerance + "\n.equ MM_BIAS, 1\n.equ MATMUL_EPILOGUE, 1\n"
-                     ".include \"lib/matmul.s\"\n.include \"" + activation + ".s\"\n");
+                     "\n; @tolerance fp32 " + tolerance + "\n.include \"lib/matmul_fused.s\"\n.include \"" + activation +
+                     ".s\"\n");
     return path;
 }
 

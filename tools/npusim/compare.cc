@@ -4,15 +4,13 @@
 #include <cmath>
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <sstream>
-#include <thread>
 
 #include "error.h"
+#include "parallel.h"
 #include "report.h"
 
 namespace npusim {
@@ -135,31 +133,11 @@ std::vector<nlohmann::json> run_compare(const CompareOptions &opts)
 {
     const size_t n = opts.kernels.size();
     std::vector<nlohmann::json> reports(n);
-    std::vector<std::exception_ptr> errors(n);
-    std::atomic<size_t> next{0};
-    // Each thread takes the next kernel not yet taken; a run touches only its
-    // own objects (runs in threads equal runs alone: tests/embed_threads.c).
-    auto work = [&] {
-        for (size_t i; (i = next++) < n;) {
-            try {
-                RunOptions run = opts.run;
-                run.kernel = opts.kernels[i];
-                reports[i] = report_json(run_kernel(run));
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
-        }
-    };
-    const unsigned jobs = unsigned(std::min<size_t>(opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency()), n));
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < jobs; t++)
-        threads.emplace_back(work);
-    work();
-    for (std::thread &t : threads)
-        t.join();
-    for (const std::exception_ptr &e : errors)
-        if (e)
-            std::rethrow_exception(e);
+    parallel_for(n, opts.jobs, [&](size_t i) {
+        RunOptions run = opts.run;
+        run.kernel = opts.kernels[i];
+        reports[i] = report_json(run_kernel(run));
+    });
     return reports;
 }
 

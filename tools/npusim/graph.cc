@@ -4,19 +4,17 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
-#include <exception>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
+#include "atomic_file.h"
 #include "error.h"
 #include "manifest.h"
+#include "parallel.h"
 #include "report.h"
 #include "runner.h"
 #include "trace.h"
@@ -170,11 +168,9 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
 GraphSpec load_graph(const std::string &path)
 {
     struct stat st;
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !in || !(text << in.rdbuf()))
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         throw Error(path + ": cannot open graph spec");
-    return load_graph_text(text.str(), path);
+    return load_graph_text(read_file(path), path);
 }
 
 GraphSpec load_graph_text(const std::string &text, const std::string &path)
@@ -407,49 +403,31 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
     for (size_t i = 0; i < spec.tensors.size(); i++)
         inputs[spec.tensors[i].name] = generate(spec.tensors[i], spec.seed, unsigned(i));
     g.variants.resize(todo.size());
-    std::vector<std::exception_ptr> errors(todo.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t i; (i = next++) < todo.size();) {
-            try {
-                GraphVariantResult &vr = g.variants[i];
-                vr.name = todo[i]->name;
-                std::map<std::string, NpyArray> values = inputs;
-                std::set<std::string> just_written;
-                for (size_t k = 0; k < todo[i]->steps.size(); k++) {
-                    const GraphStep &st = todo[i]->steps[k];
-                    const std::string trace = trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." +
-                                                                           std::to_string(k) + "." + st.kernel + ".json";
-                    GraphStepResult s = run_step(spec, st, config, values, just_written, trace);
-                    just_written = {st.output};
-                    vr.cycles += s.cycles;
-                    vr.dram_bytes += s.dram_bytes;
-                    vr.l2_accesses += s.l2_accesses;
-                    vr.l2_hits += s.l2_hits;
-                    vr.cube_busy += s.cube_busy;
-                    vr.vector_busy += s.vector_busy;
-                    vr.dma_busy += s.dma_busy;
-                    vr.overlap_min += std::max(0.0, double(s.cube_busy) + s.vector_busy + s.dma_busy - double(s.cycles));
-                    vr.passed = vr.passed && s.passed;
-                    vr.steps.push_back(std::move(s));
-                }
-                vr.samples_per_second =
-                    vr.cycles ? double(spec.samples) * double(config.freq_mhz) * 1e6 / double(vr.cycles) : 0.0;
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
+    parallel_for(todo.size(), jobs, [&](size_t i) {
+        GraphVariantResult &vr = g.variants[i];
+        vr.name = todo[i]->name;
+        std::map<std::string, NpyArray> values = inputs;
+        std::set<std::string> just_written;
+        for (size_t k = 0; k < todo[i]->steps.size(); k++) {
+            const GraphStep &st = todo[i]->steps[k];
+            const std::string trace =
+                trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." + std::to_string(k) + "." + st.kernel + ".json";
+            GraphStepResult s = run_step(spec, st, config, values, just_written, trace);
+            just_written = {st.output};
+            vr.cycles += s.cycles;
+            vr.dram_bytes += s.dram_bytes;
+            vr.l2_accesses += s.l2_accesses;
+            vr.l2_hits += s.l2_hits;
+            vr.cube_busy += s.cube_busy;
+            vr.vector_busy += s.vector_busy;
+            vr.dma_busy += s.dma_busy;
+            vr.overlap_min += std::max(0.0, double(s.cube_busy) + s.vector_busy + s.dma_busy - double(s.cycles));
+            vr.passed = vr.passed && s.passed;
+            vr.steps.push_back(std::move(s));
         }
-    };
-    const unsigned n = unsigned(std::min<size_t>(std::max(1u, jobs), todo.size()));
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < n; t++)
-        threads.emplace_back(work);
-    work();
-    for (std::thread &t : threads)
-        t.join();
-    for (const std::exception_ptr &e : errors)
-        if (e)
-            std::rethrow_exception(e);
+        vr.samples_per_second =
+            vr.cycles ? double(spec.samples) * double(config.freq_mhz) * 1e6 / double(vr.cycles) : 0.0;
+    });
     return g;
 }
 

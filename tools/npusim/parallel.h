@@ -1,0 +1,45 @@
+// Work over indices in threads, for commands that run many simulations at
+// once (compare, graph). A run touches only its own objects, so runs in
+// threads equal runs alone (tests/embed_threads.c).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace npusim {
+
+// Calls work(i) for every i in [0, n), `jobs` at once (0: one per core; the
+// calling thread is one of them), each thread taking the next index not yet
+// taken. The first exception, in index order, is rethrown after all finish.
+template <class Work>
+void parallel_for(size_t n, unsigned jobs, Work work)
+{
+    std::vector<std::exception_ptr> errors(n);
+    std::atomic<size_t> next{0};
+    auto loop = [&] {
+        for (size_t i; (i = next++) < n;) {
+            try {
+                work(i);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    };
+    const unsigned want = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+    const size_t threads = std::min<size_t>(want, n);
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; t++)
+        pool.emplace_back(loop);
+    loop();
+    for (std::thread &t : pool)
+        t.join();
+    for (const std::exception_ptr &e : errors)
+        if (e)
+            std::rethrow_exception(e);
+}
+
+}  // namespace npusim
