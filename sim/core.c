@@ -103,6 +103,8 @@ void npu_core_reset(npu_core *c)
     }
     c->cube_used = 0;
     c->mm_dim[0] = c->mm_dim[1] = c->mm_dim[2] = 1;
+    c->im2_dim[0] = c->im2_dim[1] = c->im2_dim[2] = c->im2_dim[3] = c->im2_dim[4] = 1; /* 1 x 1 map, 1 x 1 kernel, */
+    c->im2_dim[5] = 0;                                                                 /* stride 1, no padding */
 
     c->spr[NPU_SPR_LANES_F16] = c->cfg.vlen_bits / 16;
     c->spr[NPU_SPR_LANES_F32] = c->cfg.vlen_bits / 32;

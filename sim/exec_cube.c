@@ -1,5 +1,5 @@
 /* Semantics of the cube unit's moves and multiply-accumulate (mvla, mvlb,
- * mmdim, mmad, mmadz, mvub; dmaldl1 is a DMA, in exec_mem.c). Layouts and
+ * im2dim, mvlai, mmdim, mmad, mmadz, mvub; dmaldl1 is a DMA, in exec_mem.c). Layouts and
  * rounding: docs/cube.md.
  *
  * Like the DMA, every operation is functional at issue: it has completed
@@ -17,7 +17,8 @@ enum {
     FRACTAL_F16_BYTES = FRACTAL * FRACTAL * 2, /* 512: one fp16 fractal of L0A, L0B or L1 */
     FRACTAL_F32_BYTES = FRACTAL * FRACTAL * 4, /* 1024: one fp32 fractal of L0C */
     MOVE_BLOCK = 32,                         /* mvub moves whole C0 blocks */
-    MM_DIM_MAX = 4096                        /* fractals per mmdim count */
+    MM_DIM_MAX = 4096,                       /* fractals per mmdim count */
+    IM2_MAP_MAX = 65535                      /* rows or columns of an im2dim feature map */
 };
 
 /* One buffer operand: [addr, addr + bytes) inside a buffer of `size` bytes,
@@ -89,6 +90,74 @@ static void move_from_l1(npu_core *c, const npu_insn *in, npu_step_info *info, i
 
 EXEC(MVLA) { move_from_l1(c, in, info, 0); }
 EXEC(MVLB) { move_from_l1(c, in, info, 1); }
+
+/* im2dim: the feature map mvlai reads (H rows, W columns of 32-byte C0
+ * blocks per C1 plane, planes H x W blocks apart in L1) and the kernel that
+ * slides over it (kh x kw taps, stride, zero padding on every side). */
+EXEC(IM2DIM)
+{
+    const uint64_t h = sreg(c, in->rs1), w = sreg(c, in->rs2), packed = sreg(c, in->rs3);
+    const uint64_t kh = packed & 0xff, kw = (packed >> 8) & 0xff, stride = (packed >> 16) & 0xff,
+                   pad = (packed >> 24) & 0xff;
+    if (h < 1 || h > IM2_MAP_MAX || w < 1 || w > IM2_MAP_MAX) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "im2dim: a %llu x %llu feature map is not 1 .. %d on each side",
+                       (unsigned long long)h, (unsigned long long)w, IM2_MAP_MAX);
+        return;
+    }
+    if (kh < 1 || kw < 1 || stride < 1 || packed >> 32) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0,
+                       "im2dim: kernel %llu x %llu, stride %llu (0x%llx): each 1 .. 255, nothing past bit 31",
+                       (unsigned long long)kh, (unsigned long long)kw, (unsigned long long)stride,
+                       (unsigned long long)packed);
+        return;
+    }
+    if (h + 2 * pad < kh || w + 2 * pad < kw) {
+        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "im2dim: a %llu x %llu kernel does not fit the %llu x %llu map padded by %llu",
+                       (unsigned long long)kh, (unsigned long long)kw, (unsigned long long)h, (unsigned long long)w,
+                       (unsigned long long)pad);
+        return;
+    }
+    const uint64_t d[6] = { h, w, kh, kw, stride, pad };
+    memcpy(c->im2_dim, d, sizeof d);
+}
+
+/* mvlai: the m x k fp16 fractals of A = im2col(feature map) into L0A[sa]
+ * (m, k from mmdim). Row p of A is output pixel p (row-major over Ho x Wo),
+ * column 16 q + c0 is channel c0 of tap q = (c1 kh + i) kw + j: input pixel
+ * (oh stride - pad + i, ow stride - pad + j) of C1 plane c1, or zero outside
+ * the map, and rows p >= Ho Wo are zero. Fractal (a, b) of the move holds
+ * rows p0 + 16 a .. + 15 and tap q0 + b (sc = p0 | q0 << 32). */
+EXEC(MVLAI)
+{
+    const uint64_t m = c->mm_dim[0], k = c->mm_dim[1];
+    const uint64_t h = c->im2_dim[0], w = c->im2_dim[1], kh = c->im2_dim[2], kw = c->im2_dim[3],
+                   stride = c->im2_dim[4], pad = c->im2_dim[5];
+    const uint64_t pos = sreg(c, in->rs3), p0 = pos & 0xffffffffu, q0 = pos >> 32;
+    const uint64_t ho = (h + 2 * pad - kh) / stride + 1, wo = (w + 2 * pad - kw) / stride + 1;
+    const uint64_t plane = h * w * MOVE_BLOCK, taps = kh * kw;
+    const cube_range dst = { "L0A", sreg(c, in->rs1), m * k * FRACTAL_F16_BYTES, c->cfg.l0a_bytes,
+                             FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
+    const cube_range src = { "L1", sreg(c, in->rs2), ((q0 + k - 1) / taps + 1) * plane, c->cfg.l1_bytes, MOVE_BLOCK,
+                             NPU_TRAP_CUBE_BOUNDS };
+    if (!range_ok(c, "mvlai", &dst) || !range_ok(c, "mvlai", &src) || !buffers_ok(c, "mvlai"))
+        return;
+    uint8_t *out = c->l0a + dst.addr;
+    const uint8_t *map = c->l1 + src.addr;
+    for (uint64_t a = 0; a < m; a++)
+        for (uint64_t b = 0; b < k; b++) {
+            const uint64_t q = q0 + b, c1 = q / taps, i = q % taps / kw, j = q % kw;
+            for (uint64_t r = 0; r < FRACTAL; r++) {
+                uint8_t *row = out + (a * k + b) * FRACTAL_F16_BYTES + r * MOVE_BLOCK;
+                const uint64_t p = p0 + a * FRACTAL + r;
+                const uint64_t ih = p / wo * stride + i, iw = p % wo * stride + j; /* + pad */
+                if (p >= ho * wo || ih < pad || iw < pad || ih - pad >= h || iw - pad >= w)
+                    memset(row, 0, MOVE_BLOCK);
+                else
+                    memcpy(row, map + c1 * plane + ((ih - pad) * w + (iw - pad)) * MOVE_BLOCK, MOVE_BLOCK);
+            }
+        }
+    issue_pipe(c, in, info, NPU_PIPE_MTE1, dst.bytes, 0);
+}
 
 EXEC(MMDIM)
 {

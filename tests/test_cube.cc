@@ -190,3 +190,91 @@ TEST(CubeExec, BadOperandsTrapWithTheirReasonAndChangeNothing)
 
 // Their timing is docs/timing.md T7a, pinned by TimingSpec.Cube* in
 // tests/test_timing_spec.cc.
+
+namespace {
+
+// The documented im2col (docs/cube.md, "Convolution"): row p, tap q of A
+// from a feature map of `planes` C1 planes, H x W pixels of 16 fp16 each.
+uint16_t im2col_at(const uint8_t *map, unsigned h, unsigned w, unsigned kh, unsigned kw, unsigned stride, unsigned pad,
+                   unsigned p, unsigned q, unsigned c0)
+{
+    const unsigned ho = (h + 2 * pad - kh) / stride + 1, wo = (w + 2 * pad - kw) / stride + 1;
+    if (p >= ho * wo)
+        return 0;
+    const unsigned c1 = q / (kh * kw), i = q % (kh * kw) / kw, j = q % kw;
+    const int ih = int(p / wo * stride + i) - int(pad), iw = int(p % wo * stride + j) - int(pad);
+    if (ih < 0 || iw < 0 || ih >= int(h) || iw >= int(w))
+        return 0;
+    uint16_t v;
+    std::memcpy(&v, map + ((size_t(c1) * h + unsigned(ih)) * w + unsigned(iw)) * 32 + 2 * c0, 2);
+    return v;
+}
+
+// Runs mvlai on a seeded feature map and checks every element of the m x k
+// fractals it writes against im2col_at.
+void expect_im2col(unsigned h, unsigned w, unsigned planes, unsigned kh, unsigned kw, unsigned stride, unsigned pad,
+                   unsigned m, unsigned k, unsigned p0, unsigned q0)
+{
+    const std::string what = std::to_string(h) + "x" + std::to_string(w) + " k" + std::to_string(kh) + "x" +
+                             std::to_string(kw) + " s" + std::to_string(stride) + " p" + std::to_string(pad) + " from (" +
+                             std::to_string(p0) + ", " + std::to_string(q0) + ")";
+    const unsigned packed = kh | kw << 8 | stride << 16 | pad << 24;
+    CubeMachine mc("li s1, " + std::to_string(h) + "\nli s2, " + std::to_string(w) + "\nli s3, " +
+                   std::to_string(packed) + "\nim2dim s1, s2, s3\nli s4, " + std::to_string(m) + "\nli s5, " +
+                   std::to_string(k) + "\nmmdim s4, s5, s4\nli s6, " + std::to_string(q0) + "\nslli s6, s6, 32\naddi s6, s6, " +
+                   std::to_string(p0) + "\nli s7, 1024\nli s8, 4096\nmvlai s8, s7, s6, 0\ndmawait 0\nhalt\n");
+    fill_halves(mc.c.l1 + 1024, size_t(planes) * h * w * 16, 3);
+    std::memset(mc.c.l0a, 0xee, 65536);  // every element written is checked, zeros included
+    ASSERT_EQ(mc.run(), NPU_CORE_HALTED) << what << ": " << mc.c.trap.message;
+    for (unsigned a = 0; a < m; a++)
+        for (unsigned b = 0; b < k; b++)
+            for (unsigned r = 0; r < F; r++)
+                for (unsigned c0 = 0; c0 < F; c0++) {
+                    uint16_t got;
+                    std::memcpy(&got, mc.c.l0a + 4096 + (size_t(a) * k + b) * A_FRACTAL + 2 * (r * F + c0), 2);
+                    ASSERT_EQ(got, im2col_at(mc.c.l1 + 1024, h, w, kh, kw, stride, pad, p0 + a * F + r, q0 + b, c0))
+                        << what << ": fractal (" << a << ", " << b << ") row " << r << " c0 " << c0;
+                }
+    EXPECT_EQ(mc.c.l0a[4096 + m * k * A_FRACTAL], 0xee) << what;  // nothing past the tile
+}
+
+}  // namespace
+
+TEST(CubeExec, Im2colMovesTheTapsOfEachOutputPixel)
+{
+    // 3 x 3, stride 2, padding 1 on 5 x 6 (two C1 planes): 3 x 3 outputs,
+    // one fractal of pixels (rows 9..15 zero), 18 taps.
+    expect_im2col(5, 6, 2, 3, 3, 2, 1, 1, 18, 0, 0);
+    // 3 x 3, stride 1, padding 1 on 8 x 8: 64 pixels; from pixel 16 and tap 4.
+    expect_im2col(8, 8, 1, 3, 3, 1, 1, 2, 3, 16, 4);
+    // 1 x 1, stride 2 on 7 x 9, three planes: a strided copy; the last
+    // fractal of pixels part past Ho x Wo (20 outputs).
+    expect_im2col(7, 9, 3, 1, 1, 2, 0, 2, 3, 0, 0);
+}
+
+TEST(CubeExec, Im2colOperandsOutOfRangeTrapBeforeAnythingMoves)
+{
+    struct Case {
+        std::string src;
+        npu_trap_kind trap;
+        std::string message;
+    };
+    const Case cases[] = {
+        {"li s1, 2\nli s2, 2\nli s3, 0x010505\nim2dim s1, s2, s3\nhalt\n", NPU_TRAP_ILLEGAL,
+         "im2dim: a 5 x 5 kernel does not fit the 2 x 2 map padded by 0"},
+        {"li s1, 2\nli s2, 2\nli s3, 0x0101\nim2dim s1, s2, s3\nhalt\n", NPU_TRAP_ILLEGAL,
+         "im2dim: kernel 1 x 1, stride 0 (0x101): each 1 .. 255, nothing past bit 31"},
+        {"li s1, 0\nli s2, 2\nli s3, 0x010101\nim2dim s1, s2, s3\nhalt\n", NPU_TRAP_ILLEGAL,
+         "im2dim: a 0 x 2 feature map is not 1 .. 65535 on each side"},
+        // 64 x 64 pixels, 3 x 3 taps: tap 9 x 256 is in C1 plane 256, past 1 MiB of L1.
+        {"li s1, 64\nli s2, 64\nli s3, 0x01010303\nim2dim s1, s2, s3\nli s6, 2304\nslli s6, s6, 32\n"
+         "mvlai s0, s0, s6, 0\nhalt\n",
+         NPU_TRAP_CUBE_BOUNDS, "mvlai: 33685504 bytes at L1 0x0 reach outside the 1048576-byte L1"},
+    };
+    for (const Case &t : cases) {
+        CubeMachine mc(t.src);
+        EXPECT_EQ(mc.run(), NPU_CORE_TRAPPED) << t.src;
+        EXPECT_EQ(mc.c.trap.kind, t.trap) << t.src;
+        EXPECT_EQ(std::string(mc.c.trap.message), t.message) << t.src;
+    }
+}

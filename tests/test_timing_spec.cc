@@ -595,6 +595,21 @@ const char *const kTwoMmads = "li s1, 4\nli s2, 4\nli s3, 4\nmmdim s1, s2, s3\n"
                               "mmadz s0, s0, s0, 0\nmmad s0, s0, s0, 1\ndmawait 1\nhalt\n";
 }
 
+TEST(TimingSpec, CubeIm2colMoveTakesMmdimsFractalsThroughMte1)
+{
+    // li@0, 1; mmdim@2 (s2 ready); mvlai@3 (the DMA issue port) enters MTE1 at
+    // 4 with m k = 2 x 4 fractals, 4096 bytes: busy 8, done 4 + 8 + 4 = 16;
+    // dmawait@16, halt@17, cycles 18.
+    // slots: c0 3 unit_busy; c1 3 raw; c2 3 unit_busy; c3 3 + 12 x 4 = 51
+    // dma_wait; c16 3 unit_busy; c17 3 drain.
+    SpecRun r("li s1, 2\nli s2, 4\nmmdim s1, s2, s1\nmvlai s0, s0, s0, 0\ndmawait 0\nhalt\n", spec_defaults());
+    expect_core(r.stats(), r.width, 18, 6, 6, {{DMA_WAIT, 12}},
+                {{NPU_UNIT_BUSY, 9}, {RAW, 3}, {DMA_WAIT, 51}, {DRAIN, 3}});
+    EXPECT_EQ(r.stats().pipe_ops[NPU_PIPE_MTE1], 1u);
+    EXPECT_EQ(r.stats().pipe_busy[NPU_PIPE_MTE1], 8u);
+    EXPECT_EQ(r.stats().pipe_bytes[NPU_PIPE_MTE1], 4096u);
+}
+
 TEST(TimingSpec, CubeRunsMmadsBackToBackAtOneFractalProductPerCycle)
 {
     // li@0, 1, 2 (the scalar unit); mmdim@3 (s3 ready); mmadz@4 and mmad@5 (the

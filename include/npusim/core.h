@@ -151,6 +151,7 @@ typedef struct npu_core {
     uint8_t *l1, *l0a, *l0b, *l0c; /* the cube's buffers: NULL until used (npu_core_cube_buffers)
                                       or when their size is 0 */
     uint64_t mm_dim[3];            /* mmdim: m, k, n in 16-element fractals */
+    uint64_t im2_dim[6];           /* im2dim: H, W, kh, kw, stride, pad of mvlai's feature map */
     int cube_used;                 /* the cube's buffers exist (zeroed at their creation) */
     npu_core_state state;
     npu_trap trap;
