@@ -125,6 +125,8 @@ TEST(Graph, BadSpecsAreOneLineErrorsWithTheirPlaceAndKeyPath)
     EXPECT_EQ(error_of("tensors:\n  x: {shape: [4, 8, 2]}\nvariants: {}\n"),
               "g.yaml:2:14: tensors.x.shape: expected [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
     EXPECT_EQ(error_of("dtype: bf16\n"), "g.yaml:1:8: dtype: 'bf16' is not fp16 or fp32");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1048576, 1048576]}\nvariants: {}\n"),
+              "g.yaml:2:14: tensors.x.shape: 1099511627776 elements; a graph tensor has at most 268435456");
     EXPECT_EQ(error_of("tensors: {}\nvariant: {}\n"),
               "g.yaml:2:1: variant: unknown key (name, description, dtype, samples, seed, config, tensors, variants)");
     // Running: shapes that do not chain are the run's one-line error, with the step's place.

@@ -19,7 +19,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
         -Dc_args=-fsanitize=fuzzer-no-link -Dcpp_args=-fsanitize=fuzzer-no-link
 fi
 meson configure "$BUILD" -Dfuzz_seconds="$SECONDS_EACH"
-ninja -C "$BUILD" fuzz/fuzz_asm fuzz/fuzz_binary fuzz/fuzz_config fuzz/fuzz_sweep fuzz/fuzz_npy fuzz/fuzz_din fuzz/fuzz_exec
+ninja -C "$BUILD" fuzz/fuzz_asm fuzz/fuzz_binary fuzz/fuzz_config fuzz/fuzz_sweep fuzz/fuzz_graph fuzz/fuzz_npy fuzz/fuzz_din fuzz/fuzz_exec
 
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

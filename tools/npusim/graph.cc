@@ -26,6 +26,10 @@ namespace {
 
 // ---- the spec -------------------------------------------------------------
 
+// A generated tensor is made in host memory before any run: 2^28 elements
+// (512 MiB of fp16) bounds it, far past what a run simulates in minutes.
+constexpr uint64_t kMaxGraphTensorElements = uint64_t(1) << 28;
+
 struct SpecReader {
     const std::string &path;
     std::string where(const YAML::Node &n, const std::string &key) const { return yaml_where(path, n.Mark()) + key + ": "; }
@@ -85,8 +89,14 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
         throw Error(rd.where(n, key) + "needs shape: [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
     if (!shape.IsSequence() || shape.size() < 1 || shape.size() > 2)
         throw Error(rd.where(shape, key + ".shape") + "expected [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
-    for (size_t i = 0; i < shape.size(); i++)
+    uint64_t elements = 1;
+    for (size_t i = 0; i < shape.size(); i++) {
         t.shape.push_back(rd.count(shape[i], key + ".shape[" + std::to_string(i) + "]", 1, 1u << 20));
+        elements *= t.shape.back();
+    }
+    if (elements > kMaxGraphTensorElements)
+        throw Error(rd.where(shape, key + ".shape") + std::to_string(elements) + " elements; a graph tensor has at most " +
+                    std::to_string(kMaxGraphTensorElements));
     if (const YAML::Node range = n["range"]) {
         if (!range.IsSequence() || range.size() != 2)
             throw Error(rd.where(range, key + ".range") + "expected [lo, hi]");
