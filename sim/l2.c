@@ -280,6 +280,21 @@ static unsigned choose_victim(npu_l2 *l2, uint64_t set)
     }
 }
 
+/* The set of a line number: its low bits, or (index_xor) every set-index-
+ * wide piece of it XOR-ed together, so that strides of a power of two
+ * spread over the sets instead of landing on a few. */
+static uint64_t set_of(const npu_l2 *l2, uint64_t line)
+{
+    const uint64_t mask = l2->sets - 1;
+    if (!l2->cfg.index_xor || l2->sets == 1)
+        return line & mask;
+    const unsigned bits = (unsigned)__builtin_ctzll(l2->sets);
+    uint64_t set = 0;
+    for (; line; line >>= bits)
+        set ^= line & mask;
+    return set;
+}
+
 static int find_way(const npu_l2 *l2, uint64_t set, uint64_t line)
 {
     const npu_l2_line *ln = &l2->lines[set * l2->cfg.ways];
@@ -292,7 +307,7 @@ static int find_way(const npu_l2 *l2, uint64_t set, uint64_t line)
 int npu_l2_contains(const npu_l2 *l2, uint64_t addr)
 {
     uint64_t line = addr >> l2->line_shift;
-    return find_way(l2, line & (l2->sets - 1), line) >= 0;
+    return find_way(l2, set_of(l2, line), line) >= 0;
 }
 
 /* ---- MSHRs and banks ---------------------------------------------------- */
@@ -429,7 +444,7 @@ uint64_t npu_l2_access(npu_l2 *l2, uint64_t now, uint64_t addr, unsigned bytes, 
     npu_l2_result r = { 0 };
     bytes = clip_to_line(l2, addr, bytes, &r);
     uint64_t line = addr >> l2->line_shift;
-    uint64_t set = line & (l2->sets - 1);
+    uint64_t set = set_of(l2, line);
     r.start = bank_acquire(l2, now, line);
     r.bank_wait = r.start - now;
     l2->stats.bank_conflict_cycles += r.bank_wait;
@@ -500,7 +515,7 @@ void npu_l2_warm(npu_l2 *l2, uint64_t addr, uint64_t bytes, unsigned core, unsig
     if (last - first >= nlines)
         first = last - nlines + 1;
     for (uint64_t line = first;; line++) {
-        uint64_t set = line & (l2->sets - 1);
+        uint64_t set = set_of(l2, line);
         int way = find_way(l2, set, line);
         if (way < 0)
             way = (int)choose_victim(l2, set);

@@ -688,3 +688,21 @@ TEST(L2, DefaultConfigIsValid)
     EXPECT_EQ(npu_l2_access(&l2, 0, 0, 4, 0, 0, 0, nullptr), 20u);  // ideal next level
     npu_l2_fini(&l2);
 }
+
+TEST(L2, AnXorIndexSpreadsAPowerOfTwoStrideOverTheSets)
+{
+    // Lines 0, 4, 8, 12, 16 (a stride of the 4 sets): modulo puts all five in
+    // set 0, whose 4 ways LRU cycles through, so every access misses; XOR
+    // folding (set = l & 3 ^ l >> 2 & 3 ^ l >> 4 & 3) gives sets 0, 1, 2, 3, 1:
+    // the second round hits every line.
+    for (int xor_index : {0, 1}) {
+        npu_l2_config cfg = small_config();
+        cfg.index_xor = xor_index;
+        Cache c(cfg);
+        for (int round = 0; round < 2; round++)
+            for (unsigned line : {0u, 4u, 8u, 12u, 16u})
+                c.access(uint64_t(line) * kLine);
+        EXPECT_EQ(c.stats().hits, xor_index ? 5u : 0u) << "index_xor " << xor_index;
+        EXPECT_EQ(c.stats().conflict, xor_index ? 0u : 5u) << "index_xor " << xor_index;
+    }
+}

@@ -96,6 +96,8 @@ typedef struct npu_l2_config {
     unsigned banks;          /* 1 .. NPU_L2_MAX_BANKS, interleaved by line number */
     unsigned bank_interval;  /* cycles a bank is busy per access (1: one access per cycle) */
     int classify_misses;     /* 1: keep the shadow models for compulsory/capacity/conflict */
+    int index_xor;           /* 0: set = line number mod sets; 1: the line number's bits XOR-folded
+                                in set-index-wide pieces (set = l0 ^ l1 ^ l2 ...), as hashed L2s do */
 } npu_l2_config;
 
 /* 2 MiB, 16 ways, 128-byte lines, LRU, write-back + write-allocate, 20-cycle

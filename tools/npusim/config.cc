@@ -140,6 +140,11 @@ std::vector<ConfigKey> build_schema()
                   [](Config &c, int64_t v) { c.l2.replacement = npu_l2_replacement(v); },
                   [](const Config &c) { return int64_t(c.l2.replacement); }, false, ""},
         INT_KEY("l2.seed", nullptr, 0, INT64_MAX, "", "seed of random replacement", l2.seed),
+        ConfigKey{"l2.index", KeyType::Enum, "modulo", 0, 0, "modulo|xor", "",
+                  "a line's set: its line number modulo the sets, or every set-index-wide piece of the line number "
+                  "XOR-ed together (hashed, as real L2s index: power-of-two strides spread over the sets)",
+                  [](Config &c, int64_t v) { c.l2.index_xor = int(v); },
+                  [](const Config &c) { return int64_t(c.l2.index_xor); }, false, ""},
         ConfigKey{"l2.write_policy", KeyType::Enum, "write_back", 0, 0, "write_back|write_through", "",
                   "write_back: stores dirty lines, victims are written back; write_through: every store goes to DRAM",
                   [](Config &c, int64_t v) { c.l2.write_policy = npu_l2_write_policy(v); },
