@@ -134,11 +134,13 @@ EXEC(MVLAI)
                    stride = c->im2_dim[4], pad = c->im2_dim[5];
     const uint64_t pos = sreg(c, in->rs3), p0 = pos & 0xffffffffu, q0 = pos >> 32;
     const uint64_t ho = (h + 2 * pad - kh) / stride + 1, wo = (w + 2 * pad - kw) / stride + 1;
-    const uint64_t plane = h * w * MOVE_BLOCK, taps = kh * kw;
+    const uint64_t plane = h * w * MOVE_BLOCK, taps = kh * kw, planes = (q0 + k - 1) / taps + 1;
     const cube_range dst = { "L0A", sreg(c, in->rs1), m * k * FRACTAL_F16_BYTES, c->cfg.l0a_bytes,
                              FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
-    const cube_range src = { "L1", sreg(c, in->rs2), ((q0 + k - 1) / taps + 1) * plane, c->cfg.l1_bytes, MOVE_BLOCK,
-                             NPU_TRAP_CUBE_BOUNDS };
+    /* The planes read up to tap q0 + k - 1 (q0 < 2^32; saturated where the
+     * product would wrap, so a huge q0 traps instead of passing the check). */
+    const cube_range src = { "L1", sreg(c, in->rs2), planes > UINT64_MAX / plane ? UINT64_MAX : planes * plane,
+                             c->cfg.l1_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
     if (!range_ok(c, "mvlai", &dst) || !range_ok(c, "mvlai", &src) || !buffers_ok(c, "mvlai"))
         return;
     uint8_t *out = c->l0a + dst.addr;

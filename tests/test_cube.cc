@@ -270,6 +270,10 @@ TEST(CubeExec, Im2colOperandsOutOfRangeTrapBeforeAnythingMoves)
         {"li s1, 64\nli s2, 64\nli s3, 0x01010303\nim2dim s1, s2, s3\nli s6, 2304\nslli s6, s6, 32\n"
          "mvlai s0, s0, s6, 0\nhalt\n",
          NPU_TRAP_CUBE_BOUNDS, "mvlai: 33685504 bytes at L1 0x0 reach outside the 1048576-byte L1"},
+        // A 65535 x 65535 map from tap 2^32 - 1: the planes' bytes would wrap 64 bits; they saturate.
+        {"li s1, 65535\nli s3, 0x01010101\nim2dim s1, s1, s3\nli s6, -1\nslli s6, s6, 32\n"
+         "mvlai s0, s0, s6, 0\nhalt\n",
+         NPU_TRAP_CUBE_BOUNDS, "mvlai: 18446744073709551615 bytes at L1 0x0 reach outside the 1048576-byte L1"},
     };
     for (const Case &t : cases) {
         CubeMachine mc(t.src);

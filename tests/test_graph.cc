@@ -102,7 +102,7 @@ TEST(Graph, AStepReadsTheTensorTheStepBeforeWroteFromTheL2)
     EXPECT_EQ(add.kernel, "bias_add");
     EXPECT_GT(add.l2_hits, 0u);
     const GraphStepResult &first = g.variants[0].steps[0];
-    EXPECT_EQ(first.l2_hits * 1.0, 0.0);  // x and w1 come from the DRAM
+    EXPECT_EQ(first.l2_hits, 0u);  // x and w1 come from the DRAM
 }
 
 TEST(Graph, BadSpecsAreOneLineErrorsWithTheirPlaceAndKeyPath)

@@ -208,14 +208,12 @@ def graph(spec, config=None, set=None, variants=None, jobs=None):
     set: {key: value} overrides. variants: names to run (default: all).
     jobs: variants run at once, in threads (None: one per core; the rows are
     the same)."""
-    path, text = _config(config, set)[:2]
-    sets = _config(None, set)[2]
+    path, text, sets = _config(config, set)
     if isinstance(spec, dict):
         doc = _npusim.graph("", _json.dumps(spec, indent=1), "graph", path, text, sets, list(variants or []),
-                            jobs or _os.cpu_count() or 1)
+                            jobs or 0)
     else:
-        doc = _npusim.graph(_os.fspath(spec), "", "", path, text, sets, list(variants or []),
-                            jobs or _os.cpu_count() or 1)
+        doc = _npusim.graph(_os.fspath(spec), "", "", path, text, sets, list(variants or []), jobs or 0)
     return _rows(_json.loads(doc)["variants"])
 
 

@@ -85,6 +85,22 @@ void bound_compute(const RunResult &r, const std::vector<npu_core_stats> &cores,
     }
 }
 
+// The least time a read that fills its line holds an MSHR: dram.latency
+// plus the line's channel time (its first interleave piece).
+double fill_min_cycles(const Config &cfg)
+{
+    const npu_dram_config &dc = cfg.dram;
+    const uint64_t piece = std::min<uint64_t>(cfg.l2.line_bytes, dc.interleave_bytes);
+    return double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
+}
+
+// The L2 banks' term for `accesses`: every booking ends by cycles + the tail.
+double l2_bank_cycles(const npu_l2_config &l2, double accesses)
+{
+    const double tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
+    return std::max(0.0, accesses * l2.bank_interval / double(l2.banks) - tail);
+}
+
 // Memory: every bandwidth on the path, the tightest binding.
 void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, Bound &b)
 {
@@ -106,10 +122,9 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     m.shared = true;
     m.l2_accesses = r.l2.accesses;
     m.l2_bank_tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
-    m.l2_bank_cycles = std::max(0.0, double(m.l2_accesses) * l2.bank_interval / double(l2.banks) - m.l2_bank_tail);
+    m.l2_bank_cycles = l2_bank_cycles(l2, double(m.l2_accesses));
     m.l2_read_fills = r.l2.read_misses - std::min(r.l2.read_misses, r.l2.mshr_merges);
-    const uint64_t piece = std::min<uint64_t>(l2.line_bytes, dc.interleave_bytes);
-    m.l2_fill_min_cycles = double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
+    m.l2_fill_min_cycles = fill_min_cycles(r.config);
     m.l2_mshr_cycles = double(m.l2_read_fills) * m.l2_fill_min_cycles / double(l2.mshrs);
     const double window = double(r.config.timing.dma_outstanding);
     for (size_t k = 0; k < cores.size() && k < NPU_L2_MAX_CORES; k++) {
@@ -155,9 +170,10 @@ void bound_roofline(const RunResult &r, Roofline &f)
 {
     const MatmulShape &mm = r.matmul;
     f.on = true;
-    for (size_t i = 0; i + 1 < r.manifest.tensors.size(); i++) {
-        const TensorDecl &t = r.manifest.tensors[i];
-        const uint64_t bytes = i < 2 ? npu_matrix_layout_bytes(i == 0 ? &mm.a : &mm.b) : mm.bias_bytes();
+    for (const TensorDecl &t : r.manifest.tensors) {
+        if (!t.is_input)
+            continue;
+        const uint64_t bytes = placed_bytes(r, t);
         f.read_bytes += bytes;
         if (std::find(r.warm_l2_tensors.begin(), r.warm_l2_tensors.end(), t.name) != r.warm_l2_tensors.end())
             f.warmed_bytes += bytes;
@@ -177,11 +193,9 @@ void bound_roofline(const RunResult &r, Roofline &f)
         const double line = double(l2.line_bytes);
         const double requests = bytes / line;
         const double fills = double(f.read_bytes - f.warmed_bytes) / line;
-        const uint64_t piece = std::min<uint64_t>(l2.line_bytes, dc.interleave_bytes);
-        const double fill_min = double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
+        const double fill_min = fill_min_cycles(r.config);
         f.dma_window_cycles = (requests * l2.hit_latency + fills * fill_min) / double(tc.dma_outstanding) / cores;
-        const double tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
-        f.l2_bank_cycles = std::max(0.0, requests * l2.bank_interval / double(l2.banks) - tail);
+        f.l2_bank_cycles = l2_bank_cycles(l2, requests);
         f.l2_mshr_cycles = fills * fill_min / double(l2.mshrs);
         f.dram_cycles = double(f.read_bytes - f.warmed_bytes) / (double(dc.channels) * double(dc.bytes_per_cycle));
         for (const auto &term : {std::make_pair(f.dma_window_cycles, "dma window"),

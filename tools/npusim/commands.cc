@@ -8,7 +8,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "atomic_file.h"
 #include "compare.h"
@@ -108,8 +107,7 @@ int cmd_graph(const GraphArgs &a)
 {
     const GraphSpec spec = load_graph(a.spec);
     const Config cfg = build_config(a.config.empty() ? spec.config : a.config, a.sets);
-    const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency()),
-                                    a.trace_dir);
+    const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");
     if (a.json != "-")

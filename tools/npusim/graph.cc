@@ -242,14 +242,6 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
 
 namespace {
 
-uint64_t splitmix(uint64_t &s)
-{
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 // A graph input: 2-D fp16 (a cube operand), 1-D fp32 (a bias).
 NpyArray generate(const GraphTensor &t, uint64_t seed, unsigned index)
 {
@@ -260,11 +252,9 @@ NpyArray generate(const GraphTensor &t, uint64_t seed, unsigned index)
     for (uint64_t d : t.shape)
         n *= d;
     a.data.resize(n * npu_dtype_bytes(a.dtype));
-    uint64_t s = seed * 0x100000001b3ull + index;
-    for (uint64_t i = 0; i < n; i++) {
-        const double u = double(splitmix(s) >> 11) * 0x1p-53;
-        npu_store_lane(a.data.data(), i, a.dtype, t.lo + (t.hi - t.lo) * u);
-    }
+    Rng rng{seed * 0x100000001b3ull + index};  // as the runner seeds a generated input
+    for (uint64_t i = 0; i < n; i++)
+        npu_store_lane(a.data.data(), i, a.dtype, rng.uniform(t.lo, t.hi));
     return a;
 }
 

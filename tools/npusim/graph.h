@@ -85,9 +85,10 @@ struct GraphResult {
     bool passed() const;
 };
 
-// Runs the variants (those named in `only`, or all), `jobs` at once. With
-// a trace_dir (an existing folder), each step writes its Perfetto trace
-// there as VARIANT.I.KERNEL.json (I its place in the variant, from 0).
+// Runs the variants (those named in `only`, or all), `jobs` at once (0: one
+// per core). With a trace_dir (an existing folder), each step writes its
+// Perfetto trace there as VARIANT.I.KERNEL.json (I its place in the
+// variant, from 0).
 GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
                       unsigned jobs, const std::string &trace_dir = "");
 

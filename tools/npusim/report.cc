@@ -460,13 +460,14 @@ nlohmann::json report_json(const RunResult &r)
         if (uses_cube(s)) {
             json pipes = json::object();
             for (unsigned p = 0; p < NPU_NUM_PIPES; p++) {
-                pipes[npu_pipe_name(npu_pipe(p))] = {{"operations", s.pipe_ops[p]},
-                                        {"busy_cycles", s.pipe_busy[p]},
-                                        {"utilisation", ratio(double(s.pipe_busy[p]), double(d.core_cycles))}};
+                json &pipe = pipes[npu_pipe_name(npu_pipe(p))];
+                pipe = {{"operations", s.pipe_ops[p]},
+                        {"busy_cycles", s.pipe_busy[p]},
+                        {"utilisation", ratio(double(s.pipe_busy[p]), double(d.core_cycles))}};
                 if (p == NPU_PIPE_CUBE)
-                    pipes[npu_pipe_name(npu_pipe(p))]["fractal_products"] = s.cube_fractals;
+                    pipe["fractal_products"] = s.cube_fractals;
                 else
-                    pipes[npu_pipe_name(npu_pipe(p))]["bytes"] = s.pipe_bytes[p];
+                    pipe["bytes"] = s.pipe_bytes[p];
             }
             j["pipes"] = pipes;
         }

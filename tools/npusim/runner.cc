@@ -73,18 +73,6 @@ namespace {
 
 // splitmix64: a tiny, well-mixed generator; seeds must give the same inputs
 // on every machine, so no std:: distributions (their output is unspecified).
-struct Rng {
-    uint64_t s;
-    uint64_t next()
-    {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    double uniform(double lo, double hi) { return lo + (hi - lo) * double(next() >> 11) * 0x1p-53; }
-};
-
 constexpr uint64_t kGmAlign = 4096;  // tensors start on page boundaries in GM
 constexpr size_t kMaxFailedShown = 8;
 
@@ -185,8 +173,8 @@ uint64_t tensor_bytes(const TensorDecl &t, const npu_layout &layout)
     return t.per_channel ? layout.c1 * 32 : npu_layout_bytes(&layout);
 }
 
-// @op matmul: the fractal layout of manifest tensor i (a, b, then c), or
-// null for the bias.
+}  // namespace
+
 const npu_matrix_layout *matrix_of(const RunResult &r, size_t i)
 {
     const MatmulShape &mm = r.matmul;
@@ -195,8 +183,6 @@ const npu_matrix_layout *matrix_of(const RunResult &r, size_t i)
     return i == 0 ? &mm.a : i == 1 ? &mm.b : nullptr;
 }
 
-// A placed tensor's GM bytes in run r: tensor_bytes, or for @op matmul its
-// fractal matrix or the bias.
 uint64_t placed_bytes(const RunResult &r, const TensorDecl &t)
 {
     if (!r.matmul.on)
@@ -208,6 +194,8 @@ uint64_t placed_bytes(const RunResult &r, const TensorDecl &t)
         }
     return 0;
 }
+
+namespace {
 
 // Channel c of a per-channel input sits in C1 block c / C0, lane c % C0.
 void pack_per_channel(const npu_layout &layout, const NpyArray &a, uint8_t *dst)

@@ -147,8 +147,6 @@ struct ScheduledLoop {
 // (none: empty counts).
 std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::vector<npu_timed_core *> &timed);
 
-// The hardware limit of a run: the largest of its bounds, and how close the
-// run came to it (efficiency = bound_cycles / cycles, never above 1).
 // @op matmul: the roofline of the machine, not of the kernel: the cube's
 // MAC peak against the operand path carrying only the compulsory traffic
 // (every input read once, C written once), over the same bandwidths as
@@ -167,6 +165,8 @@ struct Roofline {
     double efficiency = 0;      // cycles / the run's cycles
 };
 
+// The hardware limit of a run: the largest of its bounds, and how close the
+// run came to it (efficiency = bound_cycles / cycles, never above 1).
 struct Bound {
     Roofline roofline;            // @op matmul only
     double resource_cycles = 0;   // max over units and slots of work / capacity (the busiest core)
@@ -295,6 +295,26 @@ struct RunResult {
 
     bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
 };
+
+// The generated inputs' numbers: splitmix64, the same on every machine.
+struct Rng {
+    uint64_t s;
+    uint64_t next()
+    {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * double(next() >> 11) * 0x1p-53; }
+};
+
+// @op matmul: the fractal layout of manifest tensor i (a, b, then c), or
+// null for the bias.
+const npu_matrix_layout *matrix_of(const RunResult &r, size_t i);
+// A placed tensor's GM bytes in run r: its NC1HWC0 layout (or C1 blocks of
+// a per-channel input), or for @op matmul its fractal matrix or the bias.
+uint64_t placed_bytes(const RunResult &r, const TensorDecl &t);
 
 // The output tensor's elements with its padding, and its GM bytes: NC1HWC0,
 // or C's fractals for @op matmul.
