@@ -578,7 +578,7 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
 {
     for (const std::string &path : list_kernels()) {
         Manifest m = load_manifest(path);
-        if (m.op == Op::matmul) {  // its own split: LibraryMatmul.*
+        if (is_cube_op(m.op)) {  // its own split: LibraryMatmul.*, LibraryConv.*
             EXPECT_EQ(m.split, Split::tiles) << path;
             continue;
         }
@@ -599,6 +599,28 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
 }
 
 // ---- @op matmul: the cube (docs/cube.md) ------------------------------------
+
+// The one-line error a run gives, or "(no error)".
+std::string run_error(const RunOptions &o)
+{
+    try {
+        run_kernel(o);
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+// The one-line error parsing a manifest gives, or "(no error)".
+std::string manifest_error(const std::string &path, const std::string &text)
+{
+    try {
+        parse_manifest(path, text);
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
 
 std::string read_text(const std::string &path)
 {
@@ -864,37 +886,30 @@ TEST(LibraryMatmulEpilogue, TheCheckFailsAKernelWithAnotherEpilogueOrNoBias)
     EXPECT_GT(nobias.accuracy.failures, 40u * 48u / 2);
 }
 
+
 TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
 {
-    auto error_of = [](RunOptions o) {
-        try {
-            run_kernel(o);
-        } catch (const Error &e) {
-            return std::string(e.what());
-        }
-        return std::string("(no error)");
-    };
-    EXPECT_EQ(error_of(options("matmul", "fp32", {2, 16, 16, 16})), "shape: a matmul takes M,K,N");
+    EXPECT_EQ(run_error(options("matmul", "fp32", {2, 16, 16, 16})), "shape: a matmul takes M,K,N");
     NpyArray a;
     a.dtype = NPU_F16;
     a.shape = {4, 5, 6};
     a.data.resize(4 * 5 * 6 * 2);
     RunOptions o = options("matmul", "fp32", {1, 4, 30, 6});
     o.input_arrays["a"] = a;
-    EXPECT_EQ(error_of(o), "input 'a': expected a 2-D matrix, got 3-D");
+    EXPECT_EQ(run_error(o), "input 'a': expected a 2-D matrix, got 3-D");
     a.shape = {4, 30};
     a.data.resize(4 * 30 * 2);
     NpyArray b = a;
     b.shape = {20, 6};  // K 20 against a's 30
     o.input_arrays["a"] = a;
     o.input_arrays["b"] = b;
-    EXPECT_EQ(error_of(o), "input 'b': shape (20,6): its rows must be the columns of a (K = 30)");
+    EXPECT_EQ(run_error(o), "input 'b': shape (20,6): its rows must be the columns of a (K = 30)");
     NpyArray f32 = a;
     f32.dtype = NPU_F32;
     f32.data.resize(4 * 30 * 4);
     o.input_arrays.erase("b");
     o.input_arrays["a"] = f32;
-    EXPECT_EQ(error_of(o), "input 'a': dtype f32 is not the cube's operand dtype f16");
+    EXPECT_EQ(run_error(o), "input 'a': dtype f32 is not the cube's operand dtype f16");
     // The bias: N fp32 values.
     RunOptions ob = options("matmul_add", "fp16", {1, 4, 30, 6});
     NpyArray bias;
@@ -902,12 +917,12 @@ TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
     bias.shape = {6};
     bias.data.resize(6 * 2);
     ob.input_arrays["bias"] = bias;
-    EXPECT_EQ(error_of(ob), "input 'bias': dtype f16 is not the bias's dtype f32 (it is added to the fp32 accumulators)");
+    EXPECT_EQ(run_error(ob), "input 'bias': dtype f16 is not the bias's dtype f32 (it is added to the fp32 accumulators)");
     bias.dtype = NPU_F32;
     bias.shape = {7};
     bias.data.resize(7 * 4);
     ob.input_arrays["bias"] = bias;
-    EXPECT_EQ(error_of(ob), "input 'bias': expected a 1-D bias of N = 6 values (one per column of C)");
+    EXPECT_EQ(run_error(ob), "input 'bias': expected a 1-D bias of N = 6 values (one per column of C)");
 }
 
 TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)
@@ -921,14 +936,7 @@ TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)
     EXPECT_EQ(m.num_inputs(), 2u);
     EXPECT_EQ(m.num_full_tensors(), 2u);
     EXPECT_EQ(m.split, Split::blocks);
-    auto error_of = [&](const std::string &text) {
-        try {
-            parse_manifest("k.s", text);
-        } catch (const Error &e) {
-            return std::string(e.what());
-        }
-        return std::string("(no error)");
-    };
+    auto error_of = [](const std::string &text) { return manifest_error("k.s", text); };
     EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @split\n" + tail),
               "k.s:4:3: @split takes one convention (blocks)");
     EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @split blocks\n; @split blocks\n" + tail),
@@ -937,4 +945,222 @@ TEST(LibraryManifest, PerChannelInputsAndSplitParseAndBadOnesNameTheirPosition)
               "k.s:3:3: per_channel inputs must follow the tensor inputs");
     EXPECT_EQ(error_of(head + "; @input alpha per_channel\n; @output y per_channel\n; @dtypes fp32\n"),
               "k.s:4:13: per_channel applies to inputs only (a parameter tensor)");
+}
+
+// ---- @op conv2d: im2col on the cube (docs/cube.md, "Convolution") ----------
+
+RunOptions conv_options(const std::string &kernel, const std::string &dtype, std::vector<uint64_t> x,
+                        double cout, double k, double stride, double pad,
+                        const std::vector<std::string> &sets = {})
+{
+    RunOptions o = options(kernel, dtype, x, sets);
+    o.params = {{"cout", cout}, {"kernel", k}, {"stride", stride}, {"pad", pad}};
+    return o;
+}
+
+TEST(LibraryConv, PassesOnShapesThatAreNotMultiplesOf16AndEachCoreWritesItsTiles)
+{
+    struct Case {
+        uint64_t n, cin, h, w, cout, k, stride, pad;
+        unsigned cores;
+    };
+    // 3 x 3 and 1 x 1, strides 1 and 2, with and without padding; a last
+    // fractal row of fewer than 16 pixels; cout 8 (fp32: one C0 plane of a
+    // fractal's two); two and three images over cores.
+    for (const Case &c : {Case{1, 20, 9, 7, 24, 3, 2, 1, 1}, Case{2, 3, 17, 13, 40, 1, 1, 0, 2},
+                          Case{1, 35, 11, 11, 8, 3, 2, 0, 1}, Case{3, 64, 12, 12, 130, 3, 1, 1, 3},
+                          Case{1, 16, 8, 8, 16, 1, 2, 0, 1}})
+        for (const char *kernel : {"conv2d", "conv2d_relu"})
+            for (const char *dt : {"fp16", "fp32"}) {
+                const uint64_t ho = (c.h + 2 * c.pad - c.k) / c.stride + 1, wo = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+                const std::string what = std::string(kernel) + " " + dt + " " + std::to_string(c.cin) + "x" +
+                                         std::to_string(c.h) + "x" + std::to_string(c.w) + " -> " +
+                                         std::to_string(c.cout) + " k" + std::to_string(c.k) + " s" +
+                                         std::to_string(c.stride);
+                RunResult r = run_kernel(conv_options(kernel, dt, {c.n, c.cin, c.h, c.w}, c.cout, c.k, c.stride, c.pad,
+                                                      {"system.cores=" + std::to_string(c.cores)}));
+                ASSERT_TRUE(r.passed()) << what << ": " << describe(r);
+                EXPECT_EQ(r.accuracy.checked, c.n * c.cout * ho * wo) << what;
+                ASSERT_EQ(r.tensors.at("y").shape, (std::vector<uint64_t>{c.n, c.cout, ho, wo})) << what;
+                // Every fractal product of each image's im2col(x) B once.
+                const uint64_t m1 = (ho * wo + 15) / 16, k1 = (c.cin + 15) / 16 * c.k * c.k, n1 = (c.cout + 15) / 16;
+                EXPECT_EQ(r.stats.cube_fractals, c.n * m1 * k1 * n1) << what;
+                ASSERT_EQ(r.split_bytes_per_core.size(), c.cores);
+                uint64_t total = 0;
+                for (unsigned k = 0; k < c.cores; k++) {
+                    EXPECT_EQ(r.core_stats[k].dma_bytes_out, r.split_bytes_per_core[k]) << what << " core " << k;
+                    total += r.split_bytes_per_core[k];
+                }
+                EXPECT_EQ(total, npu_layout_bytes(&r.layout)) << what;
+                EXPECT_TRUE(r.bound_analysis.roofline.on) << what;
+                EXPECT_LE(r.bound_analysis.roofline.efficiency, 1.0) << what;
+            }
+}
+
+TEST(LibraryConv, SmallIntegersGiveTheExactConvolutionInFp32)
+{
+    // y computed here, apart from the runner's check: integer products and
+    // sums are exact in fp32 whatever the order of the additions.
+    const uint64_t n = 2, cin = 20, h = 9, w = 10, cout = 24, k = 3, stride = 2, pad = 1;
+    const uint64_t ho = (h + 2 * pad - k) / stride + 1, wo = (w + 2 * pad - k) / stride + 1;
+    NpyArray x, wt;
+    x.dtype = wt.dtype = NPU_F16;
+    x.shape = {n, cin, h, w};
+    wt.shape = {cout, cin, k, k};
+    x.data.resize(n * cin * h * w * 2);
+    wt.data.resize(cout * cin * k * k * 2);
+    auto xv = [](uint64_t i) { return double(int(i % 7) - 3); };
+    auto wv = [](uint64_t i) { return double(int(i % 5) - 2); };
+    for (uint64_t i = 0; i < n * cin * h * w; i++)
+        put_bits16(x, i, npu_f64_to_f16(xv(i)));
+    for (uint64_t i = 0; i < cout * cin * k * k; i++)
+        put_bits16(wt, i, npu_f64_to_f16(wv(i)));
+    RunOptions o = conv_options("conv2d", "fp32", {}, cout, k, stride, pad);
+    o.params.erase("cout");
+    o.params.erase("kernel");  // from w's shape
+    o.input_arrays["x"] = x;
+    o.input_arrays["w"] = wt;
+    RunResult r = run_kernel(o);
+    ASSERT_TRUE(r.passed()) << describe(r);
+    const NpyArray &y = r.tensors.at("y");
+    ASSERT_EQ(y.shape, (std::vector<uint64_t>{n, cout, ho, wo}));
+    for (uint64_t img = 0; img < n; img++)
+        for (uint64_t co = 0; co < cout; co++)
+            for (uint64_t oh = 0; oh < ho; oh++)
+                for (uint64_t ow = 0; ow < wo; ow++) {
+                    double want = 0;
+                    for (uint64_t ci = 0; ci < cin; ci++)
+                        for (uint64_t i = 0; i < k; i++)
+                            for (uint64_t j = 0; j < k; j++) {
+                                const int64_t yy = int64_t(oh * stride + i) - int64_t(pad);
+                                const int64_t xx = int64_t(ow * stride + j) - int64_t(pad);
+                                if (yy < 0 || xx < 0 || yy >= int64_t(h) || xx >= int64_t(w))
+                                    continue;
+                                want += xv(((img * cin + ci) * h + uint64_t(yy)) * w + uint64_t(xx)) *
+                                        wv(((co * cin + ci) * k + i) * k + j);
+                            }
+                    float got;
+                    std::memcpy(&got, y.data.data() + 4 * (((img * cout + co) * ho + oh) * wo + ow), 4);
+                    ASSERT_EQ(double(got), want) << img << "," << co << "," << oh << "," << ow;
+                }
+}
+
+// conv2d's source with every `from` replaced by `to`, in a temporary file;
+// its library inlined, so that the replacement may be inside it.
+std::string mutated_conv(const std::string &name, const std::string &from, const std::string &to)
+{
+    std::string lib = read_text(kernels_dir() + "/lib/matmul.s");
+    std::string src = read_text(resolve_kernel("conv2d"));
+    const std::string inc = ".include \"lib/matmul.s\"";
+    src.replace(src.find(inc), inc.size(), lib);
+    EXPECT_NE(src.find(from), std::string::npos) << from;
+    for (size_t at = src.find(from); at != std::string::npos; at = src.find(from, at + to.size()))
+        src.replace(at, from.size(), to);
+    const std::string path = ::testing::TempDir() + "/" + name + ".s";
+    write_text(path, src);
+    return path;
+}
+
+TEST(LibraryConv, TheCheckFailsAWrongConvolution)
+{
+    // Claiming ReLU where the kernel computes the identity; starting every
+    // K step from zero; the map read with no padding: each one fails.
+    RunResult claims = run_kernel(conv_options(mutated_conv("conv_claims_relu", "@reference  identity",
+                                                            "@reference  relu"), "fp32", {1, 20, 9, 9}, 24, 3, 1, 1));
+    RunResult drops = run_kernel(conv_options(mutated_conv("conv_drops", "    mmad    s0, s16, s16, 4 + (\\p)",
+                                                           "    mmadz   s0, s16, s16, 4 + (\\p)"),
+                                              "fp32", {1, 40, 9, 9}, 24, 3, 1, 1));
+    RunResult nopad = run_kernel(conv_options(mutated_conv("conv_nopad", "    im2dim  s15, s16, s17",
+                                                           "    slli    s17, s17, 40\n    srli    s17, s17, 40\n"
+                                                           "    im2dim  s15, s16, s17"),
+                                              "fp32", {1, 20, 9, 9}, 24, 3, 1, 1));
+    for (const RunResult *r : {&claims, &drops, &nopad}) {
+        EXPECT_TRUE(r->traps.empty()) << describe(*r);
+        EXPECT_FALSE(r->passed());
+        EXPECT_GT(r->accuracy.failures, 24u * 81u / 4);
+    }
+}
+
+TEST(LibraryConv, WeightsThatDoNotFitL1AreLoadedByEveryStep)
+{
+    // 192 KiB of L1 holds the map but not the weights (73,728 bytes of 64 x
+    // 64 x 3 x 3): each K step loads its B, as a matmul's; the same y.
+    for (const char *dt : {"fp16", "fp32"}) {
+        RunResult in_l1 = run_kernel(conv_options("conv2d_relu", dt, {1, 64, 14, 15}, 64, 3, 1, 1));
+        RunResult steps = run_kernel(conv_options("conv2d_relu", dt, {1, 64, 14, 15}, 64, 3, 1, 1, {"cube.l1_bytes=196608"}));
+        ASSERT_TRUE(in_l1.passed()) << describe(in_l1);
+        ASSERT_TRUE(steps.passed()) << describe(steps);
+        EXPECT_EQ(in_l1.tensors.at("y").data, steps.tensors.at("y").data) << dt;
+        EXPECT_EQ(in_l1.stats.dma_bytes_in, npu_layout_bytes(&in_l1.matmul.conv.x) + npu_matrix_layout_bytes(&in_l1.matmul.b)) << dt;
+        EXPECT_GT(steps.stats.dma_bytes_in, in_l1.stats.dma_bytes_in) << dt;
+    }
+}
+
+TEST(LibraryConv, CyclesDoNotDependOnTheQuantumAndScheduledGivesTheSameBits)
+{
+    uint64_t cycles = 0;
+    std::vector<uint8_t> bits;
+    for (const char *q : {"1", "1000", "100000"}) {
+        RunResult r = run_kernel(conv_options("conv2d_relu", "fp16", {2, 24, 14, 14}, 40, 3, 1, 1,
+                                              {"system.cores=3", std::string("sim.quantum=") + q}));
+        ASSERT_TRUE(r.passed()) << describe(r);
+        if (!cycles) {
+            cycles = r.stats.cycles;
+            bits = r.tensors.at("y").data;
+        }
+        EXPECT_EQ(r.stats.cycles, cycles) << "sim.quantum=" << q;
+    }
+    RunOptions off = conv_options("conv2d_relu", "fp16", {2, 24, 14, 14}, 40, 3, 1, 1, {"system.cores=3"});
+    off.schedule = false;
+    RunResult r = run_kernel(off);
+    ASSERT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tensors.at("y").data, bits);
+}
+
+TEST(LibraryConv, BadGeometryAndInputsAreOneLineErrors)
+{
+    EXPECT_EQ(run_error(conv_options("conv2d", "fp16", {1, 16, 8, 8}, 16, 2.5, 1, 1)),
+              "parameter kernel: 2.5 is not a whole number in 1 .. 255");
+    EXPECT_EQ(run_error(conv_options("conv2d", "fp16", {1, 16, 8, 8}, 16, 3, 0, 1)),
+              "parameter stride: 0 is not a whole number in 1 .. 255");
+    EXPECT_EQ(run_error(conv_options("conv2d", "fp16", {1, 16, 2, 2}, 16, 7, 1, 0)),
+              "shape: a 7 x 7 kernel does not fit the 2 x 2 map padded by 0");
+    EXPECT_EQ(run_error(conv_options("conv2d", "fp16", {1, 16, 300, 300}, 16, 3, 1, 1)),
+              "shape: one image's feature map is 2880000 bytes; the conv2d kernels hold it in L1 after its first 128 "
+              "KiB, 917504 bytes here (cube.l1_bytes)");
+    EXPECT_EQ(run_error(conv_options("conv2d", "fp16", {1, 16, 8}, 16, 3, 1, 1)),
+              "shape: a convolution's input is N,C,H,W");
+    NpyArray w;
+    w.dtype = NPU_F16;
+    w.shape = {8, 12, 3, 3};
+    w.data.resize(8 * 12 * 9 * 2);
+    RunOptions o = conv_options("conv2d", "fp16", {1, 16, 8, 8}, 8, 3, 1, 1);
+    o.input_arrays["w"] = w;
+    EXPECT_EQ(run_error(o), "input 'w': 12 input channels; the feature map has 16");
+    w.shape = {8, 16, 3, 3};
+    w.data.resize(8 * 16 * 9 * 2);
+    o.input_arrays["w"] = w;
+    o.params["cout"] = 16;
+    EXPECT_EQ(run_error(o), "input 'w': its cout is 8, parameter cout says 16");
+    w.shape = {8, 16, 3, 2};
+    o.input_arrays["w"] = w;
+    EXPECT_EQ(run_error(o), "input 'w': expected 4-D weights (cout, cin, k, k), a square kernel of 1 .. 255 and 1 .. "
+                           "65535 output channels");
+}
+
+TEST(LibraryConv, AConvolutionsManifestDeclaresItsTensorsGeometryAndSplit)
+{
+    const std::string head = "; @kernel c\n; @op conv2d\n; @input x\n; @input w\n; @output y\n; @dtypes fp16\n"
+                             "; @reference identity\n; @tolerance fp16 ulp=0.5\n";
+    const std::string params = "; @param cout 8 c\n; @param kernel 3 k\n; @param stride 1 s\n; @param pad 1 p\n";
+    auto error_of = [](const std::string &text) { return manifest_error("c.s", text); };
+    EXPECT_EQ(error_of(head + params + "; @split tiles\n"), "(no error)");
+    EXPECT_EQ(error_of(head + "; @split tiles\n"),
+              "c.s: @op conv2d declares exactly @param cout, kernel, stride and pad, in that order");
+    EXPECT_EQ(error_of(head + params + "; @split blocks\n"), "c.s: @op conv2d needs @split tiles");
+    std::string three = head;
+    three.replace(three.find("; @output"), 0, "; @input b\n");
+    EXPECT_EQ(error_of(three + params + "; @split tiles\n"),
+              "c.s: @op conv2d takes two @input tensors (x, the feature map, and w, the weights) and one @output");
+    EXPECT_EQ(error_of("; @kernel c\n; @op conv3d\n"), "c.s:2:7: @op takes eltwise, matmul or conv2d");
 }

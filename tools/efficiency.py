@@ -30,7 +30,7 @@ def main(argv):
     args, run_args = ap.parse_known_args(argv)
     env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE")
     listing = subprocess.run([args.npusim, "kernels", "--json"], capture_output=True, text=True, env=env, check=True)
-    # The activations (issue 13's runs); the cube's kernels (op matmul) take M,K,N, not this shape.
+    # The activations (issue 13's runs); the cube's kernels (op matmul, conv2d) take their own shapes.
     kernels = [k["name"] for k in json.loads(listing.stdout) if k["op"] == "eltwise"]
 
     def run(kd):

@@ -16,7 +16,7 @@ SHAPE = "1,64,56,56"
 
 def kernels(npusim):
     """(name, dtypes) for every activation kernel `npusim kernels` lists, in
-    its order (the cube's, op matmul, take M,K,N: docs/cube.md)."""
+    its order (the cube's, op matmul and conv2d, take their own shapes: docs/cube.md)."""
     out = subprocess.run([npusim, "kernels", "--json"], check=True, capture_output=True, text=True).stdout
     return [(k["name"], k["dtypes"]) for k in json.loads(out) if k["op"] == "eltwise"]
 

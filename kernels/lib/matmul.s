@@ -5,7 +5,8 @@
 ;   MATMUL_TILES math, HAS_MATH   s1 = A, s2 = B, then s3 = bias when the
 ;                                 kernel set MM_BIAS to 1, then C
 ;
-; Before including this, the kernel sets MM_BIAS (0 or 1). `math y, x` is
+; Before including this, the kernel sets MM_BIAS (0 or 1), and MM_CONV to 1
+; for a convolution (default 0). `math y, x` is
 ; one fp32 vector's dataflow on virtual registers, as in lib/eltwise.s; with
 ; HAS_MATH 0 the epilogue is the identity. The runner assembles every cube
 ; kernel with DT = f32 (the accumulators' type, so an activation's math runs
@@ -42,13 +43,27 @@
 ; any length adds it lane by lane). Then C's padding in the tile (rows past
 ; M, columns past N) is zeroed and the DMA stores the tile.
 ;
+; A convolution (MM_CONV 1, @op conv2d; lib/conv_fused.s heads a fused
+; one) is the same skeleton per image, with A = im2col(x): the image's map
+; is in L1 after 128 KiB (no panels), loaded in bands of rows as the tiles
+; reach them (tag 10), and each step moves its A tile with one mvlai. Its
+; weights (B) are loaded into L1 after the map once when they fit (s29
+; their address, tag 8), and the moves of step s + 1 then start beside the
+; mmad of step s (MM_CSTEP); else each step loads its B as above. C's
+; tiles are stored into y's NC1HWC0 planes (MM_CONV_STORE). docs/cube.md,
+; "The conv2d kernels".
+;
 ; Tags: 0 / 1 loads of an even / odd step, 2 / 3 its moves, 4 / 5 its mmad,
-; 6 the move to the UB, 7 the store of a tile, 8 the A panel, 9 the bias.
-; Buffers used: L1 128 KiB (+ the panel), L0A, L0B and L0C 64 KiB, UB 208
-; KiB + 152 bytes. Outside its pipelines the skeleton writes v16 and p6
+; 6 the move to the UB, 7 the store of a tile, 8 the A panel (or a
+; convolution's weights), 9 the bias, 10 a convolution's map.
+; Buffers used: L1 128 KiB (+ the panel, or the map and the weights), L0A,
+; L0B and L0C 64 KiB, UB 208 KiB + 248 bytes. Outside its pipelines the skeleton writes v16 and p6
 ; (zeros and the padding's masks): an epilogue's constants live in other
 ; registers.
 
+.ifndef MM_CONV
+.equ MM_CONV, 0                 ; 1: a convolution (@op conv2d), A = im2col(x)
+.endif
 .equ TILE, 8                    ; fractals per tile side, and per K step
 .equ FRACTAL_B, 512             ; bytes of an fp16 fractal
 .equ L1B, 0                     ; L1: B halves at 0 and 32 KiB, A halves at 64 and 96 KiB,
@@ -83,14 +98,30 @@
 .equ SCR_G, UB_SCR + 72         ; tile rows per group of the visiting order
 .equ SCR_NP, UB_SCR + 80        ; G, A panels in L1 (0: none)
 .equ SCR_PROW, UB_SCR + 88      ; per panel slot: its tile row's first fractal row (-1: none), 8 slots
+.equ SCR_MR, UB_SCR + 152       ; M % 16 and N % 16: the rows and columns of C's last fractals
+.equ SCR_NR, UB_SCR + 160
+; A convolution's (@op conv2d): the image whose map is in L1 (-1: none),
+; this tile's and the previous tile's image, the tiles of an image, an
+; image's bytes of x and of y, and the bytes of a C1 plane of y
+.equ SCR_IMG, UB_SCR + 168
+.equ SCR_CIMG, UB_SCR + 176
+.equ SCR_PIMG, UB_SCR + 184
+.equ SCR_TPI, UB_SCR + 192
+.equ SCR_IB, UB_SCR + 200
+.equ SCR_OB, UB_SCR + 208
+.equ SCR_PL, UB_SCR + 216
+.equ SCR_ROWS, UB_SCR + 224     ; rows of the image's map loaded (or loading) into L1
+.equ SCR_C1X, UB_SCR + 232      ; x's C1 planes, and the bytes of one
+.equ SCR_PLX, UB_SCR + 240
 
 ; Registers:
 ;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
+;   (a convolution: s1 x, s29 the L1 address of its weights, 0: not there)
 ;   s7 i0 (tile's first fractal row)   s8 j0 (first fractal column)
 ;   s9 mt, s30 nt (tile size)          s31 K steps of a tile
 ;   s12 step, s13 its k0, s14 kt   s15 .. s20, s26, s27 scratch
 ;   s21 the tile's buffer parity       s24 TILE, s25 the L1 address of the
-;   tile row's A panel (0: A is loaded per step)
+;   tile row's A panel (0: A is loaded per step; a convolution: its map)
 ;   the previous tile's epilogue: s23 its fractal rows left, s10 the next
 ;   one's accumulators, s22 its output, s3 the tile's bias, s11 scratch
 
@@ -157,8 +188,31 @@ bonly\@:
     dmaldl1 s19, s18, s16, (\p)
 .endm
 
+; MM_MMAD P: starts step s12's mmad on the L0 halves P (tag 4 + P; s16 =
+; P x HALF, their address). A tile's first (mmadz) overwrites L0C, so the
+; previous tile's move out of it (tag 6) must be done, which the moves
+; before overlapped.
+.macro MM_MMAD p
+    bnez    s12, acc\@
+    sld     s15, [s0 + SCR_ON]
+    beqz    s15, l0cfree\@
+    dmawait 6
+l0cfree\@:
+    mmadz   s0, s16, s16, 4 + (\p)
+    j       started\@
+acc\@:
+    mmad    s0, s16, s16, 4 + (\p)
+started\@:
+.endm
+
 ; MM_STEP P: step s12 (k0 s13) of parity P.
 .macro MM_STEP p
+.if MM_CONV == 1
+    beqz    s29, bystep\@
+    MM_CSTEP \p
+    j       stepped\@
+bystep\@:
+.endif
     addi    s15, s12, 1
     bge     s15, s31, last\@
     addi    s20, s13, TILE
@@ -172,6 +226,15 @@ free\@:
     sub     s14, s5, s13
     min     s14, s14, s24            ; kt
     li      s16, (\p) * HALF
+.if MM_CONV == 1
+    ; im2col from the map in L1: pixels 16 i0 .., taps k0 .. (mmdim first:
+    ; mvlai moves its m x k fractals).
+    mmdim   s9, s14, s30
+    slli    s17, s7, 4
+    slli    s18, s13, 32
+    or      s17, s17, s18
+    mvlai   s16, s25, s17, 2 + (\p)
+.else
     beqz    s25, ahalf\@
     ; From the panel: mt rows of kt fractals, K1 fractals apart.
     muli    s17, s13, FRACTAL_B
@@ -191,6 +254,7 @@ ahalf\@:
     mul     s18, s9, s14
     muli    s18, s18, FRACTAL_B
     mvla    s16, s17, s18, 2 + (\p)
+.endif
 amoved\@:
     li      s17, L1B + (\p) * HALF
     mul     s18, s14, s30
@@ -198,12 +262,66 @@ amoved\@:
     mvlb    s16, s17, s18, 2 + (\p)
     dmawait 2 + (\p)
     mmdim   s9, s14, s30
-    bnez    s12, acc\@
-    mmadz   s0, s16, s16, 4 + (\p)
-    j       next\@
-acc\@:
-    mmad    s0, s16, s16, 4 + (\p)
-next\@:
+    MM_MMAD \p
+    addi    s12, s12, 1
+    addi    s13, s13, TILE
+stepped\@:
+.endm
+
+; MM_CMOVES Q, k0: a convolution with its weights in L1 (s29): the moves of
+; the step at k0 into the L0 halves Q (tag 2 + Q): im2col of the map into
+; L0A (mmdim first: mvlai moves its m x k fractals), B's kt rows of nt
+; fractals into L0B (one move when the tile is as wide as B).
+.macro MM_CMOVES q, k0
+    sub     s14, s5, \k0
+    min     s14, s14, s24            ; kt
+    li      s16, (\q) * HALF
+    mmdim   s9, s14, s30
+    slli    s17, s7, 4
+    slli    s18, \k0, 32
+    or      s17, s17, s18
+    mvlai   s16, s25, s17, 2 + (\q)
+    mul     s17, \k0, s6
+    add     s17, s17, s8
+    muli    s17, s17, FRACTAL_B
+    add     s17, s17, s29
+    muli    s18, s30, FRACTAL_B
+    bne     s30, s6, narrow\@
+    mul     s18, s18, s14
+    mvlb    s16, s17, s18, 2 + (\q)
+    j       moved\@
+narrow\@:
+    muli    s26, s6, FRACTAL_B
+    mv      s27, s16
+    mv      s19, s14
+brow\@:
+    mvlb    s27, s17, s18, 2 + (\q)
+    add     s17, s17, s26
+    add     s27, s27, s18
+    loop    s19, brow\@
+moved\@:
+.endm
+
+; MM_CSTEP P: step s12 (k0 s13) of parity P of a convolution with its
+; weights in L1, its moves issued by the step before (or the tile's start):
+; its mmad starts once they are done; then the moves of step s + 1 into
+; the other halves, once the mmad of step s - 1 has read them, so that they
+; run beside this mmad and the epilogue's share that follows.
+.macro MM_CSTEP p
+    dmawait 2 + (\p)
+    sub     s14, s5, s13
+    min     s14, s14, s24            ; kt
+    mmdim   s9, s14, s30
+    li      s16, (\p) * HALF
+    MM_MMAD \p
+    addi    s15, s12, 1
+    bge     s15, s31, nomove\@
+    beqz    s12, free\@
+    dmawait 5 - (\p)                  ; the mmad of step s - 1 has read the other halves
+free\@:
+    addi    s20, s13, TILE
+    MM_CMOVES 1 - \p, s20
+nomove\@:
     addi    s12, s12, 1
     addi    s13, s13, TILE
 .endm
@@ -282,9 +400,10 @@ none\@:
     li      s15, OUT_BYTES
     divu    s11, s11, s15            ; output lanes
     vbcasti.f32 v16, 0.0
-    ; Padding rows (past M) of the matrix's last fractal row: f(bias), zeroed.
-    srd     s17, shape.h
-    andi    s17, s17, 15             ; M % 16: rows of the last fractal row
+    ; Padding rows (past M) of the matrix's last fractal row: f(bias), zeroed
+    ; (a convolution's are not stored: y has no such pixels).
+.if MM_CONV == 0
+    sld     s17, [s0 + SCR_MR]       ; M % 16: rows of the last fractal row
     beqz    s17, rowsok\@
     add     s18, s12, s14
     blt     s18, s4, rowsok\@        ; not the matrix's last row of tiles
@@ -304,10 +423,10 @@ prow\@:
     addi    s18, s18, OUT_FB
     loop    s27, prow\@
 rowsok\@:
+.endif
 .if \HAS_MATH == 1
     ; Padding columns (past N) of the last fractal column: f(0), zeroed.
-    srd     s17, shape.w
-    andi    s17, s17, 15             ; N % 16
+    sld     s17, [s0 + SCR_NR]       ; N % 16
     beqz    s17, colsok\@
     add     s18, s13, s16
     blt     s18, s6, colsok\@        ; not the matrix's last column of tiles
@@ -316,8 +435,33 @@ rowsok\@:
     muli    s19, s17, OUT_BYTES
     add     s18, s18, s19
     add     s18, s18, s26            ; row 0's first padding lane, fractal (0, nt - 1)
-    slli    s27, s14, 4              ; mt x 16 rows
     muli    s10, s16, OUT_FB         ; bytes from one fractal row to the next
+    li      s20, 16
+    sub     s20, s20, s17            ; padding lanes of a row
+    blt     s11, s20, pslow\@        ; more than a vector holds: the general loop
+    ; One mask for every row: a masked store of v16 per row.
+.if OUT_BYTES == 2
+    pwhile.f16 p6, s20
+.else
+    pwhile.f32 p6, s20
+.endif
+    mv      s27, s14
+pfrow\@:
+    mv      s19, s18
+    li      s15, 16
+prow16\@:
+.if OUT_BYTES == 2
+    vst.f16 v16, [s19], p6
+.else
+    vst.f32 v16, [s19], p6
+.endif
+    addi    s19, s19, OUT_RB
+    loop    s15, prow16\@
+    add     s18, s18, s10
+    loop    s27, pfrow\@
+    j       colsok\@
+pslow\@:
+    slli    s27, s14, 4              ; mt x 16 rows
     li      s15, 16
 pcol\@:
     mv      s19, s18
@@ -335,6 +479,9 @@ pnext\@:
 colsok\@:
 .endif
 .endif
+.if MM_CONV == 1
+    MM_CONV_STORE
+.else
     ; Store mt rows of nt fractals into C (GM stride N1 fractals).
     muli    s17, s16, OUT_FB         ; a row of the tile
     muli    s18, s6, OUT_FB          ; C's GM stride
@@ -344,8 +491,163 @@ colsok\@:
     muli    s19, s19, OUT_FB
     add     s19, s19, s28
     dmast   s26, s19, s17, 7
+.endif
     li      s15, 1
     sst     s15, [s0 + SCR_ST]
+.endm
+
+; MM_MAP_NEED lo, d, i0, mt: a convolution's tile of fractal rows i0 ..
+; i0 + mt - 1 reads the map's rows lo .. d - 1: lo = max(0, first output
+; row x stride - pad), d = min(H, last output row x stride + kh - pad), at
+; least 1. Uses s18 .. s20.
+.macro MM_MAP_NEED lo, d, i0, mt
+    slli    s18, \i0, 4              ; the tile's first pixel
+    srd     s20, shape.w
+    divu    s18, s18, s20            ; its row of y
+    srd     s19, conv.geom
+    srli    s20, s19, 16
+    andi    s20, s20, 255
+    mul     s18, s18, s20            ; x stride
+    srli    s20, s19, 24
+    sub     \lo, s18, s20            ; - pad
+    max     \lo, \lo, s0
+    add     s18, \i0, \mt
+    slli    s18, s18, 4
+    srd     s19, shape.h
+    srd     s20, shape.w
+    mul     s19, s19, s20            ; M: y's pixels
+    min     s18, s18, s19
+    addi    s18, s18, -1             ; the tile's last pixel
+    divu    s18, s18, s20            ; its row of y
+    srd     s19, conv.geom
+    srli    s20, s19, 16
+    andi    s20, s20, 255
+    mul     s18, s18, s20            ; x stride
+    andi    s20, s19, 255
+    add     s18, s18, s20            ; + kh
+    srli    s20, s19, 24
+    sub     \d, s18, s20             ; - pad
+    srd     s20, conv.h
+    min     \d, \d, s20
+    li      s20, 1
+    max     \d, \d, s20
+.endm
+
+; MM_MAP_LOAD lo, need: starts loading the rows lo .. need - 1 of the
+; tile's image's map that are not loaded yet (a core's tiles go down the
+; map: it loaded rows up to SCR_ROWS, and needs none above lo again),
+; every C1 plane's (tag 10). Uses s15 .. s18.
+.macro MM_MAP_LOAD lo, need
+    sld     s15, [s0 + SCR_ROWS]
+    max     s15, s15, \lo
+    bge     s15, \need, have\@
+    sst     \need, [s0 + SCR_ROWS]
+    srd     s16, conv.w
+    slli    s16, s16, 5              ; bytes of a row of the map
+    sub     s17, \need, s15
+    mul     s17, s17, s16            ; the band's bytes in each plane
+    mul     s15, s15, s16            ; its offset in a plane
+    sld     s16, [s0 + SCR_PLX]
+    sld     s18, [s0 + SCR_C1X]
+    dmadim  1, s18, s16, s16         ; C1 planes, a plane apart in GM and L1
+    sld     s16, [s0 + SCR_IMG]
+    sld     s18, [s0 + SCR_IB]
+    mul     s16, s16, s18
+    add     s16, s16, s1
+    add     s16, s16, s15
+    addi    s15, s15, PANEL
+    dmaldl1 s15, s16, s17, 10
+have\@:
+.endm
+
+; MM_CONV_STORE: @op conv2d, the previous tile (i0 s12, j0 s13, mt s14, nt
+; s16, its output at UB s26) into y, NC1HWC0: fractal (a, b) is 16 pixels
+; of 16 channels, so its rows go to pixels 16 (i0 + a) .. of the C1 planes
+; holding channels 16 (j0 + b) ..: one plane for fp16 (C0 = 16), two for
+; fp32 (C0 = 8: the first 32 bytes of each row, then the next). A last
+; fractal row of M % 16 pixels stores only those (y has no more).
+.macro MM_CONV_STORE
+    sld     s15, [s0 + SCR_PIMG]
+    sld     s17, [s0 + SCR_OB]
+    mul     s17, s17, s15
+    add     s17, s17, s28            ; the tile's image in y
+    sld     s18, [s0 + SCR_PL]       ; bytes of a plane of y
+    slli    s19, s12, 9              ; 16 i0 pixels of 32 bytes
+    add     s17, s17, s19
+    mv      s10, s14                 ; fractal rows of 16 pixels,
+    li      s11, 0                   ; and the pixels of a last short one
+    sld     s19, [s0 + SCR_MR]
+    beqz    s19, full\@
+    add     s20, s12, s14
+    blt     s20, s4, full\@          ; not the image's last row of tiles
+    addi    s10, s14, -1
+    mv      s11, s19
+full\@:
+.if OUT_BYTES == 2
+    mul     s19, s13, s18
+    add     s17, s17, s19            ; plane j0
+    li      s19, OUT_FB
+    dmadim  1, s16, s18, s19         ; nt fractals: a plane apart in y, a fractal apart in the UB
+    muli    s20, s16, OUT_FB
+    beqz    s10, short\@
+    dmadim  2, s10, s19, s20         ; fractal rows: 16 pixels apart in y, a row of the tile in the UB
+    dmast   s26, s17, s19, 7
+short\@:
+    beqz    s11, stored\@
+    li      s27, 1
+    dmadim  2, s27, s0, s0
+    mul     s27, s10, s20
+    add     s27, s27, s26            ; the short row in the UB
+    slli    s10, s10, 9
+    add     s10, s10, s17            ; and in y
+    slli    s11, s11, 5              ; its pixels' bytes in each plane
+    dmast   s27, s10, s11, 7
+stored\@:
+.else
+    slli    s19, s13, 1
+    mul     s19, s19, s18
+    add     s17, s17, s19            ; plane 2 j0
+    ; s20: fractals whose second half is a plane of y (not when the tile
+    ; holds y's last fractal column and N % 16 is 1 .. 8)
+    mv      s20, s16
+    sld     s19, [s0 + SCR_NR]
+    beqz    s19, halves\@
+    add     s27, s13, s16
+    blt     s27, s6, halves\@
+    li      s27, 8
+    blt     s27, s19, halves\@
+    addi    s20, s16, -1
+halves\@:
+    slli    s13, s18, 1              ; two planes: the next fractal's
+    li      s12, 1024                ; an fp32 fractal
+    add     s15, s10, s11
+    beqz    s11, rows\@
+    addi    s15, s10, 1              ; fractal rows to store
+rows\@:
+    li      s19, 16
+    bnez    s10, px\@
+    mv      s19, s11                 ; the short row
+px\@:
+    li      s27, 32
+    li      s14, 64
+    dmadim  1, s19, s27, s14         ; its pixels: 32 bytes apart in y, 64 in the UB
+    dmadim  2, s16, s13, s12
+    dmast   s26, s17, s27, 7         ; first halves: planes 2 (j0 + b)
+    beqz    s20, next\@
+    dmadim  2, s20, s13, s12
+    add     s19, s26, s27
+    add     s14, s17, s18
+    dmast   s19, s14, s27, 7         ; second halves: planes 2 (j0 + b) + 1
+next\@:
+    muli    s19, s16, 1024
+    add     s26, s26, s19
+    addi    s17, s17, 512            ; 16 pixels
+    addi    s10, s10, -1
+    addi    s15, s15, -1
+    bnez    s15, rows\@
+.endif
+    li      s27, 1
+    dmadim  2, s27, s0, s0
 .endm
 
 .macro MATMUL_TILES math, HAS_MATH
@@ -359,6 +661,72 @@ colsok\@:
     srd     s4, mm.m1
     srd     s5, mm.k1
     srd     s6, mm.n1
+.if MM_CONV == 1
+    srd     s15, shape.h
+    srd     s16, shape.w
+    mul     s15, s15, s16            ; M: y's pixels
+    srd     s16, shape.c             ; N: its channels
+.else
+    srd     s15, shape.h             ; M
+    srd     s16, shape.w             ; N
+.endif
+    andi    s15, s15, 15
+    sst     s15, [s0 + SCR_MR]
+    andi    s16, s16, 15
+    sst     s16, [s0 + SCR_NR]
+.if MM_CONV == 1
+    ; The map and its geometry (im2dim), an image's bytes of x (K1 / (kh
+    ; kw) planes of H W pixels of 32 bytes) and of y, the tiles of an image.
+    srd     s15, conv.h
+    srd     s16, conv.w
+    srd     s17, conv.geom
+    im2dim  s15, s16, s17
+    mul     s18, s15, s16
+    andi    s19, s17, 255
+    srli    s20, s17, 8
+    andi    s20, s20, 255
+    mul     s19, s19, s20
+    divu    s19, s5, s19             ; x's C1
+    sst     s19, [s0 + SCR_C1X]
+    slli    s18, s18, 5
+    sst     s18, [s0 + SCR_PLX]
+    mul     s18, s18, s19
+    sst     s18, [s0 + SCR_IB]
+    srd     s15, shape.h
+    srd     s16, shape.w
+    mul     s15, s15, s16
+    slli    s15, s15, 5
+    sst     s15, [s0 + SCR_PL]
+    srd     s16, shape.c1
+    mul     s16, s16, s15
+    sst     s16, [s0 + SCR_OB]
+    addi    s15, s4, TILE - 1
+    srli    s15, s15, 3
+    addi    s16, s6, TILE - 1
+    srli    s16, s16, 3
+    mul     s15, s15, s16
+    sst     s15, [s0 + SCR_TPI]
+    li      s15, -1
+    sst     s15, [s0 + SCR_IMG]
+    ; The weights (K1 x N1 fractals) into L1 after the map, once, when they
+    ; fit (s29: their address; 0: each step loads its B, as a matmul's).
+    addi    s18, s18, FRACTAL_B - 1
+    srli    s18, s18, 9
+    slli    s18, s18, 9
+    addi    s29, s18, PANEL          ; after the map, a whole fractal on
+    mul     s15, s5, s6
+    muli    s15, s15, FRACTAL_B      ; the weights' bytes
+    add     s16, s29, s15
+    srd     s17, l1.bytes
+    bge     s17, s16, wfit\@
+    li      s29, 0
+    j       wdone\@
+wfit\@:
+    li      s16, 1
+    dmadim  1, s16, s0, s0
+    dmaldl1 s29, s2, s15, 8          ; waited for after the first tile's rows of the map
+wdone\@:
+.endif
     li      s24, TILE
     li      s21, 0
     li      s23, 0
@@ -370,14 +738,17 @@ colsok\@:
     sst     s15, [s0 + SCR_T]        ; this core's first tile
     ; G panels of A (8 x K1 fractals each) in L1 after its first 128 KiB,
     ; at most 8; none when one does not fit (each step then loads its A).
-    srd     s15, l1.bytes
-    li      s16, PANEL
-    sub     s15, s15, s16
-    muli    s17, s5, TILE * FRACTAL_B
+    ; A convolution's A is the map's im2col: no panels (its map is there).
     li      s16, 0
+.if MM_CONV == 0
+    srd     s15, l1.bytes
+    li      s17, PANEL
+    sub     s15, s15, s17
+    muli    s17, s5, TILE * FRACTAL_B
     blt     s15, s17, nog\@
     divu    s16, s15, s17
     min     s16, s16, s24
+.endif
 nog\@:
     sst     s16, [s0 + SCR_NP]       ; G, panels in L1
     li      s15, 1
@@ -396,6 +767,15 @@ tiles\@:
     ; the B tiles of a column are read G times in a row, from the L2 after
     ; the first; t = (ti, tj) in that order, core k of n takes k, k + n, ...
     sld     s15, [s0 + SCR_T]
+.if MM_CONV == 1
+    ; A convolution's tiles: image by image, row by row (G is 1).
+    sld     s16, [s0 + SCR_TPI]
+    divu    s17, s15, s16
+    srd     s18, shape.n
+    bge     s17, s18, end\@
+    sst     s17, [s0 + SCR_CIMG]
+    remu    s15, s15, s16            ; the tile within its image
+.endif
     addi    s16, s6, TILE - 1
     srli    s16, s16, 3              ; T1, tiles per row
     addi    s17, s4, TILE - 1
@@ -414,6 +794,9 @@ tiles\@:
     muli    s7, s27, TILE            ; i0
     muli    s8, s20, TILE            ; j0
     bge     s8, s6, end\@            ; past the last tile (of a short last group)
+.if MM_CONV == 1
+    sld     s15, [s0 + SCR_T]
+.endif
     srd     s19, ncores
     add     s15, s15, s19
     sst     s15, [s0 + SCR_T]
@@ -445,6 +828,41 @@ tiles\@:
     dmaldl1 s25, s18, s16, 8
     dmawait 8
 nopanel\@:
+.if MM_CONV == 1
+    ; The tile's image's map into L1 in bands of rows, as the tiles reach
+    ; them: this tile's rows (waited for), then the rows of this core's
+    ; next tile of the image (waited for by that tile). A new image's rows
+    ; replace the last one's: every move from them has completed (each
+    ; step waits for its moves).
+    li      s25, PANEL
+    sld     s15, [s0 + SCR_CIMG]
+    sld     s16, [s0 + SCR_IMG]
+    beq     s15, s16, mapok\@
+    sst     s15, [s0 + SCR_IMG]
+    sst     s0, [s0 + SCR_ROWS]
+mapok\@:
+    MM_MAP_NEED s27, s26, s7, s9
+    MM_MAP_LOAD s27, s26
+    dmawait 10
+    beqz    s29, wok\@
+    dmawait 8                        ; the weights (in L1 from the first tile on)
+wok\@:
+    sld     s15, [s0 + SCR_T]        ; this core's next tile
+    sld     s16, [s0 + SCR_TPI]
+    divu    s17, s15, s16
+    sld     s18, [s0 + SCR_IMG]
+    bne     s17, s18, nopre\@        ; of another image, or none
+    remu    s15, s15, s16
+    addi    s16, s6, TILE - 1
+    srli    s16, s16, 3
+    divu    s15, s15, s16
+    slli    s15, s15, 3              ; its i0
+    sub     s16, s4, s15
+    min     s16, s16, s24            ; its mt
+    MM_MAP_NEED s27, s26, s15, s16
+    MM_MAP_LOAD s27, s26
+nopre\@:
+.endif
 .if MM_BIAS == 1
     ; The bias of the tile's columns into its half: per column of fractals,
     ; its 16 values in each of 16 rows (a GM stride of 0 repeats them).
@@ -463,6 +881,12 @@ nopanel\@:
 .endif
     li      s12, 0
     li      s13, 0
+.if MM_CONV == 1
+    beqz    s29, first\@
+    MM_CMOVES 0, s13
+    j       ksteps\@
+first\@:
+.endif
     MM_LOAD 0, s13
 ksteps\@:
     MM_STEP 0
@@ -504,6 +928,10 @@ noprev\@:
     sst     s9, [s0 + SCR_MT]
     sst     s30, [s0 + SCR_NT]
     sst     s21, [s0 + SCR_PAR]
+.if MM_CONV == 1
+    sld     s15, [s0 + SCR_CIMG]
+    sst     s15, [s0 + SCR_PIMG]
+.endif
     li      s15, 1
     sst     s15, [s0 + SCR_ON]
 .if MM_PASS\@ > 0
@@ -526,12 +954,12 @@ noprev\@:
     dmawait 9                        ; its bias has arrived
 .endif
 .endif
-    dmawait 6                        ; its accumulators are in the UB: L0C is free
     xori    s21, s21, 1
     j       tiles\@
 end\@:
     sld     s15, [s0 + SCR_ON]
     beqz    s15, done\@
+    dmawait 6                        ; the last tile's accumulators are in the UB
 .if MM_PASS\@ > 0
     MM_ROWS \math, \HAS_MATH, s23
 .endif

@@ -101,7 +101,8 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
 
     dtype: "fp16" or "fp32" (default: the first input array's, else fp32).
     shape: (N, C, H, W), or fewer dimensions read with leading 1s (default:
-    the first input array's, else 1,16,8,8); (M, K, N) for matmul. config: a YAML path, a dict
+    the first input array's, else 1,16,8,8); (M, K, N) for matmul; x's (N, C, H, W) for conv2d,
+    whose geometry (cout, kernel, stride, pad) is in params. config: a YAML path, a dict
     in the YAML file's structure, or None for the defaults. set: {key: value}
     overrides, applied after config (`npusim config docs` lists the keys).
     inputs: {name: array} (float16 or float32, NCHW); inputs not given are

@@ -151,6 +151,24 @@ class Arrays(unittest.TestCase):
         self.assertEqual(g.outputs["c"].shape, (40, 20))
         self.assertEqual(g.cycles, cli_json("matmul", "--dtype", "fp16", "--shape", "40,70,20")["cycles"])
 
+    def test_conv2d_relu_takes_a_map_and_weights_and_gives_the_relu_of_their_convolution(self):
+        # Small integers, fp32 outputs: exact. 3 x 3, stride 2, pad 1, by
+        # shifted slices of the padded map (NumPy has no convolution).
+        x = (np.arange(2 * 5 * 9 * 8) % 7 - 3).astype(np.float16).reshape(2, 5, 9, 8)
+        w = (np.arange(6 * 5 * 3 * 3) % 5 - 2).astype(np.float16).reshape(6, 5, 3, 3)
+        r = npusim.run("conv2d_relu", dtype="fp32", inputs={"x": x, "w": w}, params={"stride": 2})
+        self.assertTrue(r.json["passed"])
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        want = np.zeros((2, 6, 5, 4))
+        for i in range(3):
+            for j in range(3):
+                patch = xp[:, :, i:i + 9:2, j:j + 8:2]
+                want += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.float64))
+        np.testing.assert_array_equal(r.outputs["y"], np.maximum(want, 0).astype(np.float32))
+        self.assertEqual(r.json["conv2d"]["ho"], 5)
+        self.assertEqual(r.cycles, npusim.run("conv2d_relu", dtype="fp32", inputs={"x": x, "w": w},
+                                              params={"stride": 2}).cycles)
+
 
 class BadInput(unittest.TestCase):
     """Every bad input raises npusim.Error (a ValueError) with the CLI's line."""

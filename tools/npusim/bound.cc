@@ -164,8 +164,9 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
 // all (less the warmed inputs' lines), each holding an MSHR and reading the
 // DRAM. The C writes need not reach the DRAM before the end (the L2 may hold
 // them), so the DRAM term counts reads only. The cube must make every one of
-// the m1 k1 n1 fractal products, count at a time, each cube busy `interval`
-// per product (T7a), the busiest core at least the average.
+// the m1 k1 n1 fractal products (a convolution: of each image), count at a
+// time, each cube busy `interval` per product (T7a), the busiest core at
+// least the average.
 void bound_roofline(const RunResult &r, Roofline &f)
 {
     const MatmulShape &mm = r.matmul;
@@ -178,11 +179,12 @@ void bound_roofline(const RunResult &r, Roofline &f)
         if (std::find(r.warm_l2_tensors.begin(), r.warm_l2_tensors.end(), t.name) != r.warm_l2_tensors.end())
             f.warmed_bytes += bytes;
     }
-    f.written_bytes = npu_matrix_layout_bytes(&mm.c);
+    f.written_bytes = output_bytes(r);
     const double cores = double(std::max(1u, r.config.cores));
     const npu_timing_config &tc = r.config.timing;
-    f.cube_cycles = double(mm.a.rows1) * double(mm.a.cols1) * double(mm.b.cols1) * double(tc.cube.interval) /
-                    double(tc.cube.count) / cores;
+    const double images = mm.conv.on ? double(mm.conv.images) : 1.0;  // a convolution's product is per image
+    f.cube_cycles = images * double(mm.a.rows1) * double(mm.a.cols1) * double(mm.b.cols1) *
+                    double(tc.cube.interval) / double(tc.cube.count) / cores;
     const double bytes = double(f.read_bytes + f.written_bytes);
     f.dma_engine_cycles = bytes / cores / double(tc.dma_bytes_per_cycle);
     f.operand_cycles = f.dma_engine_cycles;

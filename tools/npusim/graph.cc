@@ -86,9 +86,11 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
     t.name = name;
     const YAML::Node shape = n["shape"];
     if (!shape)
-        throw Error(rd.where(n, key) + "needs shape: [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
-    if (!shape.IsSequence() || shape.size() < 1 || shape.size() > 2)
-        throw Error(rd.where(shape, key + ".shape") + "expected [M, N] (an fp16 matrix) or [N] (an fp32 vector)");
+        throw Error(rd.where(n, key) + "needs shape: [M, N] (an fp16 matrix), [N] (an fp32 vector) or [N, C, H, W] "
+                                       "(an fp16 tensor)");
+    if (!shape.IsSequence() || shape.size() < 1 || shape.size() == 3 || shape.size() > 4)
+        throw Error(rd.where(shape, key + ".shape") +
+                    "expected [M, N] (an fp16 matrix), [N] (an fp32 vector) or [N, C, H, W] (an fp16 tensor)");
     uint64_t elements = 1;
     for (size_t i = 0; i < shape.size(); i++) {
         t.shape.push_back(rd.count(shape[i], key + ".shape[" + std::to_string(i) + "]", 1, 1u << 20));
@@ -124,7 +126,7 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
     for (size_t i = 0; i < n.size(); i++) {
         const YAML::Node s = n[i];
         const std::string sk = key + "[" + std::to_string(i) + "]";
-        rd.keys(s, sk, {"kernel", "inputs", "output"}, "kernel, inputs, output");
+        rd.keys(s, sk, {"kernel", "inputs", "output", "params"}, "kernel, inputs, output, params");
         GraphStep st;
         st.where = yaml_where(rd.path, s.Mark()) + sk;
         if (!s["kernel"] || !s["inputs"] || !s["output"])
@@ -139,9 +141,24 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
         if (m.tensors.size() != m.num_inputs() + 1)
             throw Error(rd.where(s["kernel"], sk + ".kernel") + "kernel '" + m.name + "' has " +
                         std::to_string(m.tensors.size() - m.num_inputs()) + " outputs; a step takes one");
-        if (!m.params.empty())
+        if (!m.params.empty() && m.op != Op::conv2d)
             throw Error(rd.where(s["kernel"], sk + ".kernel") + "kernel '" + m.name +
-                        "' has parameters; a graph step runs kernels without them");
+                        "' has parameters; a graph step runs kernels without them (convolutions aside)");
+        if (const YAML::Node ps = s["params"]) {
+            std::string pnames;
+            for (const ParamDecl &p : m.params)
+                pnames += (pnames.empty() ? "" : ", ") + p.name;
+            if (m.params.empty())
+                throw Error(rd.where(ps, sk + ".params") + "kernel '" + m.name + "' has no parameters");
+            rd.keys(ps, sk + ".params", {}, "the kernel's parameters: " + pnames);
+            for (const auto &e : ps) {
+                const std::string pname = e.first.Scalar();
+                if (std::none_of(m.params.begin(), m.params.end(), [&](const ParamDecl &d) { return d.name == pname; }))
+                    throw Error(rd.where(e.first, sk + ".params." + pname) + "kernel '" + m.name +
+                                "' has no parameter '" + pname + "' (its parameters: " + pnames + ")");
+                st.params.emplace_back(pname, rd.number(e.second, sk + ".params." + pname));
+            }
+        }
         const YAML::Node in = s["inputs"];
         std::string names;
         for (size_t t = 0; t < m.num_inputs(); t++)
@@ -242,11 +259,12 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
 
 namespace {
 
-// A graph input: 2-D fp16 (a cube operand), 1-D fp32 (a bias).
+// A graph input: 2-D or 4-D fp16 (a cube operand, a feature map), 1-D fp32
+// (a bias).
 NpyArray generate(const GraphTensor &t, uint64_t seed, unsigned index)
 {
     NpyArray a;
-    a.dtype = t.shape.size() == 2 ? NPU_F16 : NPU_F32;
+    a.dtype = t.shape.size() == 1 ? NPU_F32 : NPU_F16;
     a.shape = t.shape;
     uint64_t n = 1;
     for (uint64_t d : t.shape)
@@ -303,13 +321,16 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
                          const std::string &trace)
 {
     const Manifest m = load_manifest(resolve_kernel(st.kernel));
-    const bool cube = m.op == Op::matmul;
+    const bool cube = is_cube_op(m.op);
+    bool nchw = false;  // an activation of a 4-D tensor: given as it is
     const npu_dtype dt = spec.dtype == "fp16" ? NPU_F16 : NPU_F32;
     RunOptions o;
     o.kernel = st.kernel;
     o.dtype = spec.dtype;
     o.config = cfg;
     o.seed = spec.seed;
+    for (const auto &p : st.params)
+        o.params[p.first] = p.second;
     uint64_t rows = 0, cols = 0;  // an activation's matrix
     for (const auto &in : st.inputs) {
         const NpyArray &v = values.at(in.second);
@@ -322,9 +343,14 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
             if (v.shape.size() != 1)
                 throw Error(what + ": a per-channel input is a 1-D tensor");
             o.input_arrays[in.first] = converted(v, dt);
+        } else if (v.shape.size() == 4) {
+            if (v.dtype != dt)
+                throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
+            nchw = true;
+            o.input_arrays[in.first] = v;
         } else {
             if (v.shape.size() != 2)
-                throw Error(what + ": an activation reads a matrix (2-D)");
+                throw Error(what + ": an activation reads a matrix (2-D) or an NCHW tensor (4-D)");
             if (v.dtype != dt)
                 throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
             rows = v.shape[0];
@@ -348,7 +374,7 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     traces.close();
     const std::string out = m.tensors.back().name;
     const NpyArray &y = r.tensors.at(out);
-    values[st.output] = cube ? y : transposed(y, cols, rows, {rows, cols});
+    values[st.output] = cube || nchw ? y : transposed(y, cols, rows, {rows, cols});
     GraphStepResult s;
     s.kernel = st.kernel;
     s.output = st.output;

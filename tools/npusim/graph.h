@@ -23,7 +23,9 @@ namespace npusim {
 
 struct GraphTensor {
     std::string name;
-    std::vector<uint64_t> shape;  // 2-D: an fp16 matrix; 1-D: an fp32 vector (a bias)
+    // 2-D: an fp16 matrix; 1-D: an fp32 vector (a bias); 4-D: an fp16 NCHW
+    // tensor (a feature map, or a convolution's weights (cout, cin, k, k))
+    std::vector<uint64_t> shape;
     double lo = -1.0, hi = 1.0;   // generated uniformly in [lo, hi)
 };
 
@@ -31,6 +33,7 @@ struct GraphStep {
     std::string kernel;
     std::vector<std::pair<std::string, std::string>> inputs;  // the kernel's input name -> tensor
     std::string output;                                       // the tensor its output becomes
+    std::vector<std::pair<std::string, double>> params;       // the kernel's parameters given (a convolution's stride, pad)
     std::string where;  // "file:line:col: variants.NAME[i]" for messages
 };
 

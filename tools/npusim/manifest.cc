@@ -155,7 +155,7 @@ void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<st
 
 }  // namespace
 
-const char *op_name(Op op) { return op == Op::matmul ? "matmul" : "eltwise"; }
+const char *op_name(Op op) { return op == Op::matmul ? "matmul" : op == Op::conv2d ? "conv2d" : "eltwise"; }
 
 const char *split_name(Split s)
 {
@@ -249,12 +249,12 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
         } else if (key == "split") {
             parse_split(m, ctx, w);
         } else if (key == "op") {
-            if (w.size() != 2 || (w[1].first != "eltwise" && w[1].first != "matmul"))
-                ctx.fail(w.size() > 1 ? w[1].second : w[0].second, "@op takes eltwise or matmul");
+            if (w.size() != 2 || (w[1].first != "eltwise" && w[1].first != "matmul" && w[1].first != "conv2d"))
+                ctx.fail(w.size() > 1 ? w[1].second : w[0].second, "@op takes eltwise, matmul or conv2d");
             if (op_line)
                 ctx.fail(w[0].second, "duplicate @op");
             op_line = lineno;
-            m.op = w[1].first == "matmul" ? Op::matmul : Op::eltwise;
+            m.op = w[1].first == "matmul" ? Op::matmul : w[1].first == "conv2d" ? Op::conv2d : Op::eltwise;
         } else if (key == "note") {
             m.notes.push_back(rest(1));
         } else {
@@ -295,8 +295,29 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
                         " inputs; a matmul's reference is its epilogue, a function of one value");
         return m;
     }
+    if (m.op == Op::conv2d) {
+        // The feature map and the weights, one output; the geometry as
+        // parameters; the reference is the epilogue of the convolution.
+        bool plain = m.num_inputs() == 2 && m.tensors.size() == 3;
+        for (size_t i = 0; plain && i < 2; i++)
+            plain = !m.tensors[i].per_channel;
+        if (!plain)
+            throw Error(path + ": @op conv2d takes two @input tensors (x, the feature map, and w, the weights) and "
+                               "one @output");
+        std::vector<std::string> names;
+        for (const ParamDecl &p : m.params)
+            names.push_back(p.name);
+        if (names != std::vector<std::string>{"cout", "kernel", "stride", "pad"})
+            throw Error(path + ": @op conv2d declares exactly @param cout, kernel, stride and pad, in that order");
+        if (m.split != Split::tiles)
+            throw Error(path + ": @op conv2d needs @split tiles");
+        if (ref->num_inputs != 1)
+            throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
+                        " inputs; a convolution's reference is its epilogue, a function of one value");
+        return m;
+    }
     if (m.split == Split::tiles)
-        throw Error(path + ": @split tiles is for @op matmul");
+        throw Error(path + ": @split tiles is for @op matmul and conv2d");
     if (ref->num_inputs != m.num_inputs())
         throw Error(path + ": reference '" + m.reference + "' takes " + std::to_string(ref->num_inputs) +
                     " inputs, the manifest declares " + std::to_string(m.num_inputs()));

@@ -27,7 +27,7 @@ enum class Split {
     undeclared,  // ad-hoc kernels (tests); every kernel in kernels/ declares one
     blocks,      // the tensor is a flat run of B 32-byte C0 blocks; core k of n
                  // takes blocks [k*ceil(B/n), min((k+1)*ceil(B/n), B))
-    tiles,       // @op matmul: C's tiles of up to 8 x 8 fractals, in row-major
+    tiles,       // @op matmul and conv2d: C's tiles of up to 8 x 8 fractals, in row-major
                  // order; core k of n takes tiles k, k + n, k + 2n, ...
 };
 const char *split_name(Split s);
@@ -38,7 +38,12 @@ enum class Op {
     eltwise,  // tensors of the run's NCHW shape, in NC1HWC0
     matmul,   // inputs a (M x K) and b (K x N), fp16 fractal matrices; output c (M x N)
               // in the run's dtype; the @reference is the epilogue applied to A B
+    conv2d,   // inputs x (NCHW, fp16, NC1HWC0) and w (Cout, Cin, kh, kw; fp16 fractal
+              // weights), output y (NC1HWC0); params cout, kernel, stride, pad; the
+              // @reference is the epilogue applied to the convolution
 };
+// The cube's ops: their work runs on the cube (lib/matmul.s).
+inline bool is_cube_op(Op op) { return op == Op::matmul || op == Op::conv2d; }
 const char *op_name(Op op);
 
 struct ParamDecl {

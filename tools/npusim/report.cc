@@ -199,9 +199,10 @@ void text_timing(std::ostringstream &os, const RunResult &r)
     if (b.roofline.on) {  // @op matmul: the machine's limit for this product (docs/cube.md)
         const Roofline &f = b.roofline;
         os << "\nRoofline (the cube's peak against the operand path carrying each input once and C once):\n";
-        os << fmt("  Cube:                      %12.0f cycles (%" PRIu64 " x %" PRIu64 " x %" PRIu64
+        const std::string images = r.matmul.conv.on ? fmt("%" PRIu64 " x ", r.matmul.conv.images) : "";
+        os << fmt("  Cube:                      %12.0f cycles (%s%" PRIu64 " x %" PRIu64 " x %" PRIu64
                   " fractal products)\n",
-                  f.cube_cycles, r.matmul.a.rows1, r.matmul.a.cols1, r.matmul.b.cols1);
+                  f.cube_cycles, images.c_str(), r.matmul.a.rows1, r.matmul.a.cols1, r.matmul.b.cols1);
         os << fmt("  Operand path:              %12.0f cycles (%s; %" PRIu64 " bytes read, %" PRIu64 " written)\n",
                   f.operand_cycles, f.operand_resource.c_str(), f.read_bytes, f.written_bytes);
         os << fmt("  Roofline:                  %12.0f cycles, %s-bound\n", f.cycles, f.binding.c_str());
@@ -400,7 +401,15 @@ nlohmann::json report_json(const RunResult &r)
     j["kernel"] = r.manifest.name;
     j["seed"] = r.seed;
     j["dtype"] = dtype_text(r);
-    if (r.matmul.on) {  // the shape as given: 1, M, K, N
+    if (r.matmul.conv.on) {  // the shape as given: x's; the geometry is in "params"
+        const ConvShape &cv = r.matmul.conv;
+        const MatmulShape &mm = r.matmul;
+        j["shape"] = {cv.images, cv.cin, cv.h, cv.w};
+        j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
+        j["conv2d"] = {{"images", cv.images}, {"cin", cv.cin}, {"h", cv.h}, {"w", cv.w}, {"cout", cv.cout},
+                       {"kernel", cv.kernel}, {"stride", cv.stride}, {"pad", cv.pad}, {"ho", cv.ho}, {"wo", cv.wo},
+                       {"m1", mm.a.rows1}, {"k1", mm.a.cols1}, {"n1", mm.b.cols1}};
+    } else if (r.matmul.on) {  // the shape as given: 1, M, K, N
         const MatmulShape &mm = r.matmul;
         j["shape"] = {1, mm.m, mm.k, mm.n};
         j["layout"] = {{"format", "fractal"}, {"m1", mm.a.rows1}, {"k1", mm.a.cols1}, {"n1", mm.b.cols1}};
@@ -561,7 +570,17 @@ std::string report_text(const RunResult &r)
     std::ostringstream os;
     const uint64_t elements = npu_layout_logical_elems(&r.layout);
     os << fmt("Kernel:      %s (%s)\n", r.manifest.name.c_str(), r.manifest.path.c_str());
-    if (r.matmul.on) {
+    if (r.matmul.conv.on) {
+        const ConvShape &cv = r.matmul.conv;
+        const MatmulShape &mm = r.matmul;
+        const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
+        os << fmt("Convolution: y %s %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 " = %sconv(x fp16 %" PRIu64 "x%" PRIu64
+                  "x%" PRIu64 "x%" PRIu64 ", w fp16 %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", stride %" PRIu64
+                  ", pad %" PRIu64 ")%s, NC1HWC0; per image fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",
+                  dtype_text(r), cv.images, cv.cout, cv.ho, cv.wo, f.c_str(), cv.images, cv.cin, cv.h, cv.w, cv.cout,
+                  cv.cin, cv.kernel, cv.kernel, cv.stride, cv.pad, f.empty() ? "" : ")", mm.a.rows1, mm.a.cols1,
+                  mm.b.cols1);
+    } else if (r.matmul.on) {
         const MatmulShape &mm = r.matmul;
         const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
         const std::string bias = mm.bias ? fmt(" + bias fp32 %" PRIu64, mm.n) : "";
@@ -614,7 +633,8 @@ std::string report_text(const RunResult &r)
 
     if (r.checked) {
         if (r.matmul.on) {  // the tolerance's absolute part is each element's own (docs/cube.md)
-            os << fmt("\nAccuracy (every element against the binary64 A B, epilogue '%s')\n", r.manifest.reference.c_str());
+            os << fmt("\nAccuracy (every element against the binary64 %s, epilogue '%s')\n",
+                      r.matmul.conv.on ? "convolution" : "A B", r.manifest.reference.c_str());
             os << fmt("  Checked:                   %" PRIu64 "\n", r.accuracy.checked);
             os << fmt("  Max ULP:                   %.3g (tolerance %g ULP, or the accumulation bound from K plus half "
                       "an ULP)\n",

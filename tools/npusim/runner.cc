@@ -178,6 +178,8 @@ uint64_t tensor_bytes(const TensorDecl &t, const npu_layout &layout)
 const npu_matrix_layout *matrix_of(const RunResult &r, size_t i)
 {
     const MatmulShape &mm = r.matmul;
+    if (mm.conv.on)
+        return i == 1 ? &mm.b : nullptr;
     if (i + 1 == r.manifest.tensors.size())
         return &mm.c;
     return i == 0 ? &mm.a : i == 1 ? &mm.b : nullptr;
@@ -190,6 +192,8 @@ uint64_t placed_bytes(const RunResult &r, const TensorDecl &t)
     for (size_t i = 0; i < r.manifest.tensors.size(); i++)
         if (&r.manifest.tensors[i] == &t) {
             const npu_matrix_layout *l = matrix_of(r, i);
+            if (r.matmul.conv.on)  // x, w (B) and y
+                return l ? npu_matrix_layout_bytes(l) : npu_layout_bytes(i == 0 ? &r.matmul.conv.x : &r.layout);
             return l ? npu_matrix_layout_bytes(l) : r.matmul.bias_bytes();
         }
     return 0;
@@ -211,6 +215,25 @@ std::vector<uint64_t> split_bytes(Split split, const npu_layout &layout, unsigne
                                   const MatmulShape &mm = MatmulShape(), uint64_t l1_bytes = 0)
 {
     std::vector<uint64_t> out;
+    if (split == Split::tiles && mm.conv.on) {
+        // Per image, its C's tiles row by row (lib/matmul.s); a tile's rows
+        // that are pixels go to nt C1 planes (C0 blocks of 32 bytes, fp16
+        // or fp32 alike); round robin over the cores.
+        const ConvShape &cv = mm.conv;
+        const uint64_t pixels = cv.ho * cv.wo, rows = (mm.c.rows1 + 7) / 8, cols = (mm.c.cols1 + 7) / 8;
+        const uint64_t planes_per_fractal = mm.c.esize == 2 ? 1 : 2;
+        out.assign(ncores, 0);
+        uint64_t t = 0;
+        for (uint64_t img = 0; img < cv.images; img++)
+            for (uint64_t ti = 0; ti < rows; ti++)
+                for (uint64_t tj = 0; tj < cols; tj++) {
+                    const uint64_t px = std::min<uint64_t>(128, pixels - 128 * ti);
+                    const uint64_t p0 = 8 * tj * planes_per_fractal;
+                    const uint64_t planes = std::min<uint64_t>(8 * planes_per_fractal, layout.c1 - p0);
+                    out[t++ % ncores] += px * planes * 32;
+                }
+        return out;
+    }
     if (split == Split::tiles) {
         // C's tiles of up to 8 x 8 fractals in the kernel's order (lib/matmul.s):
         // groups of G tile rows (the A panels L1 holds after 128 KiB, 1 to 8),
@@ -433,6 +456,8 @@ static std::string run_dtype(const Manifest &m, const RunOptions &opts, GivenInp
         return opts.dtype;
     if (m.op == Op::matmul)  // its inputs are fp16 whatever the output's dtype
         return "fp32";
+    if (m.op == Op::conv2d)  // x and w are fp16; so is y, as the next layer reads it
+        return "fp16";
     for (const TensorDecl &t : m.tensors)
         if (t.is_input && !t.per_channel && given.has(t.name)) {
             const npu_dtype dt = given.array(t.name).dtype;
@@ -576,11 +601,14 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
 // NC1HWC0 layout; a run that would not fit in host memory is refused here,
 // with an estimate, rather than meet the OOM killer half-way.
 std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenInputs &given);
+std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInputs &given);
 
 std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
     if (r.manifest.op == Op::matmul)
         return matmul_shape(r, opts, given);
+    if (r.manifest.op == Op::conv2d)
+        return conv_shape(r, opts, given);
     std::vector<uint64_t> shape = opts.shape;
     std::string shape_from = "shape";  // who said it, for messages
     for (const TensorDecl &t : r.manifest.tensors)
@@ -661,6 +689,105 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
     return {1, 1, mm.m, mm.n};
 }
 
+std::string shortest(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+// Step 3 of @op conv2d: x's NCHW shape (x's array when given, else the
+// shape), the geometry from the parameters cout, kernel, stride and pad
+// (cout and kernel from w's array when given), and the product's fractal
+// counts per image: M = ho wo pixels, K = C1 kh kw taps of 16 channels, N =
+// cout. The output y is (images, cout, ho, wo). The kernel holds one
+// image's feature map in L1 after its first 128 KiB (lib/matmul.s).
+std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
+{
+    const Manifest &m = r.manifest;
+    ConvShape &cv = r.matmul.conv;
+    std::vector<uint64_t> shape = opts.shape;
+    std::string shape_from = "shape";
+    const TensorDecl &tx = m.tensors[0], &tw = m.tensors[1];
+    if (given.has(tx.name)) {
+        shape_from = given.source(tx.name);
+        const NpyArray &a = given.array(tx.name);
+        if (a.shape.size() != 4)
+            throw Error(shape_from + ": expected a 4-D feature map (N, C, H, W), got " + std::to_string(a.shape.size()) + "-D");
+        shape = a.shape;
+    }
+    if (shape.size() != 4)
+        throw Error(shape_from + ": a convolution's input is N,C,H,W");
+    for (uint64_t d : shape)
+        if (d == 0)
+            throw Error(shape_from + ": every dimension of the feature map must be at least 1");
+    // The geometry: whole numbers in range (parameters are binary32 values).
+    uint64_t geo[4];  // cout, kernel, stride, pad
+    const uint64_t lo[4] = {1, 1, 1, 0}, hi[4] = {65535, 255, 255, 255};
+    for (size_t i = 0; i < 4; i++) {
+        const double v = r.params[i];
+        if (!(v >= double(lo[i]) && v <= double(hi[i])) || v != std::floor(v))
+            throw Error("parameter " + m.params[i].name + ": " + shortest(v) + " is not a whole number in " +
+                        std::to_string(lo[i]) + " .. " + std::to_string(hi[i]));
+        geo[i] = uint64_t(v);
+    }
+    if (given.has(tw.name)) {  // (cout, cin, kh, kw): cout and the kernel from it
+        const std::string src = given.source(tw.name);
+        const NpyArray &a = given.array(tw.name);
+        if (a.shape.size() != 4 || a.shape[2] != a.shape[3] || a.shape[2] == 0 || a.shape[2] > 255 ||
+            a.shape[0] == 0 || a.shape[0] > 65535)
+            throw Error(src + ": expected 4-D weights (cout, cin, k, k), a square kernel of 1 .. 255 and 1 .. 65535 "
+                              "output channels");
+        if (a.shape[1] != shape[1])
+            throw Error(src + ": " + std::to_string(a.shape[1]) + " input channels; the feature map has " +
+                        std::to_string(shape[1]));
+        const uint64_t from_w[2] = {a.shape[0], a.shape[2]};
+        for (size_t i = 0; i < 2; i++) {
+            if (opts.params.count(m.params[i].name) && geo[i] != from_w[i])
+                throw Error(src + ": its " + m.params[i].name + " is " + std::to_string(from_w[i]) + ", parameter " +
+                            m.params[i].name + " says " + std::to_string(geo[i]));
+            geo[i] = from_w[i];
+            r.params[i] = double(from_w[i]);
+        }
+    }
+    cv.on = true;
+    cv.images = shape[0];
+    cv.cin = shape[1];
+    cv.h = shape[2];
+    cv.w = shape[3];
+    cv.cout = geo[0];
+    cv.kernel = geo[1];
+    cv.stride = geo[2];
+    cv.pad = geo[3];
+    if (cv.h > 65535 || cv.w > 65535)
+        throw Error(shape_from + ": a feature map of more than 65,535 rows or columns");
+    if (cv.h + 2 * cv.pad < cv.kernel || cv.w + 2 * cv.pad < cv.kernel)
+        throw Error(shape_from + ": a " + std::to_string(cv.kernel) + " x " + std::to_string(cv.kernel) +
+                    " kernel does not fit the " + std::to_string(cv.h) + " x " + std::to_string(cv.w) +
+                    " map padded by " + std::to_string(cv.pad));
+    cv.ho = (cv.h + 2 * cv.pad - cv.kernel) / cv.stride + 1;
+    cv.wo = (cv.w + 2 * cv.pad - cv.kernel) / cv.stride + 1;
+    MatmulShape &mm = r.matmul;
+    mm.on = true;
+    const uint64_t c1 = (cv.cin + 15) / 16;
+    mm.m = cv.ho * cv.wo;
+    mm.k = cv.cin * cv.kernel * cv.kernel;
+    mm.n = cv.cout;
+    if (npu_layout_init(&cv.x, cv.images, cv.cin, cv.h, cv.w, 2) != NPU_OK ||
+        npu_matrix_layout_init(&mm.a, mm.m, 16 * c1 * cv.kernel * cv.kernel, 2) != NPU_OK ||
+        npu_matrix_layout_init(&mm.b, 16 * c1 * cv.kernel * cv.kernel, mm.n, 2) != NPU_OK ||
+        npu_matrix_layout_init(&mm.c, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK ||
+        npu_layout_init(&r.layout, cv.images, cv.cout, cv.ho, cv.wo, npu_dtype_bytes(r.dtype)) != NPU_OK)
+        throw Error(shape_from + ": tensors too large");
+    const uint64_t map = npu_layout_bytes(&cv.x) / cv.images, room = r.config.core.l1_bytes - std::min<uint64_t>(r.config.core.l1_bytes, 131072);
+    if (map > room)
+        throw Error(shape_from + ": one image's feature map is " + std::to_string(map) +
+                    " bytes; the conv2d kernels hold it in L1 after its first 128 KiB, " + std::to_string(room) +
+                    " bytes here (cube.l1_bytes)");
+    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    return {cv.images, cv.cout, cv.ho, cv.wo};
+}
+
 // Step 4: the kernel assembled for the run's config, with its dtype as the
 // suffix alias DT and its size as DT_BYTES, and its tiles chosen for the
 // config (tiling.h).
@@ -703,7 +830,7 @@ void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, 
                    const std::vector<uint64_t> &shape)
 {
     const Manifest &m = r.manifest;
-    if (m.op == Op::matmul)
+    if (is_cube_op(m.op))
         return place_matrices(g, r, opts, given);
     if (opts.inplace && (m.num_inputs() != 1 || m.tensors.size() != 2))
         throw Error("in place: kernel '" + m.name + "' does not have exactly one input and one output");
@@ -737,6 +864,23 @@ void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, 
     g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
 }
 
+// @op conv2d: the weights (cout, cin, k, k) as B, the fractal matrix of
+// K1 = C1 k k taps by cout: row 16 q + c0 of tap q = (c1 k + i) k + j is
+// input channel 16 c1 + c0 at kernel position (i, j), zero past cin, as
+// mvlai's columns of im2col(x) are (docs/cube.md, "Convolution").
+void pack_conv_weights(const ConvShape &cv, const npu_matrix_layout &b, const NpyArray &w, uint8_t *dst)
+{
+    const uint64_t kk = cv.kernel * cv.kernel;
+    std::vector<uint8_t> mat(b.rows * b.cols * 2, 0);
+    for (uint64_t co = 0; co < cv.cout; co++)
+        for (uint64_t ci = 0; ci < cv.cin; ci++)
+            for (uint64_t ij = 0; ij < kk; ij++) {
+                const uint64_t row = 16 * ((ci / 16) * kk + ij) + ci % 16;
+                std::memcpy(&mat[(row * b.cols + co) * 2], &w.data[((co * cv.cin + ci) * kk + ij) * 2], 2);
+            }
+    npu_pack_fractal(&b, mat.data(), dst);
+}
+
 // Step 5 of @op matmul: a and b fp16 fractal matrices (generated like any
 // input, seeded by their index), c poisoned; each page-aligned.
 void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given)
@@ -744,13 +888,19 @@ void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts,
     if (opts.inplace)
         throw Error("in place: kernel '" + r.manifest.name + "' is a matmul");
     const MatmulShape &mm = r.matmul;
+    const ConvShape &cv = mm.conv;
     const size_t count = r.manifest.tensors.size();
     uint64_t gm_size = 0;
     for (size_t i = 0; i < count; i++) {
         const TensorDecl &t = r.manifest.tensors[i];
         const npu_matrix_layout *l = matrix_of(r, i);
         Placed pl{&t, gm_size, {}};
-        if (t.is_input && l) {
+        if (cv.on && t.is_input) {  // x (N, C, H, W) and w (cout, cin, k, k)
+            pl.nchw = make_input(t, opts, given, NPU_F16,
+                                 i == 0 ? std::vector<uint64_t>{cv.images, cv.cin, cv.h, cv.w}
+                                        : std::vector<uint64_t>{cv.cout, cv.cin, cv.kernel, cv.kernel},
+                                 unsigned(i));
+        } else if (t.is_input && l) {
             pl.nchw = make_input(t, opts, given, NPU_F16, {1, 1, l->rows, l->cols}, unsigned(i));
             pl.nchw.shape = {l->rows, l->cols};
         } else if (t.is_input) {  // the bias
@@ -764,7 +914,13 @@ void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts,
     for (size_t i = 0; i < count; i++) {
         const npu_matrix_layout *l = matrix_of(r, i);
         uint8_t *dst = g.bytes.data() + g.placed[i].gm_addr;
-        if (!l)  // the bias: its N values, then zeros to the last fractal column's end
+        if (cv.on && i == 0)
+            npu_pack_nc1hwc0(&cv.x, g.placed[i].nchw.data.data(), dst);
+        else if (cv.on && i == 1)
+            pack_conv_weights(cv, *l, g.placed[i].nchw, dst);
+        else if (cv.on)
+            std::memset(dst, 0xff, npu_layout_bytes(&r.layout));
+        else if (!l)  // the bias: its N values, then zeros to the last fractal column's end
             std::memcpy(dst, g.placed[i].nchw.data.data(), mm.n * 4);
         else if (g.placed[i].decl->is_input)
             npu_pack_fractal(l, g.placed[i].nchw.data.data(), dst);
@@ -802,6 +958,9 @@ void build_cores(Machine &mc, const RunResult &r, GlobalMemory &g, const npu_pro
         core->spr[NPU_SPR_MM_M1] = r.matmul.a.rows1;
         core->spr[NPU_SPR_MM_K1] = r.matmul.a.cols1;
         core->spr[NPU_SPR_MM_N1] = r.matmul.b.cols1;
+        core->spr[NPU_SPR_CONV_H] = r.matmul.conv.h;
+        core->spr[NPU_SPR_CONV_W] = r.matmul.conv.w;
+        core->spr[NPU_SPR_CONV_GEOM] = r.matmul.conv.geometry();
         mc.core_ptrs.push_back(core.get());
         mc.cores.push_back(std::move(core));
     }
@@ -910,7 +1069,7 @@ void unpack_outputs(GlobalMemory &g, const RunResult &r, const std::vector<uint6
     for (Placed &pl : g.placed) {
         if (pl.decl->is_input)
             continue;
-        if (r.matmul.on) {  // c: M x N from its fractals
+        if (r.matmul.fractal_output()) {  // c: M x N from its fractals
             pl.nchw.dtype = r.dtype;
             pl.nchw.shape = {r.matmul.m, r.matmul.n};
             pl.nchw.data.resize(r.matmul.m * r.matmul.n * esize);
@@ -938,7 +1097,8 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
         return;
     if (r.matmul.on) {
         if (!against_name.empty())
-            throw Error("against: kernel '" + r.manifest.name + "' is a matmul (its reference is exact A B)");
+            throw Error("against: kernel '" + r.manifest.name + "' is a " + op_name(r.manifest.op) +
+                        " (its reference is exact A B)");
         return check_matmul(r, g);
     }
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
@@ -1011,25 +1171,52 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
 void check_matmul(RunResult &r, const GlobalMemory &g)
 {
     const MatmulShape &mm = r.matmul;
+    const ConvShape &cv = mm.conv;
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
     const Placed &pc = g.placed.back();
     const NpyArray &a = g.placed[0].nchw, &b = g.placed[1].nchw, &c = pc.nchw;
-    std::vector<double> bt(mm.k * mm.n);  // B transposed, so that both run along k
+    // B transposed (N rows of K), so that both run along k: a convolution's
+    // weights (cout, cin, k, k) already are, with k in the order of a patch.
+    std::vector<double> bt(mm.k * mm.n);
     for (uint64_t k = 0; k < mm.k; k++)
         for (uint64_t j = 0; j < mm.n; j++)
-            bt[j * mm.k + k] = npu_load_lane(b.data.data(), k * mm.n + j, NPU_F16);
+            bt[j * mm.k + k] = cv.on ? npu_load_lane(b.data.data(), j * mm.k + k, NPU_F16)
+                                     : npu_load_lane(b.data.data(), k * mm.n + j, NPU_F16);
     std::vector<double> bias(mm.n, 0.0);
     if (mm.bias)
         for (uint64_t j = 0; j < mm.n; j++)
             bias[j] = npu_load_lane(g.placed[2].nchw.data.data(), j, NPU_F32);
+    // Row i of A: a's row, or the patch of x under output pixel i of its
+    // image (zero outside the map), in w's order (cin, kernel row, column).
     std::vector<double> arow(mm.k);
-    const double k1 = double((mm.k + 15) / 16);
+    auto load_row = [&](uint64_t i) {
+        if (!cv.on) {
+            for (uint64_t k = 0; k < mm.k; k++)
+                arow[k] = npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
+            return;
+        }
+        const uint64_t img = i / mm.m, oh = i % mm.m / cv.wo, ow = i % mm.m % cv.wo;
+        uint64_t k = 0;
+        for (uint64_t ci = 0; ci < cv.cin; ci++)
+            for (uint64_t di = 0; di < cv.kernel; di++)
+                for (uint64_t dj = 0; dj < cv.kernel; dj++, k++) {
+                    const int64_t y = int64_t(oh * cv.stride + di) - int64_t(cv.pad);
+                    const int64_t x = int64_t(ow * cv.stride + dj) - int64_t(cv.pad);
+                    arow[k] = y < 0 || x < 0 || y >= int64_t(cv.h) || x >= int64_t(cv.w)
+                                  ? 0.0
+                                  : npu_load_lane(a.data.data(),
+                                                  ((img * cv.cin + ci) * cv.h + uint64_t(y)) * cv.w + uint64_t(x),
+                                                  NPU_F16);
+                }
+    };
+    // The cube rounds once per fractal column of A it adds (K1 of them).
+    const double k1 = double(mm.a.cols1);
     const double per_s = k1 * std::ldexp(1.0, -24) + double(mm.k) * std::ldexp(1.0, -53);
     const int out_digits = r.dtype == NPU_F16 ? 11 : 24;
-    const double *params = r.params.data();
-    for (uint64_t i = 0; i < mm.m; i++) {
-        for (uint64_t k = 0; k < mm.k; k++)
-            arow[k] = npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
+    const double *params = cv.on ? nullptr : r.params.data();  // a convolution's are its geometry
+    const uint64_t rows = cv.on ? cv.images * mm.m : mm.m;
+    for (uint64_t i = 0; i < rows; i++) {
+        load_row(i);
         for (uint64_t j = 0; j < mm.n; j++) {
             const double *bc = &bt[j * mm.k];
             double dot = 0.0, s = 0.0;
@@ -1046,7 +1233,8 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
             const double fz = ref->fn(&zs[1], params);
             const double f_lo = ref->fn(&zs[0], params), f_hi = ref->fn(&zs[2], params);
             const double lo = std::min({f_lo, fz, f_hi}), hi = std::max({f_lo, fz, f_hi});
-            const uint64_t idx = i * mm.n + j;
+            // c is M x N; y is (images, cout, ho, wo)
+            const uint64_t idx = cv.on ? (i / mm.m * mm.n + j) * mm.m + i % mm.m : i * mm.n + j;
             const double got = npu_load_lane(c.data.data(), idx, r.dtype);
             const double want = std::isnan(got) || std::isnan(lo) || std::isnan(hi) ? fz : std::clamp(got, lo, hi);
             int ex;
@@ -1056,6 +1244,11 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
             if (!npu_accuracy_add(&r.accuracy, idx, got, want, r.dtype, &tol) && r.failed.size() < kMaxFailedShown)
                 r.failed.push_back(FailedElement{idx, {z, s}, got, fz, npu_ulp_error(got, fz, r.dtype)});
         }
+    }
+    if (cv.on) {  // y's NC1HWC0 padding: channels past cout
+        r.padding_nonzero += npu_padding_nonzero(&r.layout, g.bytes.data() + pc.gm_addr);
+        r.checked = true;
+        return;
     }
     // C's padding (rows past M, columns past N of its last fractals) must be
     // zero, as the products of A's and B's zero padding are.

@@ -32,7 +32,7 @@ using Engine = std::function<void(npu_timed_core *const *cores, unsigned n, cons
 struct RunOptions {
     std::string kernel;  // name or path
     std::string dtype;  // fp16 or fp32; empty: the first tensor input's .npy, else fp32
-    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W (@op matmul: 1, M, K, N)
+    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W (@op matmul: 1, M, K, N; conv2d: x's)
     Config config = default_config();
     uint64_t seed = 1;
     std::map<std::string, std::string> inputs;   // tensor name -> .npy path
@@ -226,13 +226,30 @@ struct DerivedFigures {
     double sim_instructions_per_second = 0;  // instructions / host_seconds
 };
 
+// @op conv2d: y = epilogue(conv(x, w)), x (images, cin, h, w) fp16 in
+// NC1HWC0, w (cout, cin, kh, kw) fp16 as the fractal matrix B of the
+// product im2col(x) B (docs/cube.md, "Convolution"), y (images, cout, ho,
+// wo) in the run's dtype, NC1HWC0.
+struct ConvShape {
+    bool on = false;
+    uint64_t images = 0, cin = 0, h = 0, w = 0, cout = 0, kernel = 0, stride = 0, pad = 0, ho = 0, wo = 0;
+    npu_layout x{};  // the input's NC1HWC0 layout (the output's is RunResult::layout)
+    uint64_t geometry() const { return kernel | kernel << 8 | stride << 16 | pad << 24; }
+};
+
 // @op matmul: C (M x N, the run's dtype) = epilogue(A (M x K) B (K x N)), A
 // and B fp16; all three fractal matrices in GM (npu_matrix_layout).
+// @op conv2d is a product of the same shape per image: A = im2col(x) (M =
+// ho wo, K = cin kh kw in 16-channel taps), B the weights, C = y; only b is
+// a fractal matrix in GM (a and c give the fractal counts).
 struct MatmulShape {
     bool on = false;
     bool bias = false;  // a third input: N fp32 values, added to each row of A B
     uint64_t m = 0, k = 0, n = 0;
     npu_matrix_layout a{}, b{}, c{};
+    ConvShape conv;
+    // C is a fractal matrix in GM (matmul), not an NC1HWC0 tensor (conv2d).
+    bool fractal_output() const { return on && !conv.on; }
     // The bias in GM: C's fractal columns of 16 fp32 values, zero past N.
     uint64_t bias_bytes() const { return c.cols1 * NPU_FRACTAL * 4; }
 };
@@ -310,7 +327,7 @@ struct Rng {
 };
 
 // @op matmul: the fractal layout of manifest tensor i (a, b, then c), or
-// null for the bias.
+// null for the bias; @op conv2d: b's for w, null for x and y.
 const npu_matrix_layout *matrix_of(const RunResult &r, size_t i);
 // A placed tensor's GM bytes in run r: its NC1HWC0 layout (or C1 blocks of
 // a per-channel input), or for @op matmul its fractal matrix or the bias.
@@ -320,11 +337,12 @@ uint64_t placed_bytes(const RunResult &r, const TensorDecl &t);
 // or C's fractals for @op matmul.
 inline uint64_t output_elements_padded(const RunResult &r)
 {
-    return r.matmul.on ? r.matmul.c.rows1 * r.matmul.c.cols1 * NPU_FRACTAL * NPU_FRACTAL : npu_layout_elems(&r.layout);
+    return r.matmul.fractal_output() ? r.matmul.c.rows1 * r.matmul.c.cols1 * NPU_FRACTAL * NPU_FRACTAL
+                                     : npu_layout_elems(&r.layout);
 }
 inline uint64_t output_bytes(const RunResult &r)
 {
-    return r.matmul.on ? npu_matrix_layout_bytes(&r.matmul.c) : npu_layout_bytes(&r.layout);
+    return r.matmul.fractal_output() ? npu_matrix_layout_bytes(&r.matmul.c) : npu_layout_bytes(&r.layout);
 }
 
 // Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
