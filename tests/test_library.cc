@@ -1137,6 +1137,17 @@ TEST(LibraryConv, BadGeometryAndInputsAreOneLineErrors)
     RunOptions o = conv_options("conv2d", "fp16", {1, 16, 8, 8}, 8, 3, 1, 1);
     o.input_arrays["w"] = w;
     EXPECT_EQ(run_error(o), "input 'w': 12 input channels; the feature map has 16");
+    RunOptions inplace = conv_options("conv2d", "fp16", {1, 16, 8, 8}, 16, 3, 1, 1);
+    inplace.inplace = true;
+    EXPECT_EQ(run_error(inplace), "in place: kernel 'conv2d' runs on the cube (@op conv2d); its output is not its "
+                                  "input's shape");
+    NpyArray x32;
+    x32.dtype = NPU_F32;
+    x32.shape = {1, 16, 8, 8};
+    x32.data.resize(16 * 64 * 4);
+    RunOptions of32 = conv_options("conv2d", "fp32", {}, 16, 3, 1, 1);
+    of32.input_arrays["x"] = x32;
+    EXPECT_EQ(run_error(of32), "input 'x': dtype f32 is not the cube's operand dtype f16");
     w.shape = {8, 16, 3, 3};
     w.data.resize(8 * 16 * 9 * 2);
     o.input_arrays["w"] = w;

@@ -731,6 +731,10 @@ std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInpu
                         std::to_string(lo[i]) + " .. " + std::to_string(hi[i]));
         geo[i] = uint64_t(v);
     }
+    for (const TensorDecl *t : {&tx, &tw})
+        if (given.has(t->name) && given.array(t->name).dtype != NPU_F16)
+            throw Error(given.source(t->name) + ": dtype " + npu_dtype_name(given.array(t->name).dtype) +
+                        " is not the cube's operand dtype f16");
     if (given.has(tw.name)) {  // (cout, cin, kh, kw): cout and the kernel from it
         const std::string src = given.source(tw.name);
         const NpyArray &a = given.array(tw.name);
@@ -886,7 +890,8 @@ void pack_conv_weights(const ConvShape &cv, const npu_matrix_layout &b, const Np
 void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
     if (opts.inplace)
-        throw Error("in place: kernel '" + r.manifest.name + "' is a matmul");
+        throw Error("in place: kernel '" + r.manifest.name + "' runs on the cube (@op " + op_name(r.manifest.op) +
+                    "); its output is not its input's shape");
     const MatmulShape &mm = r.matmul;
     const ConvShape &cv = mm.conv;
     const size_t count = r.manifest.tensors.size();
