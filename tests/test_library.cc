@@ -108,19 +108,6 @@ void expect_cycle_accounting(const RunResult &r)
     }
 }
 
-// splitmix64, as the runner's: the same inputs on every machine.
-struct Rng {
-    uint64_t s;
-    uint64_t next()
-    {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    double unit() { return double(next() >> 11) * 0x1p-53; }
-};
-
 NpyArray make_array(npu_dtype dt, std::vector<uint64_t> shape)
 {
     NpyArray a;
@@ -169,7 +156,7 @@ NpyArray fp32_sweep()
         v.push_back(std::ldexp(1.3f, e) / 1.3f * 1.3f);
         v.push_back(-std::ldexp(1.7f, e > 126 ? 126 : e));
     }
-    Rng rng{42};
+    Rng rng{42};  // the runner's generator (runner.h)
     while (v.size() < n / 4) {
         uint32_t bits = uint32_t(rng.next());
         float f;
@@ -177,7 +164,7 @@ NpyArray fp32_sweep()
         v.push_back(f);
     }
     while (v.size() < n) {
-        double m = std::exp2(-12.0 + 19.0 * rng.unit());
+        double m = std::exp2(-12.0 + 19.0 * rng.uniform(0.0, 1.0));
         v.push_back(float((rng.next() & 1) ? -m : m));
     }
     for (uint64_t i = 0; i < n; i++)

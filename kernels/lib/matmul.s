@@ -57,9 +57,9 @@
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel (or a
 ; convolution's weights), 9 the bias, 10 a convolution's map.
 ; Buffers used: L1 128 KiB (+ the panel, or the map and the weights), L0A,
-; L0B and L0C 64 KiB, UB 208 KiB + 248 bytes. Outside its pipelines the skeleton writes v16 and p6
-; (zeros and the padding's masks): an epilogue's constants live in other
-; registers.
+; L0B and L0C 64 KiB, UB 208 KiB + 240 bytes. Outside its pipelines the
+; skeleton writes v16 and p6 (zeros and the padding's masks): an
+; epilogue's constants live in other registers.
 
 .ifndef MM_CONV
 .equ MM_CONV, 0                 ; 1: a convolution (@op conv2d), A = im2col(x)
@@ -73,7 +73,8 @@
 .equ UB_C, 0                    ; UB: two fp32 tiles (64 KiB each),
 .equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
-.equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile, the panels (152 bytes)
+.equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile,
+                                ; the panels, a convolution's images and map rows (240 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
@@ -100,19 +101,18 @@
 .equ SCR_PROW, UB_SCR + 88      ; per panel slot: its tile row's first fractal row (-1: none), 8 slots
 .equ SCR_MR, UB_SCR + 152       ; M % 16 and N % 16: the rows and columns of C's last fractals
 .equ SCR_NR, UB_SCR + 160
-; A convolution's (@op conv2d): the image whose map is in L1 (-1: none),
-; this tile's and the previous tile's image, the tiles of an image, an
+; A convolution's (@op conv2d): the image of this tile (whose map is in
+; L1; -1: none yet) and of the previous tile, the tiles of an image, an
 ; image's bytes of x and of y, and the bytes of a C1 plane of y
 .equ SCR_IMG, UB_SCR + 168
-.equ SCR_CIMG, UB_SCR + 176
-.equ SCR_PIMG, UB_SCR + 184
-.equ SCR_TPI, UB_SCR + 192
-.equ SCR_IB, UB_SCR + 200
-.equ SCR_OB, UB_SCR + 208
-.equ SCR_PL, UB_SCR + 216
-.equ SCR_ROWS, UB_SCR + 224     ; rows of the image's map loaded (or loading) into L1
-.equ SCR_C1X, UB_SCR + 232      ; x's C1 planes, and the bytes of one
-.equ SCR_PLX, UB_SCR + 240
+.equ SCR_PIMG, UB_SCR + 176
+.equ SCR_TPI, UB_SCR + 184
+.equ SCR_IB, UB_SCR + 192
+.equ SCR_OB, UB_SCR + 200
+.equ SCR_PL, UB_SCR + 208
+.equ SCR_ROWS, UB_SCR + 216     ; rows of the image's map loaded (or loading) into L1
+.equ SCR_C1X, UB_SCR + 224      ; x's C1 planes, and the bytes of one
+.equ SCR_PLX, UB_SCR + 232
 
 ; Registers:
 ;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
@@ -188,6 +188,31 @@ bonly\@:
     dmaldl1 s19, s18, s16, (\p)
 .endm
 
+; MM_MOVE_ROWS op, n, stride, Q: `n` rows of s18 bytes from L1 at s17,
+; `stride` fractals apart, into consecutive L0 bytes from s16 (op mvla or
+; mvlb, tag 2 + Q): a tile out of a panel. Uses s17, s19, s26, s27.
+.macro MM_MOVE_ROWS op, n, stride, q
+    muli    s26, \stride, FRACTAL_B
+    mv      s27, s16
+    mv      s19, \n
+row\@:
+    \op     s27, s17, s18, 2 + (\q)
+    add     s17, s17, s26
+    add     s27, s27, s18
+    loop    s19, row\@
+.endm
+
+; MM_IM2COL Q, k0: a convolution's A tile of the step at k0 (kt s14) into
+; L0A at s16 (tag 2 + Q): im2col of the map in L1 (s25), output pixels 16
+; i0 .., taps k0 ..; mmdim first, as mvlai moves its m x k fractals.
+.macro MM_IM2COL q, k0
+    mmdim   s9, s14, s30
+    slli    s17, s7, 4
+    slli    s18, \k0, 32
+    or      s17, s17, s18
+    mvlai   s16, s25, s17, 2 + (\q)
+.endm
+
 ; MM_MMAD P: starts step s12's mmad on the L0 halves P (tag 4 + P; s16 =
 ; P x HALF, their address). A tile's first (mmadz) overwrites L0C, so the
 ; previous tile's move out of it (tag 6) must be done, which the moves
@@ -227,27 +252,14 @@ free\@:
     min     s14, s14, s24            ; kt
     li      s16, (\p) * HALF
 .if MM_CONV == 1
-    ; im2col from the map in L1: pixels 16 i0 .., taps k0 .. (mmdim first:
-    ; mvlai moves its m x k fractals).
-    mmdim   s9, s14, s30
-    slli    s17, s7, 4
-    slli    s18, s13, 32
-    or      s17, s17, s18
-    mvlai   s16, s25, s17, 2 + (\p)
+    MM_IM2COL \p, s13
 .else
     beqz    s25, ahalf\@
     ; From the panel: mt rows of kt fractals, K1 fractals apart.
     muli    s17, s13, FRACTAL_B
     add     s17, s17, s25
     muli    s18, s14, FRACTAL_B
-    muli    s26, s5, FRACTAL_B
-    mv      s27, s16
-    mv      s19, s9
-arow\@:
-    mvla    s27, s17, s18, 2 + (\p)
-    add     s17, s17, s26
-    add     s27, s27, s18
-    loop    s19, arow\@
+    MM_MOVE_ROWS mvla, s9, s5, \p
     j       amoved\@
 ahalf\@:
     li      s17, L1A + (\p) * HALF
@@ -276,11 +288,7 @@ stepped\@:
     sub     s14, s5, \k0
     min     s14, s14, s24            ; kt
     li      s16, (\q) * HALF
-    mmdim   s9, s14, s30
-    slli    s17, s7, 4
-    slli    s18, \k0, 32
-    or      s17, s17, s18
-    mvlai   s16, s25, s17, 2 + (\q)
+    MM_IM2COL \q, \k0
     mul     s17, \k0, s6
     add     s17, s17, s8
     muli    s17, s17, FRACTAL_B
@@ -291,14 +299,7 @@ stepped\@:
     mvlb    s16, s17, s18, 2 + (\q)
     j       moved\@
 narrow\@:
-    muli    s26, s6, FRACTAL_B
-    mv      s27, s16
-    mv      s19, s14
-brow\@:
-    mvlb    s27, s17, s18, 2 + (\q)
-    add     s17, s17, s26
-    add     s27, s27, s18
-    loop    s19, brow\@
+    MM_MOVE_ROWS mvlb, s14, s6, \q
 moved\@:
 .endm
 
@@ -768,12 +769,19 @@ tiles\@:
     ; the first; t = (ti, tj) in that order, core k of n takes k, k + n, ...
     sld     s15, [s0 + SCR_T]
 .if MM_CONV == 1
-    ; A convolution's tiles: image by image, row by row (G is 1).
+    ; A convolution's tiles: image by image, row by row (G is 1). A new
+    ; image's map replaces the last one's in L1, none of its rows loaded
+    ; yet: every move from the last one has completed (each step waits for
+    ; its moves).
     sld     s16, [s0 + SCR_TPI]
     divu    s17, s15, s16
     srd     s18, shape.n
     bge     s17, s18, end\@
-    sst     s17, [s0 + SCR_CIMG]
+    sld     s18, [s0 + SCR_IMG]
+    beq     s17, s18, sameimg\@
+    sst     s17, [s0 + SCR_IMG]
+    sst     s0, [s0 + SCR_ROWS]
+sameimg\@:
     remu    s15, s15, s16            ; the tile within its image
 .endif
     addi    s16, s6, TILE - 1
@@ -831,16 +839,8 @@ nopanel\@:
 .if MM_CONV == 1
     ; The tile's image's map into L1 in bands of rows, as the tiles reach
     ; them: this tile's rows (waited for), then the rows of this core's
-    ; next tile of the image (waited for by that tile). A new image's rows
-    ; replace the last one's: every move from them has completed (each
-    ; step waits for its moves).
+    ; next tile of the image (waited for by that tile).
     li      s25, PANEL
-    sld     s15, [s0 + SCR_CIMG]
-    sld     s16, [s0 + SCR_IMG]
-    beq     s15, s16, mapok\@
-    sst     s15, [s0 + SCR_IMG]
-    sst     s0, [s0 + SCR_ROWS]
-mapok\@:
     MM_MAP_NEED s27, s26, s7, s9
     MM_MAP_LOAD s27, s26
     dmawait 10
@@ -929,7 +929,7 @@ noprev\@:
     sst     s30, [s0 + SCR_NT]
     sst     s21, [s0 + SCR_PAR]
 .if MM_CONV == 1
-    sld     s15, [s0 + SCR_CIMG]
+    sld     s15, [s0 + SCR_IMG]
     sst     s15, [s0 + SCR_PIMG]
 .endif
     li      s15, 1

@@ -94,11 +94,16 @@ double fill_min_cycles(const Config &cfg)
     return double(dc.latency + (piece + dc.bytes_per_cycle - 1) / dc.bytes_per_cycle);
 }
 
+// The cycles a bank booking may end after the run: its interval past the hit latency.
+double l2_bank_tail(const npu_l2_config &l2)
+{
+    return l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
+}
+
 // The L2 banks' term for `accesses`: every booking ends by cycles + the tail.
 double l2_bank_cycles(const npu_l2_config &l2, double accesses)
 {
-    const double tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
-    return std::max(0.0, accesses * l2.bank_interval / double(l2.banks) - tail);
+    return std::max(0.0, accesses * l2.bank_interval / double(l2.banks) - l2_bank_tail(l2));
 }
 
 // Memory: every bandwidth on the path, the tightest binding.
@@ -121,7 +126,7 @@ void bound_memory(const RunResult &r, const std::vector<npu_core_stats> &cores, 
     const npu_dram_config &dc = r.config.dram;
     m.shared = true;
     m.l2_accesses = r.l2.accesses;
-    m.l2_bank_tail = l2.bank_interval > l2.hit_latency ? double(l2.bank_interval - l2.hit_latency) : 0.0;
+    m.l2_bank_tail = l2_bank_tail(l2);
     m.l2_bank_cycles = l2_bank_cycles(l2, double(m.l2_accesses));
     m.l2_read_fills = r.l2.read_misses - std::min(r.l2.read_misses, r.l2.mshr_merges);
     m.l2_fill_min_cycles = fill_min_cycles(r.config);

@@ -401,11 +401,10 @@ nlohmann::json report_json(const RunResult &r)
     j["kernel"] = r.manifest.name;
     j["seed"] = r.seed;
     j["dtype"] = dtype_text(r);
-    if (r.matmul.conv.on) {  // the shape as given: x's; the geometry is in "params"
+    if (r.matmul.conv.on) {  // the shape as given: x's; the geometry is in "params"; y's layout below
         const ConvShape &cv = r.matmul.conv;
         const MatmulShape &mm = r.matmul;
         j["shape"] = {cv.images, cv.cin, cv.h, cv.w};
-        j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
         j["conv2d"] = {{"images", cv.images}, {"cin", cv.cin}, {"h", cv.h}, {"w", cv.w}, {"cout", cv.cout},
                        {"kernel", cv.kernel}, {"stride", cv.stride}, {"pad", cv.pad}, {"ho", cv.ho}, {"wo", cv.wo},
                        {"m1", mm.a.rows1}, {"k1", mm.a.cols1}, {"n1", mm.b.cols1}};
@@ -416,8 +415,9 @@ nlohmann::json report_json(const RunResult &r)
         j["matmul"] = {{"m", mm.m}, {"k", mm.k}, {"n", mm.n}};
     } else {
         j["shape"] = {r.layout.n, r.layout.c, r.layout.h, r.layout.w};
-        j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
     }
+    if (!r.matmul.fractal_output())  // the output's NC1HWC0 layout
+        j["layout"] = {{"n", r.layout.n}, {"c1", r.layout.c1}, {"h", r.layout.h}, {"w", r.layout.w}, {"c0", r.layout.c0}};
     json cfg = json::object();
     for (const auto &kv : config_values(r.config))
         cfg[kv.first] = kv.second;
@@ -570,19 +570,18 @@ std::string report_text(const RunResult &r)
     std::ostringstream os;
     const uint64_t elements = npu_layout_logical_elems(&r.layout);
     os << fmt("Kernel:      %s (%s)\n", r.manifest.name.c_str(), r.manifest.path.c_str());
-    if (r.matmul.conv.on) {
-        const ConvShape &cv = r.matmul.conv;
-        const MatmulShape &mm = r.matmul;
-        const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
+    // A cube kernel's epilogue around its product, unless the identity.
+    const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
+    const MatmulShape &mm = r.matmul;
+    if (mm.conv.on) {
+        const ConvShape &cv = mm.conv;
         os << fmt("Convolution: y %s %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 " = %sconv(x fp16 %" PRIu64 "x%" PRIu64
                   "x%" PRIu64 "x%" PRIu64 ", w fp16 %" PRIu64 "x%" PRIu64 "x%" PRIu64 "x%" PRIu64 ", stride %" PRIu64
                   ", pad %" PRIu64 ")%s, NC1HWC0; per image fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",
                   dtype_text(r), cv.images, cv.cout, cv.ho, cv.wo, f.c_str(), cv.images, cv.cin, cv.h, cv.w, cv.cout,
                   cv.cin, cv.kernel, cv.kernel, cv.stride, cv.pad, f.empty() ? "" : ")", mm.a.rows1, mm.a.cols1,
                   mm.b.cols1);
-    } else if (r.matmul.on) {
-        const MatmulShape &mm = r.matmul;
-        const std::string f = r.manifest.reference == "identity" ? "" : r.manifest.reference + "(";
+    } else if (mm.on) {
         const std::string bias = mm.bias ? fmt(" + bias fp32 %" PRIu64, mm.n) : "";
         os << fmt("Matrices:    C %s %" PRIu64 "x%" PRIu64 " = %sA fp16 %" PRIu64 "x%" PRIu64 " B fp16 %" PRIu64 "x%" PRIu64
                   "%s%s, fractals %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (m1 k1 n1)\n",

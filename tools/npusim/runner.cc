@@ -71,8 +71,6 @@ double ScheduledLoop::register_cycles(unsigned core) const
 
 namespace {
 
-// splitmix64: a tiny, well-mixed generator; seeds must give the same inputs
-// on every machine, so no std:: distributions (their output is unspecified).
 constexpr uint64_t kGmAlign = 4096;  // tensors start on page boundaries in GM
 constexpr size_t kMaxFailedShown = 8;
 

@@ -313,7 +313,9 @@ struct RunResult {
     bool passed() const { return traps.empty() && checked && accuracy.failures == 0 && padding_nonzero == 0; }
 };
 
-// The generated inputs' numbers: splitmix64, the same on every machine.
+// The generated inputs' numbers: splitmix64, a tiny, well-mixed generator.
+// Seeds must give the same inputs on every machine, so no std::
+// distributions (their output is unspecified).
 struct Rng {
     uint64_t s;
     uint64_t next()
