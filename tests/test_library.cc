@@ -705,6 +705,36 @@ TEST(LibraryMatmul, WithoutRoomForAsPanelEveryStepLoadsItsATile)
     }
 }
 
+TEST(LibraryMatmul, APanelPastL1sReachHoldsTheKColumnsThatFit)
+{
+    // 70 x 300 x 200: 5 x 19 fractals of A, 19 x 13 of B, C one tile row of
+    // two tiles (8 and 5 fractal columns), K in steps at 0, 8 and 16. B is
+    // read once: 19 x 13 fractals. A whole panel (5 x 19) is read once;
+    // with 32 KiB of L1 after its first 128 KiB, the panel holds the first
+    // 8 fractal columns (5 x 8, read once) and each tile loads the steps
+    // past them (5 x 11 fractals, twice); with no room, each tile reads all
+    // of A (5 x 19, twice). The same C every time. (lib/matmul.s)
+    const uint64_t f = 512, b = 19 * 13 * f;
+    for (const char *dt : {"fp16", "fp32"}) {
+        RunResult panel = run_kernel(options("matmul", dt, {1, 70, 300, 200}));
+        RunResult part = run_kernel(options("matmul", dt, {1, 70, 300, 200}, {"cube.l1_bytes=163840"}));
+        RunResult none = run_kernel(options("matmul", dt, {1, 70, 300, 200}, {"cube.l1_bytes=131072"}));
+        for (const RunResult *r : {&panel, &part, &none}) {
+            ASSERT_TRUE(r->passed()) << describe(*r);
+            EXPECT_EQ(r->tensors.at("c").data, panel.tensors.at("c").data) << dt;
+        }
+        EXPECT_EQ(panel.stats.dma_bytes_in, 5 * 19 * f + b) << dt;
+        EXPECT_EQ(part.stats.dma_bytes_in, 5 * 8 * f + 2 * 5 * 11 * f + b) << dt;
+        EXPECT_EQ(none.stats.dma_bytes_in, 2 * 5 * 19 * f + b) << dt;
+        // On two cores each computes one tile of the row: nothing to reuse,
+        // so no partial panel, and each reads all of its A.
+        RunResult two = run_kernel(options("matmul", dt, {1, 70, 300, 200}, {"cube.l1_bytes=163840", "system.cores=2"}));
+        ASSERT_TRUE(two.passed()) << describe(two);
+        EXPECT_EQ(two.tensors.at("c").data, panel.tensors.at("c").data) << dt;
+        EXPECT_EQ(two.stats.dma_bytes_in, 2 * 5 * 19 * f + b) << dt;
+    }
+}
+
 TEST(LibraryMatmul, CyclesDoNotDependOnTheQuantum)
 {
     // Three cores share the L2: their loads into L1 are booked in simulated

@@ -26,13 +26,17 @@
 ; takes tiles k, k + n, ... of that order (@split tiles). Its K runs in
 ; steps of up to 8 fractals. A tile row's A panel is loaded into its slot of
 ; L1 the first time a core computes a tile of the row in a group, and its
-; tiles of that row move their A tiles from there; when no panel fits
-; (G = 0, visited as groups of one row) each step loads its A tile as it
-; loads its B tile.
+; tiles of that row move their A tiles from there; when no whole panel
+; fits (G = 0, visited as groups of one row), one panel of A's first KP
+; fractal columns serves the steps within its reach if a row has more tiles
+; than there are cores, and each step past it (or every step, with no
+; panel) loads its A tile as it loads its B tile.
 ;   step s: loads (A and) B of step s + 1 into L1 (the other half), waits
 ;   for its own, moves them into L0A / L0B (the half of step s - 2, once
 ;   that step's mmad is done) and starts the mmad, which accumulates in L0C;
 ;   then the vector unit runs a share of the previous tile's epilogue.
+;   The last step loads step 0 of the core's next tile instead, when it can
+;   (MM_PREFETCH): that tile's steps then start at the other parity.
 ; So the DMA of step s + 1, the moves of step s, the mmad of step s - 1 and
 ; the epilogue of the previous tile overlap. A tile's accumulators go to
 ; the UB (mvub) into one of two buffers; while the next tile's K steps run,
@@ -57,7 +61,7 @@
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel (or a
 ; convolution's weights), 9 the bias, 10 a convolution's map.
 ; Buffers used: L1 128 KiB (+ the panel, or the map and the weights), L0A,
-; L0B and L0C 64 KiB, UB 208 KiB + 240 bytes. Outside its pipelines the
+; L0B and L0C 64 KiB, UB 208 KiB + 256 bytes. Outside its pipelines the
 ; skeleton writes v16 and p6 (zeros and the padding's masks): an
 ; epilogue's constants live in other registers.
 
@@ -74,7 +78,7 @@
 .equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
 .equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile,
-                                ; the panels, a convolution's images and map rows (240 bytes)
+                                ; the panels, a convolution's images and map rows (256 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
@@ -113,10 +117,14 @@
 .equ SCR_ROWS, UB_SCR + 216     ; rows of the image's map loaded (or loading) into L1
 .equ SCR_C1X, UB_SCR + 224      ; x's C1 planes, and the bytes of one
 .equ SCR_PLX, UB_SCR + 232
+.equ SCR_BIAS, UB_SCR + 240     ; the bias's GM address
+.equ SCR_PF, UB_SCR + 248       ; 1 + P: step 0 of this core's next tile is loaded into the L1 halves P (0: not)
 
 ; Registers:
-;   s1 A, s2 B, s28 C, s29 bias   s4 M1, s5 K1, s6 N1
-;   (a convolution: s1 x, s29 the L1 address of its weights, 0: not there)
+;   s1 A, s2 B, s28 C             s4 M1, s5 K1, s6 N1
+;   s29 KP, the A panels' reach: their fractal columns (K1; fewer when not
+;   one whole panel fits; 0: no panel); a convolution: s1 x, s29 the L1
+;   address of its weights (0: not there)
 ;   s7 i0 (tile's first fractal row)   s8 j0 (first fractal column)
 ;   s9 mt, s30 nt (tile size)          s31 K steps of a tile
 ;   s12 step, s13 its k0, s14 kt   s15 .. s20, s26, s27 scratch
@@ -161,27 +169,32 @@ zero\@:
     blt       s0, \count, zero\@
 .endm
 
-; MM_LOAD P, k0: A (mt x kt fractals, unless the panel holds it) and B (kt
-; x nt) of the step at k0 into the L1 halves P; tag P.
-.macro MM_LOAD p, k0
+; MM_LOAD P, k0, i0, j0, mt, nt: A (mt x kt fractals, unless the panel
+; holds it) and B (kt x nt) of the step at k0 of the tile at (i0, j0) into
+; the L1 halves P; tag P. Uses s15 - s19.
+.macro MM_LOAD p, k0, i0, j0, mt, nt
     sub     s15, s5, \k0
     min     s15, s15, s24            ; kt
-    bnez    s25, bonly\@
+.if MM_CONV == 1
+    j       bonly\@                  ; A is the map's im2col
+.else
+    blt     \k0, s29, bonly\@         ; within the panel's reach
+.endif
     muli    s16, s15, FRACTAL_B      ; A row: kt fractals
     muli    s17, s5, FRACTAL_B       ; A's GM stride: K1 fractals
-    dmadim  1, s9, s17, s16
-    mul     s18, s7, s5
+    dmadim  1, \mt, s17, s16
+    mul     s18, \i0, s5
     add     s18, s18, \k0
     muli    s18, s18, FRACTAL_B
     add     s18, s18, s1
     li      s19, L1A + (\p) * HALF
     dmaldl1 s19, s18, s16, (\p)
 bonly\@:
-    muli    s16, s30, FRACTAL_B      ; B row: nt fractals
+    muli    s16, \nt, FRACTAL_B      ; B row: nt fractals
     muli    s17, s6, FRACTAL_B       ; B's GM stride: N1 fractals
     dmadim  1, s15, s17, s16
     mul     s18, \k0, s6
-    add     s18, s18, s8
+    add     s18, s18, \j0
     muli    s18, s18, FRACTAL_B
     add     s18, s18, s2
     li      s19, L1B + (\p) * HALF
@@ -241,8 +254,15 @@ bystep\@:
     addi    s15, s12, 1
     bge     s15, s31, last\@
     addi    s20, s13, TILE
-    MM_LOAD 1 - \p, s20
+    MM_LOAD 1 - \p, s20, s7, s8, s9, s30
+.if MM_CONV == 0
+    j       loaded\@
 last\@:
+    MM_PREFETCH 1 - \p
+loaded\@:
+.else
+last\@:
+.endif
     dmawait (\p)
     li      s15, 2
     blt     s12, s15, free\@
@@ -254,12 +274,12 @@ free\@:
 .if MM_CONV == 1
     MM_IM2COL \p, s13
 .else
-    beqz    s25, ahalf\@
-    ; From the panel: mt rows of kt fractals, K1 fractals apart.
+    bge     s13, s29, ahalf\@         ; past the panel's reach (or none): loaded with B
+    ; From the panel: mt rows of kt fractals, KP fractals apart.
     muli    s17, s13, FRACTAL_B
     add     s17, s17, s25
     muli    s18, s14, FRACTAL_B
-    MM_MOVE_ROWS mvla, s9, s5, \p
+    MM_MOVE_ROWS mvla, s9, s29, \p
     j       amoved\@
 ahalf\@:
     li      s17, L1A + (\p) * HALF
@@ -278,6 +298,58 @@ amoved\@:
     addi    s12, s12, 1
     addi    s13, s13, TILE
 stepped\@:
+.endm
+
+; MM_DECODE t, past: tile t of the visiting order (groups of G tile rows,
+; column by column within a group): s27 its tile row, s20 its tile column,
+; s26 its first fractal column; to `past` when there is no tile t. Uses
+; s16 - s19.
+.macro MM_DECODE t, past
+    addi    s16, s6, TILE - 1
+    srli    s16, s16, 3              ; T1, tiles per row
+    addi    s17, s4, TILE - 1
+    srli    s17, s17, 3              ; tile rows
+    sld     s18, [s0 + SCR_G]
+    mul     s19, s18, s16            ; tiles of a whole group
+    divu    s20, \t, s19             ; its group
+    remu    s26, \t, s19             ; its place in the group
+    mul     s27, s20, s18            ; the group's first tile row
+    bge     s27, s17, \past
+    sub     s19, s17, s27
+    min     s19, s19, s18            ; the group's tile rows
+    divu    s20, s26, s19            ; tj
+    remu    s26, s26, s19
+    add     s27, s27, s26            ; ti
+    muli    s26, s20, TILE           ; j0
+    bge     s26, s6, \past           ; past the last tile (of a short last group)
+.endm
+
+; MM_PREFETCH P: at a tile's last step, step 0 of this core's next tile
+; into the L1 halves P (free: step s - 1 has moved its data out), so that
+; the DMA need not wait for the tile's end to start it, when that tile's A
+; is loaded per step or its panel is in L1 (a new panel is loaded at the
+; tile's start, before its step 0). SCR_PF = 1 + P then: that tile starts
+; at parity P. Uses s14 - s20, s26, s27.
+.macro MM_PREFETCH p
+    sld     s15, [s0 + SCR_T]
+    MM_DECODE s15, none\@
+    slli    s27, s27, 3              ; i0
+    beqz    s29, load\@              ; no panel: A is loaded per step
+    sld     s19, [s0 + SCR_NP]
+    srli    s20, s27, 3
+    remu    s20, s20, s19
+    slli    s20, s20, 3
+    sld     s19, [s20 + SCR_PROW]
+    bne     s19, s27, none\@         ; its panel is not in L1 yet
+load\@:
+    sub     s14, s4, s27
+    min     s14, s14, s24            ; mt
+    sub     s20, s6, s26
+    min     s20, s20, s24            ; nt
+    MM_LOAD \p, s0, s27, s26, s14, s20
+    li      s15, 1 + (\p)
+    sst     s15, [s0 + SCR_PF]
+none\@:
 .endm
 
 ; MM_CMOVES Q, k0: a convolution with its weights in L1 (s29): the moves of
@@ -654,7 +726,7 @@ next\@:
 .macro MATMUL_TILES math, HAS_MATH
 .equ MM_PASS\@, MM_PASS_IF + \HAS_MATH
 .if MM_BIAS == 1
-    mv      s29, s3
+    sst     s3, [s0 + SCR_BIAS]
     mv      s28, s4
 .else
     mv      s28, s3
@@ -733,22 +805,40 @@ wdone\@:
     li      s23, 0
     sst     s0, [s0 + SCR_ON]
     sst     s0, [s0 + SCR_ST]
+    sst     s0, [s0 + SCR_PF]
     addi    s31, s5, TILE - 1
     srli    s31, s31, 3              ; K steps: ceil(K1 / 8)
     srd     s15, coreid
     sst     s15, [s0 + SCR_T]        ; this core's first tile
     ; G panels of A (8 x K1 fractals each) in L1 after its first 128 KiB,
-    ; at most 8; none when one does not fit (each step then loads its A).
-    ; A convolution's A is the map's im2col: no panels (its map is there).
+    ; at most 8. When not one fits, one panel of the first KP fractal
+    ; columns, KP the multiple of 8 that fits (its steps move A from there,
+    ; the steps past it load their A as they load B), if a row has more
+    ; tiles than there are cores (else no core would read it twice); none
+    ; when KP is 0 (each step then loads its A). A convolution's A is the
+    ; map's im2col: no panels (its map is there).
     li      s16, 0
 .if MM_CONV == 0
     srd     s15, l1.bytes
     li      s17, PANEL
     sub     s15, s15, s17
     muli    s17, s5, TILE * FRACTAL_B
-    blt     s15, s17, nog\@
+    blt     s15, s17, part\@
     divu    s16, s15, s17
     min     s16, s16, s24
+    mv      s29, s5                  ; KP: K1
+    j       nog\@
+part\@:
+    li      s29, 0
+    addi    s17, s6, TILE - 1
+    srli    s17, s17, 3              ; tiles per row
+    srd     s18, ncores
+    bge     s18, s17, nog\@          ; no core computes two tiles of a row: nothing to reuse
+    max     s15, s15, s0
+    srli    s29, s15, 15             ; 8 x 8 fractals (32 KiB) per 8 columns
+    slli    s29, s29, 3
+    beqz    s29, nog\@
+    li      s16, 1
 .endif
 nog\@:
     sst     s16, [s0 + SCR_NP]       ; G, panels in L1
@@ -784,24 +874,9 @@ tiles\@:
 sameimg\@:
     remu    s15, s15, s16            ; the tile within its image
 .endif
-    addi    s16, s6, TILE - 1
-    srli    s16, s16, 3              ; T1, tiles per row
-    addi    s17, s4, TILE - 1
-    srli    s17, s17, 3              ; tile rows
-    sld     s18, [s0 + SCR_G]
-    mul     s19, s18, s16            ; tiles of a whole group
-    divu    s20, s15, s19            ; its group
-    remu    s26, s15, s19            ; its place in the group
-    mul     s27, s20, s18            ; the group's first tile row
-    bge     s27, s17, end\@
-    sub     s19, s17, s27
-    min     s19, s19, s18            ; the group's tile rows
-    divu    s20, s26, s19            ; tj
-    remu    s26, s26, s19
-    add     s27, s27, s26            ; ti
+    MM_DECODE s15, end\@
     muli    s7, s27, TILE            ; i0
-    muli    s8, s20, TILE            ; j0
-    bge     s8, s6, end\@            ; past the last tile (of a short last group)
+    mv      s8, s26                  ; j0
 .if MM_CONV == 1
     sld     s15, [s0 + SCR_T]
 .endif
@@ -817,19 +892,18 @@ sameimg\@:
     beqz    s19, nopanel\@
     ; Tile row ti's panel is in slot ti mod G.
     remu    s26, s27, s19
-    muli    s25, s5, TILE * FRACTAL_B
+    muli    s25, s29, TILE * FRACTAL_B
     mul     s25, s25, s26
     addi    s25, s25, PANEL
     slli    s26, s26, 3
     sld     s19, [s26 + SCR_PROW]
     beq     s19, s7, nopanel\@       ; the panel of this tile row is in L1
-    ; The row's A panel: mt x K1 fractals, contiguous in GM. Every move of
-    ; an earlier tile from the slot has completed (each step waits for its moves).
+    ; The row's A panel: mt rows of KP fractals (of K1 in GM). Every move
+    ; of an earlier tile from the slot has completed (each step waits for its moves).
     sst     s7, [s26 + SCR_PROW]
-    li      s15, 1
-    dmadim  1, s15, s0, s0
-    mul     s16, s9, s5
-    muli    s16, s16, FRACTAL_B
+    muli    s16, s29, FRACTAL_B      ; a row: KP fractals
+    muli    s17, s5, FRACTAL_B       ; A's GM stride: K1 fractals
+    dmadim  1, s9, s17, s16
     mul     s18, s7, s5
     muli    s18, s18, FRACTAL_B
     add     s18, s18, s1
@@ -866,13 +940,14 @@ nopre\@:
 .if MM_BIAS == 1
     ; The bias of the tile's columns into its half: per column of fractals,
     ; its 16 values in each of 16 rows (a GM stride of 0 repeats them).
+    sld     s20, [s0 + SCR_BIAS]
     li      s15, 16
     li      s16, 64
     dmadim  1, s15, s0, s16
     li      s17, 1024
     dmadim  2, s30, s16, s17
     slli    s18, s8, 6
-    add     s18, s18, s29
+    add     s18, s18, s20
     slli    s19, s21, 13
     addi    s19, s19, UB_BIAS
     dmald   s19, s18, s16, 9
@@ -885,24 +960,31 @@ nopre\@:
     beqz    s29, first\@
     MM_CMOVES 0, s13
     j       ksteps\@
-first\@:
+.else
+    ; Step 0 loaded by the last step of the tile before (MM_PREFETCH): the
+    ; steps start at its parity.
+    sld     s15, [s0 + SCR_PF]
+    beqz    s15, first\@
+    sst     s0, [s0 + SCR_PF]
+    li      s16, 2
+    beq     s15, s16, kodd\@
+    j       ksteps\@
 .endif
-    MM_LOAD 0, s13
+first\@:
+    MM_LOAD 0, s13, s7, s8, s9, s30
 ksteps\@:
     MM_STEP 0
     MM_SHARE \math, \HAS_MATH
-    bge     s12, s31, kdone\@
+    bge     s12, s31, keven\@
+kodd\@:
     MM_STEP 1
     MM_SHARE \math, \HAS_MATH
     blt     s12, s31, ksteps\@
-kdone\@:
-    ; The last mmad (parity (steps - 1) % 2) ends after every other: the cube runs in order.
-    andi    s15, s31, 1
-    beqz    s15, lastodd\@
-    dmawait 4                        ; an odd number of steps: the last is even
+    ; The last mmad ends after every other: the cube runs in order.
+    dmawait 5                        ; the last step's parity was 1
     j       mmdone\@
-lastodd\@:
-    dmawait 5
+keven\@:
+    dmawait 4
 mmdone\@:
     ; Into the UB buffer of this parity, once the store of the tile before
     ; the previous one has read it (the previous tile's is not started yet).
