@@ -400,15 +400,24 @@ nomove\@:
 .endm
 
 ; MM_ROWS math, HAS_MATH, n: the next n fractal rows of the previous tile's
-; epilogue (s23 rows are left; n at most that), one `.pipeline` loop each:
-; f(acc + bias) from [s10] into [s22], fp16 outputs narrowed in the pass.
+; epilogue (s23 rows are left; n at most that): f(acc + bias) from [s10]
+; into [s22], fp16 outputs narrowed in the pass. One `.pipeline` loop per
+; row with a bias (its pointer starts again each row), else one loop for
+; the n rows, which are consecutive in the UB.
 .macro MM_ROWS math, HAS_MATH, n
+    sld     s17, [s0 + SCR_VPR]
     mv      s27, \n
     sub     s23, s23, s27
     beqz    s27, rdone\@
+.if MM_BIAS == 0
+    mul     s17, s17, s27
+    li      s27, 1
+.endif
 row\@:
+.if MM_BIAS == 1
     mv      s11, s3
     sld     s17, [s0 + SCR_VPR]
+.endif
 .if OUT_BYTES == 2
 .pipeline s17, s20, TILE * 512 / VLENB
     MM_X      %xlo, 0
@@ -422,7 +431,9 @@ row\@:
 .endif
     vst.f16   %h, [s22]
     addvl     s10, s10, 2
+.if MM_BIAS == 1
     addvl     s11, s11, 2
+.endif
     addvl     s22, s22, 1
 .endpipeline
 .else
@@ -435,7 +446,9 @@ row\@:
     vst.f32   %x, [s10]
 .endif
     addvl     s10, s10, 1
+.if MM_BIAS == 1
     addvl     s11, s11, 1
+.endif
 .endpipeline
 .endif
     loop    s27, row\@
