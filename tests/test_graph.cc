@@ -4,13 +4,16 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <sys/stat.h>
 
 #include "error.h"
 #include "graph.h"
 #include "runner.h"
+#include "trace.h"
 
 using namespace npusim;
 
@@ -189,7 +192,7 @@ TEST(Graph, TheShippedSpecsLoad)
     }
 }
 
-TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySide)
+TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySideAndTheVariantsItsStepsEndToEnd)
 {
     const std::string dir = ::testing::TempDir() + "/graph_traces";
     ::mkdir(dir.c_str(), 0755);
@@ -209,6 +212,42 @@ TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySide)
     EXPECT_TRUE(tracks.count("pipe cube #0")) << path;
     EXPECT_TRUE(tracks.count("valu #0")) << path;
     EXPECT_TRUE(tracks.count("sfu #0")) << path;
+    // The variant's own trace holds the steps end to end: a "graph" track
+    // with one slice per step, and each step's instructions, pipes and
+    // stalls as its own trace has them, from the cycle the steps before it end.
+    EXPECT_EQ(g.variants[0].trace, dir + "/fused.json");
+    std::ifstream cf(g.variants[0].trace);
+    ASSERT_TRUE(cf.good()) << g.variants[0].trace;
+    const nlohmann::json chain = nlohmann::json::parse(cf)["traceEvents"];
+    using Slice = std::tuple<uint64_t, uint64_t, std::string, std::string, unsigned>;
+    std::vector<Slice> steps, core_slices;
+    for (const auto &e : chain) {
+        if (e.value("ph", "") != "X")
+            continue;
+        const Slice sl{e["ts"].get<uint64_t>(), e["dur"].get<uint64_t>(), e["name"].get<std::string>(),
+                       e["cat"].get<std::string>(), e["pid"].get<unsigned>()};
+        if (e["pid"] == PerfettoTrace::kGraphPid)
+            steps.push_back(sl);
+        else if (e["pid"] != PerfettoTrace::kMemoryPid)
+            core_slices.push_back(sl);
+    }
+    const uint64_t c0 = g.variants[0].steps[0].cycles, c1 = g.variants[0].steps[1].cycles;
+    EXPECT_EQ(steps, (std::vector<Slice>{{0, c0, "matmul_add_gelu(a=x, b=w1, bias=b1) -> g", "step", 1001},
+                                         {c0, c1, "matmul_add(a=g, b=w2, bias=b2) -> y", "step", 1001}}));
+    std::vector<Slice> expected;
+    for (unsigned k = 0; k < 2; k++) {
+        std::ifstream sf(g.variants[0].steps[k].trace);
+        const nlohmann::json own = nlohmann::json::parse(sf);
+        for (const auto &e : own["traceEvents"])
+            if (e.value("ph", "") == "X" && e["pid"] != PerfettoTrace::kMemoryPid)
+                expected.emplace_back(e["ts"].get<uint64_t>() + (k ? c0 : 0), e["dur"].get<uint64_t>(),
+                                      e["name"].get<std::string>(), e["cat"].get<std::string>(),
+                                      e["pid"].get<unsigned>());
+    }
+    std::sort(expected.begin(), expected.end());
+    std::sort(core_slices.begin(), core_slices.end());
+    EXPECT_EQ(core_slices.size(), expected.size());
+    EXPECT_TRUE(core_slices == expected);
     try {
         run_graph(spec, default_config(), {"fused"}, 1, dir + "/nosuch");
         ADD_FAILURE() << "no error";

@@ -223,8 +223,9 @@ std::vector<Command> add_study_commands(CLI::App &app)
     g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default: the number of cores; the figures are the same)");
     g->add_option("--json", ga->json, "Write the result as JSON (- for stdout, instead of the table)");
     g->add_option("--trace-dir", ga->trace_dir,
-                  "Write each step's Perfetto trace into this folder, as VARIANT.I.KERNEL.json (cube pipes and "
-                  "vector units on tracks side by side)");
+                  "Write Perfetto traces into this folder: each variant's steps end to end as VARIANT.json (a "
+                  "\"graph\" track of the steps above the cores' and the memory's), and each step's own as "
+                  "VARIANT.I.KERNEL.json (cube pipes and vector units on tracks side by side)");
     cmds.push_back({g, [ga] { return cmd_graph(*ga); }});
     return cmds;
 }

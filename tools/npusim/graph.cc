@@ -316,9 +316,33 @@ std::string failure_of(const RunResult &r)
     return "not checked";
 }
 
+// "kernel(input=tensor, ...) -> output"
+std::string step_text(const GraphStepResult &s)
+{
+    std::string ins;
+    for (const auto &in : s.inputs)
+        ins += (ins.empty() ? "" : ", ") + in.first + "=" + in.second;
+    return s.kernel + "(" + ins + ") -> " + s.output;
+}
+
+// Hands one step's events to the variant's chain trace, which outlives the step.
+class ToChain : public TraceWriter {
+public:
+    explicit ToChain(PerfettoTrace &chain) : chain_(chain) {}
+    void issue(unsigned core, const npu_issue_event &ev) override { chain_.issue(core, ev); }
+    void memory(const npu_memsys_event &ev) override { chain_.memory(ev); }
+    void close() override {}
+    std::string note() const override { return ""; }
+
+private:
+    PerfettoTrace &chain_;
+};
+
+// Runs one step. With a trace path, its own trace goes there; with a chain
+// trace, its events also go there from cycle `start` (the steps before it).
 GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Config &cfg,
                          std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written,
-                         const std::string &trace)
+                         const std::string &trace, PerfettoTrace *chain, uint64_t start)
 {
     const Manifest m = load_manifest(resolve_kernel(st.kernel));
     const bool cube = is_cube_op(m.op);
@@ -361,10 +385,14 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
             o.warm_l2.push_back(in.first);
     }
     TraceSet traces;
-    if (!trace.empty()) {
+    if (!trace.empty())
         traces.add(std::make_unique<PerfettoTrace>(trace, TraceWindow{}, kDefaultTraceMaxBytes));
-        o.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
+    if (chain) {
+        traces.add(std::make_unique<ToChain>(*chain));
+        chain->begin_step(start);
     }
+    if (!traces.empty())
+        o.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
     RunResult r;
     try {
         r = run_kernel(o);
@@ -394,6 +422,8 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     if (!s.passed)
         s.failure = failure_of(r);
     s.trace = trace;
+    if (chain)
+        chain->end_step(step_text(s), s.cycles);
     return s;
 }
 
@@ -434,11 +464,16 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
         vr.name = todo[i]->name;
         std::map<std::string, NpyArray> values = inputs;
         std::set<std::string> just_written;
+        std::unique_ptr<PerfettoTrace> chain;  // the variant's steps end to end
+        if (!trace_dir.empty()) {
+            vr.trace = trace_dir + "/" + vr.name + ".json";
+            chain = std::make_unique<PerfettoTrace>(vr.trace, TraceWindow{}, kDefaultTraceMaxBytes);
+        }
         for (size_t k = 0; k < todo[i]->steps.size(); k++) {
             const GraphStep &st = todo[i]->steps[k];
             const std::string trace =
                 trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." + std::to_string(k) + "." + st.kernel + ".json";
-            GraphStepResult s = run_step(spec, st, config, values, just_written, trace);
+            GraphStepResult s = run_step(spec, st, config, values, just_written, trace, chain.get(), vr.cycles);
             just_written = {st.output};
             vr.cycles += s.cycles;
             vr.dram_bytes += s.dram_bytes;
@@ -453,6 +488,8 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
         }
         vr.samples_per_second =
             vr.cycles ? double(spec.samples) * double(config.freq_mhz) * 1e6 / double(vr.cycles) : 0.0;
+        if (chain)
+            chain->close();
     });
     return g;
 }
@@ -463,13 +500,6 @@ namespace {
 
 double rate(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
 
-std::string step_text(const GraphStepResult &s)
-{
-    std::string ins;
-    for (const auto &in : s.inputs)
-        ins += (ins.empty() ? "" : ", ") + in.first + "=" + in.second;
-    return s.kernel + "(" + ins + ") -> " + s.output;
-}
 
 }  // namespace
 
@@ -514,6 +544,8 @@ nlohmann::json graph_json(const GraphResult &g)
                             {"samples_per_second", v.samples_per_second},
                             {"passed", v.passed},
                             {"steps", steps}});
+        if (!v.trace.empty())
+            variants.back()["trace"] = v.trace;
     }
     return {{"graph", g.spec.name},
             {"spec", g.spec.path},

@@ -79,6 +79,7 @@ struct GraphVariantResult {
     double overlap_min = 0;          // max(0, cube + vector + dma busy - cycles), summed over steps
     double samples_per_second = 0;   // samples x core.freq_mhz x 1e6 / cycles
     bool passed = true;
+    std::string trace;               // its steps end to end in one Perfetto trace, when asked for
 };
 
 struct GraphResult {
@@ -91,7 +92,8 @@ struct GraphResult {
 // Runs the variants (those named in `only`, or all), `jobs` at once (0: one
 // per core). With a trace_dir (an existing folder), each step writes its
 // Perfetto trace there as VARIANT.I.KERNEL.json (I its place in the
-// variant, from 0).
+// variant, from 0), and each variant its steps end to end as VARIANT.json
+// (PerfettoTrace::begin_step / end_step).
 GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
                       unsigned jobs, const std::string &trace_dir = "");
 

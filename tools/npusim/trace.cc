@@ -63,10 +63,6 @@ void StreamFile::commit()
     remove_stale_temps(path_);
 }
 
-// ---- DisasmCache --------------------------------------------------------------
-
-namespace {
-
 std::string json_escape(const char *s)
 {
     std::string out;
@@ -86,7 +82,7 @@ std::string json_escape(const char *s)
     return out;
 }
 
-}  // namespace
+// ---- DisasmCache --------------------------------------------------------------
 
 DisasmCache::Entry &DisasmCache::at(const npu_issue_event &ev)
 {

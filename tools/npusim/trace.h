@@ -68,6 +68,9 @@ public:
     virtual std::string note() const = 0;
 };
 
+// s as the inside of a JSON string (quotes, backslashes and control characters escaped).
+std::string json_escape(const char *s);
+
 // Disassembly of the instructions seen so far, by pc: bounded by the
 // program's size, shared by the writers of one trace.
 class DisasmCache {
@@ -136,7 +139,21 @@ public:
 
     void memory(const npu_memsys_event &ev) override;
 
+    // A chain of runs in one trace (npusim graph): the events of step k are
+    // shifted by `start`, the cycles of the steps before it. end_step writes
+    // what the step left pending (DMA completions, memory counters, its
+    // write-back slice), a slice `name` of `cycles` on the process "graph"
+    // (kGraphPid, shown first), and forgets the step's program.
+    static constexpr unsigned kGraphPid = 1001;
+    void begin_step(uint64_t start) { offset_ = start; }
+    void end_step(const std::string &name, uint64_t cycles);
+
 private:
+    void flush_step();
+    uint64_t ts(uint64_t cycle) const { return cycle + offset_; }
+    uint64_t offset_ = 0;
+    bool graph_named_ = false, dram_named_ = false;
+
     struct MemBucket {
         uint64_t hits = 0, misses = 0, read = 0, written = 0;
         uint64_t mshr_cycles = 0, dram_cycles = 0;  // busy cycles summed over MSHRs / requests in flight

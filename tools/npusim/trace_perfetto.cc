@@ -124,7 +124,7 @@ void PerfettoTrace::counter(unsigned k, uint64_t cycle, uint64_t depth)
     std::string j = "{\"ph\":\"C\",\"pid\":";
     put(j, core_pid(k));
     j += ",\"name\":\"dma_inflight\",\"ts\":";
-    put(j, cycle);
+    put(j, ts(cycle));
     j += ",\"args\":{\"transfers\":";
     put(j, depth);
     j += "}}";
@@ -176,14 +176,14 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     put(args, ev.seq);
     args += ",\"insn\":\"" + text + "\"}}";
 
-    auto slice = [&](unsigned tid, uint64_t ts, uint64_t d, const char *cat, const std::string &nm,
+    auto slice = [&](unsigned tid, uint64_t t, uint64_t d, const char *cat, const std::string &nm,
                      const std::string &a) {
         std::string j = "{\"ph\":\"X\",\"pid\":";
         put(j, core_pid(k));
         j += ",\"tid\":";
         put(j, global_tid(k, tid));
         j += ",\"ts\":";
-        put(j, ts);
+        put(j, this->ts(t));
         j += ",\"dur\":";
         put(j, d);
         j += ",\"cat\":\"";
@@ -280,7 +280,7 @@ void PerfettoTrace::memory_counter(uint64_t ts, const char *name, const std::str
     j += ",\"name\":\"";
     j += name;
     j += "\",\"ts\":";
-    put(j, ts);
+    put(j, this->ts(ts));
     j += ",\"args\":{" + args + "}}";
     emit(j);
 }
@@ -318,41 +318,99 @@ void PerfettoTrace::write_buckets_before(uint64_t index)
     }
 }
 
-void PerfettoTrace::close()
+// Writes what a run (or a step of a chain) left pending: the DMA queue's
+// last completions, the memory counters and the write-back slice.
+void PerfettoTrace::flush_step()
 {
-    if (!stopped_)
-        for (unsigned k = 0; k < cores_.size(); k++)
-            dma_completions_until(cores_[k], k, UINT64_MAX);
-    if (!stopped_ && mem_named_) {
-        write_buckets_before(UINT64_MAX);
-        if (mem_zero_due_)
-            write_bucket(mem_written_until_, MemBucket{});
-        if (drain_lines_ && window_.contains(drain_start_)) {
-            std::string j = "{\"ph\":\"M\",\"pid\":";
+    if (stopped_)
+        return;
+    for (unsigned k = 0; k < cores_.size(); k++)
+        dma_completions_until(cores_[k], k, UINT64_MAX);
+    if (!mem_named_)
+        return;
+    write_buckets_before(UINT64_MAX);
+    if (mem_zero_due_)
+        write_bucket(mem_written_until_, MemBucket{});
+    if (drain_lines_ && window_.contains(drain_start_)) {
+        std::string j;
+        if (!dram_named_) {
+            dram_named_ = true;
+            j = "{\"ph\":\"M\",\"pid\":";
             put(j, kMemoryPid);
             j += ",\"tid\":";
             put(j, kMemoryPid * 1000 + kDramTid);
             j += ",\"name\":\"thread_name\",\"args\":{\"name\":\"dram\"}}";
             emit(j);
-            j = "{\"ph\":\"X\",\"pid\":";
-            put(j, kMemoryPid);
-            j += ",\"tid\":";
-            put(j, kMemoryPid * 1000 + kDramTid);
-            j += ",\"ts\":";
-            put(j, drain_start_);
-            j += ",\"dur\":";
-            put(j, std::max<uint64_t>(1, drain_end_ - drain_start_));
-            j += ",\"cat\":\"memory\",\"name\":\"end-of-run write-back\",\"args\":{\"lines\":";
-            put(j, drain_lines_);
-            j += ",\"bytes\":";
-            put(j, drain_bytes_);
-            j += "}}";
-            emit(j);
         }
-        if (mem_late_ && note_.empty())
-            note_ = file_.path() + ": " + std::to_string(mem_late_) +
-                    " memory events arrived after their counter sample was written; they count in a later one";
+        j = "{\"ph\":\"X\",\"pid\":";
+        put(j, kMemoryPid);
+        j += ",\"tid\":";
+        put(j, kMemoryPid * 1000 + kDramTid);
+        j += ",\"ts\":";
+        put(j, ts(drain_start_));
+        j += ",\"dur\":";
+        put(j, std::max<uint64_t>(1, drain_end_ - drain_start_));
+        j += ",\"cat\":\"memory\",\"name\":\"end-of-run write-back\",\"args\":{\"lines\":";
+        put(j, drain_lines_);
+        j += ",\"bytes\":";
+        put(j, drain_bytes_);
+        j += "}}";
+        emit(j);
     }
+}
+
+void PerfettoTrace::end_step(const std::string &name, uint64_t cycles)
+{
+    flush_step();
+    if (stopped_)
+        return;
+    std::string j;
+    if (!graph_named_) {
+        graph_named_ = true;
+        j = "{\"ph\":\"M\",\"pid\":";
+        put(j, kGraphPid);
+        j += ",\"name\":\"process_name\",\"args\":{\"name\":\"graph\"}}";
+        emit(j);
+        j = "{\"ph\":\"M\",\"pid\":";
+        put(j, kGraphPid);
+        j += ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":0}}";
+        emit(j);
+        j = "{\"ph\":\"M\",\"pid\":";
+        put(j, kGraphPid);
+        j += ",\"tid\":";
+        put(j, kGraphPid * 1000 + 1);
+        j += ",\"name\":\"thread_name\",\"args\":{\"name\":\"steps\"}}";
+        emit(j);
+    }
+    j = "{\"ph\":\"X\",\"pid\":";
+    put(j, kGraphPid);
+    j += ",\"tid\":";
+    put(j, kGraphPid * 1000 + 1);
+    j += ",\"ts\":";
+    put(j, offset_);
+    j += ",\"dur\":";
+    put(j, std::max<uint64_t>(1, cycles));
+    j += ",\"cat\":\"step\",\"name\":\"" + json_escape(name.c_str()) + "\",\"args\":{\"cycles\":";
+    put(j, cycles);
+    j += "}}";
+    emit(j);
+    // The next step starts at cycle 0 of its own run: nothing of this one is pending.
+    for (Core &c : cores_)
+        for (std::vector<uint64_t> &lanes : c.lane_free)
+            std::fill(lanes.begin(), lanes.end(), 0);
+    mem_written_until_ = 0;
+    mem_zero_due_ = false;
+    drain_lines_ = drain_bytes_ = drain_end_ = 0;
+    drain_start_ = UINT64_MAX;
+    disasm_ = DisasmCache();  // another program
+}
+
+void PerfettoTrace::close()
+{
+    flush_step();
+    if (!stopped_ && mem_late_ && note_.empty())
+        note_ = file_.path() + ": " + std::to_string(mem_late_) +
+                " memory events arrived after their counter sample was written; they count in a later one";
     static const char tail[] = "\n]}\n";
     // The reserve kept for it guarantees the tail fits.
     file_.write(tail, sizeof tail - 1);
