@@ -150,6 +150,11 @@ public:
 
 private:
     void flush_step();
+    // A metadata event (tid 0: the process's) and an "X" slice; args are
+    // the inside of the args object, name is escaped here.
+    void named(unsigned pid, unsigned tid, const char *what, const std::string &args);
+    void span(unsigned pid, unsigned tid, uint64_t start, uint64_t dur, const char *cat, const std::string &name,
+              const std::string &args);
     uint64_t ts(uint64_t cycle) const { return cycle + offset_; }
     uint64_t offset_ = 0;
     bool graph_named_ = false, dram_named_ = false;

@@ -237,16 +237,8 @@ void PerfettoTrace::memory(const npu_memsys_event &ev)
         return;
     if (!mem_named_) {
         mem_named_ = true;
-        std::string j = "{\"ph\":\"M\",\"pid\":";
-        put(j, kMemoryPid);
-        j += ",\"name\":\"process_name\",\"args\":{\"name\":\"memory (L2, DRAM)\"}}";
-        emit(j);
-        j = "{\"ph\":\"M\",\"pid\":";
-        put(j, kMemoryPid);
-        j += ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
-        put(j, kMemoryPid);
-        j += "}}";
-        emit(j);
+        named(kMemoryPid, 0, "process_name", "\"name\":\"memory (L2, DRAM)\"");
+        named(kMemoryPid, 0, "process_sort_index", "\"sort_index\":" + std::to_string(kMemoryPid));
     }
     if (ev.kind == NPU_MEMSYS_L2_ACCESS) {
         if (window_.contains(ev.now)) {
@@ -332,31 +324,49 @@ void PerfettoTrace::flush_step()
     if (mem_zero_due_)
         write_bucket(mem_written_until_, MemBucket{});
     if (drain_lines_ && window_.contains(drain_start_)) {
-        std::string j;
+        const unsigned tid = kMemoryPid * 1000 + kDramTid;
         if (!dram_named_) {
             dram_named_ = true;
-            j = "{\"ph\":\"M\",\"pid\":";
-            put(j, kMemoryPid);
-            j += ",\"tid\":";
-            put(j, kMemoryPid * 1000 + kDramTid);
-            j += ",\"name\":\"thread_name\",\"args\":{\"name\":\"dram\"}}";
-            emit(j);
+            named(kMemoryPid, tid, "thread_name", "\"name\":\"dram\"");
         }
-        j = "{\"ph\":\"X\",\"pid\":";
-        put(j, kMemoryPid);
-        j += ",\"tid\":";
-        put(j, kMemoryPid * 1000 + kDramTid);
-        j += ",\"ts\":";
-        put(j, ts(drain_start_));
-        j += ",\"dur\":";
-        put(j, std::max<uint64_t>(1, drain_end_ - drain_start_));
-        j += ",\"cat\":\"memory\",\"name\":\"end-of-run write-back\",\"args\":{\"lines\":";
-        put(j, drain_lines_);
-        j += ",\"bytes\":";
-        put(j, drain_bytes_);
-        j += "}}";
-        emit(j);
+        std::string args = "\"lines\":";
+        put(args, drain_lines_);
+        args += ",\"bytes\":";
+        put(args, drain_bytes_);
+        span(kMemoryPid, tid, ts(drain_start_), std::max<uint64_t>(1, drain_end_ - drain_start_), "memory",
+             "end-of-run write-back", args);
     }
+}
+
+void PerfettoTrace::named(unsigned pid, unsigned tid, const char *what, const std::string &args)
+{
+    std::string j = "{\"ph\":\"M\",\"pid\":";
+    put(j, pid);
+    if (tid) {
+        j += ",\"tid\":";
+        put(j, tid);
+    }
+    j += ",\"name\":\"";
+    j += what;
+    j += "\",\"args\":{" + args + "}}";
+    emit(j);
+}
+
+void PerfettoTrace::span(unsigned pid, unsigned tid, uint64_t start, uint64_t dur, const char *cat,
+                         const std::string &name, const std::string &args)
+{
+    std::string j = "{\"ph\":\"X\",\"pid\":";
+    put(j, pid);
+    j += ",\"tid\":";
+    put(j, tid);
+    j += ",\"ts\":";
+    put(j, start);
+    j += ",\"dur\":";
+    put(j, dur);
+    j += ",\"cat\":\"";
+    j += cat;
+    j += "\",\"name\":\"" + json_escape(name.c_str()) + "\",\"args\":{" + args + "}}";
+    emit(j);
 }
 
 void PerfettoTrace::end_step(const std::string &name, uint64_t cycles)
@@ -364,36 +374,16 @@ void PerfettoTrace::end_step(const std::string &name, uint64_t cycles)
     flush_step();
     if (stopped_)
         return;
-    std::string j;
+    const unsigned tid = kGraphPid * 1000 + 1;
     if (!graph_named_) {
         graph_named_ = true;
-        j = "{\"ph\":\"M\",\"pid\":";
-        put(j, kGraphPid);
-        j += ",\"name\":\"process_name\",\"args\":{\"name\":\"graph\"}}";
-        emit(j);
-        j = "{\"ph\":\"M\",\"pid\":";
-        put(j, kGraphPid);
-        j += ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":0}}";
-        emit(j);
-        j = "{\"ph\":\"M\",\"pid\":";
-        put(j, kGraphPid);
-        j += ",\"tid\":";
-        put(j, kGraphPid * 1000 + 1);
-        j += ",\"name\":\"thread_name\",\"args\":{\"name\":\"steps\"}}";
-        emit(j);
+        named(kGraphPid, 0, "process_name", "\"name\":\"graph\"");
+        named(kGraphPid, 0, "process_sort_index", "\"sort_index\":0");
+        named(kGraphPid, tid, "thread_name", "\"name\":\"steps\"");
     }
-    j = "{\"ph\":\"X\",\"pid\":";
-    put(j, kGraphPid);
-    j += ",\"tid\":";
-    put(j, kGraphPid * 1000 + 1);
-    j += ",\"ts\":";
-    put(j, offset_);
-    j += ",\"dur\":";
-    put(j, std::max<uint64_t>(1, cycles));
-    j += ",\"cat\":\"step\",\"name\":\"" + json_escape(name.c_str()) + "\",\"args\":{\"cycles\":";
-    put(j, cycles);
-    j += "}}";
-    emit(j);
+    std::string args = "\"cycles\":";
+    put(args, cycles);
+    span(kGraphPid, tid, offset_, std::max<uint64_t>(1, cycles), "step", name, args);
     // The next step starts at cycle 0 of its own run: nothing of this one is pending.
     for (Core &c : cores_)
         for (std::vector<uint64_t> &lanes : c.lane_free)
