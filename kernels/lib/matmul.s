@@ -78,7 +78,8 @@
 .equ UB_H, 131072               ; two fp16 tiles (32 KiB each),
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
 .equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile,
-                                ; the panels, a convolution's images and map rows (256 bytes)
+                                ; the panels, the bias's address, a prefetched step, a
+                                ; convolution's images and map rows (256 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
