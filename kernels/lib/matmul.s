@@ -737,6 +737,26 @@ next\@:
     dmadim  2, s27, s0, s0
 .endm
 
+; MM_MAP_PREFETCH: a convolution's map rows of this core's next tile, if
+; it is of the same image, start loading (tag 10; that tile waits for them).
+.macro MM_MAP_PREFETCH
+    sld     s15, [s0 + SCR_T]        ; this core's next tile
+    sld     s16, [s0 + SCR_TPI]
+    divu    s17, s15, s16
+    sld     s18, [s0 + SCR_IMG]
+    bne     s17, s18, nopre\@        ; of another image, or none
+    remu    s15, s15, s16
+    addi    s16, s6, TILE - 1
+    srli    s16, s16, 3
+    divu    s15, s15, s16
+    slli    s15, s15, 3              ; its i0
+    sub     s16, s4, s15
+    min     s16, s16, s24            ; its mt
+    MM_MAP_NEED s27, s26, s15, s16
+    MM_MAP_LOAD s27, s26
+nopre\@:
+.endm
+
 .macro MATMUL_TILES math, HAS_MATH
 .equ MM_PASS\@, MM_PASS_IF + \HAS_MATH
 .if MM_BIAS == 1
@@ -926,8 +946,9 @@ sameimg\@:
 nopanel\@:
 .if MM_CONV == 1
     ; The tile's image's map into L1 in bands of rows, as the tiles reach
-    ; them: this tile's rows (waited for), then the rows of this core's
-    ; next tile of the image (waited for by that tile).
+    ; them: this tile's rows (waited for) here, the rows of this core's
+    ; next tile of the image (waited for by that tile) once the first
+    ; moves are issued (MM_MAP_PREFETCH).
     li      s25, PANEL
     MM_MAP_NEED s27, s26, s7, s9
     MM_MAP_LOAD s27, s26
@@ -935,21 +956,6 @@ nopanel\@:
     beqz    s29, wok\@
     dmawait 8                        ; the weights (in L1 from the first tile on)
 wok\@:
-    sld     s15, [s0 + SCR_T]        ; this core's next tile
-    sld     s16, [s0 + SCR_TPI]
-    divu    s17, s15, s16
-    sld     s18, [s0 + SCR_IMG]
-    bne     s17, s18, nopre\@        ; of another image, or none
-    remu    s15, s15, s16
-    addi    s16, s6, TILE - 1
-    srli    s16, s16, 3
-    divu    s15, s15, s16
-    slli    s15, s15, 3              ; its i0
-    sub     s16, s4, s15
-    min     s16, s16, s24            ; its mt
-    MM_MAP_NEED s27, s26, s15, s16
-    MM_MAP_LOAD s27, s26
-nopre\@:
 .endif
 .if MM_BIAS == 1
     ; The bias of the tile's columns into its half: per column of fractals,
@@ -971,9 +977,13 @@ nopre\@:
     li      s12, 0
     li      s13, 0
 .if MM_CONV == 1
-    beqz    s29, first\@
-    MM_CMOVES 0, s13
+    beqz    s29, cfirst\@
+    MM_CMOVES 0, s13                 ; first, then the next tile's rows beside them
+    MM_MAP_PREFETCH
     j       ksteps\@
+cfirst\@:
+    MM_MAP_PREFETCH
+    j       first\@
 .else
     ; Step 0 loaded by the last step of the tile before (MM_PREFETCH): the
     ; steps start at its parity.
