@@ -1,10 +1,10 @@
 // npusim graph (tools/npusim/graph.h, docs/fusion.md): specs, chains, errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
 #include <set>
 #include <tuple>
 

@@ -338,7 +338,7 @@ stepped\@:
     beqz    s29, load\@              ; no panel: A is loaded per step
     sld     s19, [s0 + SCR_NP]
     srli    s20, s27, 3
-    remu    s20, s20, s19
+    remu    s20, s20, s19            ; its panel's slot: its tile row mod G
     slli    s20, s20, 3
     sld     s19, [s20 + SCR_PROW]
     bne     s19, s27, none\@         ; its panel is not in L1 yet
@@ -406,7 +406,9 @@ nomove\@:
 ; row with a bias (its pointer starts again each row), else one loop for
 ; the n rows, which are consecutive in the UB.
 .macro MM_ROWS math, HAS_MATH, n
+.if MM_BIAS == 0
     sld     s17, [s0 + SCR_VPR]
+.endif
     mv      s27, \n
     sub     s23, s23, s27
     beqz    s27, rdone\@

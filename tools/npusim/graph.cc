@@ -339,10 +339,10 @@ private:
 };
 
 // Runs one step. With a trace path, its own trace goes there; with a chain
-// trace, its events also go there from cycle `start` (the steps before it).
+// trace, its events go there too.
 GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Config &cfg,
                          std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written,
-                         const std::string &trace, PerfettoTrace *chain, uint64_t start)
+                         const std::string &trace, PerfettoTrace *chain)
 {
     const Manifest m = load_manifest(resolve_kernel(st.kernel));
     const bool cube = is_cube_op(m.op);
@@ -387,10 +387,8 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     TraceSet traces;
     if (!trace.empty())
         traces.add(std::make_unique<PerfettoTrace>(trace, TraceWindow{}, kDefaultTraceMaxBytes));
-    if (chain) {
+    if (chain)
         traces.add(std::make_unique<ToChain>(*chain));
-        chain->begin_step(start);
-    }
     if (!traces.empty())
         o.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
     RunResult r;
@@ -422,8 +420,6 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     if (!s.passed)
         s.failure = failure_of(r);
     s.trace = trace;
-    if (chain)
-        chain->end_step(step_text(s), s.cycles);
     return s;
 }
 
@@ -473,7 +469,11 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
             const GraphStep &st = todo[i]->steps[k];
             const std::string trace =
                 trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." + std::to_string(k) + "." + st.kernel + ".json";
-            GraphStepResult s = run_step(spec, st, config, values, just_written, trace, chain.get(), vr.cycles);
+            if (chain)
+                chain->begin_step(vr.cycles);
+            GraphStepResult s = run_step(spec, st, config, values, just_written, trace, chain.get());
+            if (chain)
+                chain->end_step(step_text(s), s.cycles);
             just_written = {st.output};
             vr.cycles += s.cycles;
             vr.dram_bytes += s.dram_bytes;
@@ -499,7 +499,6 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
 namespace {
 
 double rate(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
-
 
 }  // namespace
 

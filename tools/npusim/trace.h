@@ -151,7 +151,7 @@ public:
 private:
     void flush_step();
     // A metadata event (tid 0: the process's) and an "X" slice; args are
-    // the inside of the args object, name is escaped here.
+    // the inside of the args object, and name is already JSON-escaped.
     void named(unsigned pid, unsigned tid, const char *what, const std::string &args);
     void span(unsigned pid, unsigned tid, uint64_t start, uint64_t dur, const char *cat, const std::string &name,
               const std::string &args);
@@ -167,7 +167,7 @@ private:
     void spread(uint64_t MemBucket::*field, uint64_t from, uint64_t to);
     void write_bucket(uint64_t index, const MemBucket &b);
     void write_buckets_before(uint64_t index);
-    void memory_counter(uint64_t ts, const char *name, const std::string &args);
+    void memory_counter(uint64_t cycle, const char *name, const std::string &args);
 
     std::map<uint64_t, MemBucket> mem_buckets_;  // by bucket index (cycle / kMemoryBucket)
     bool mem_named_ = false;

@@ -56,25 +56,9 @@ void PerfettoTrace::emit(const std::string &json)
 
 void PerfettoTrace::metadata(unsigned k, unsigned tid, const char *what, const std::string &name, int sort)
 {
-    const unsigned pid = core_pid(k);
-    std::string j = "{\"ph\":\"M\",\"pid\":";
-    put(j, pid);
-    j += ",\"tid\":";
-    put(j, global_tid(k, tid));
-    j += ",\"name\":\"";
-    j += what;
-    j += "\",\"args\":{\"name\":\"" + name + "\"}}";
-    emit(j);
-    if (sort >= 0) {
-        j = "{\"ph\":\"M\",\"pid\":";
-        put(j, pid);
-        j += ",\"tid\":";
-        put(j, global_tid(k, tid));
-        j += ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":";
-        put(j, uint64_t(sort));
-        j += "}}";
-        emit(j);
-    }
+    named(core_pid(k), global_tid(k, tid), what, "\"name\":\"" + name + "\"");
+    if (sort >= 0)
+        named(core_pid(k), global_tid(k, tid), "thread_sort_index", "\"sort_index\":" + std::to_string(sort));
 }
 
 PerfettoTrace::Core &PerfettoTrace::core(unsigned k)
@@ -170,33 +154,20 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     const unsigned lane = lane_for(c, k, unit, ev.issue, ev.issue + dur);
     const std::string &name = disasm_.mnemonic(ev), &text = disasm_.text(ev);
 
-    std::string args = ",\"args\":{\"pc\":";
+    std::string args = "\"pc\":";
     put(args, ev.pc);
     args += ",\"seq\":";
     put(args, ev.seq);
-    args += ",\"insn\":\"" + text + "\"}}";
+    args += ",\"insn\":\"" + text + "\"";
 
     auto slice = [&](unsigned tid, uint64_t t, uint64_t d, const char *cat, const std::string &nm,
-                     const std::string &a) {
-        std::string j = "{\"ph\":\"X\",\"pid\":";
-        put(j, core_pid(k));
-        j += ",\"tid\":";
-        put(j, global_tid(k, tid));
-        j += ",\"ts\":";
-        put(j, this->ts(t));
-        j += ",\"dur\":";
-        put(j, d);
-        j += ",\"cat\":\"";
-        j += cat;
-        j += "\",\"name\":\"" + nm + "\"" + a;
-        emit(j);
-    };
+                     const std::string &a) { span(core_pid(k), global_tid(k, tid), ts(t), d, cat, nm, a); };
     slice(slot_tid(ev.slot), ev.issue, 1, "slot", name, args);
     slice(unit_tid(unit, lane), ev.issue, dur, "unit", name, args);
     if (ev.pipe) {
         const unsigned track = pipe_track(ev.pipe - 1);
-        const uint64_t span = ev.complete > ev.dma_start ? ev.complete - ev.dma_start : 1;
-        slice(unit_tid(track, lane_for(c, k, track, ev.dma_start, ev.dma_start + span)), ev.dma_start, span, "pipe",
+        const uint64_t held = ev.complete > ev.dma_start ? ev.complete - ev.dma_start : 1;
+        slice(unit_tid(track, lane_for(c, k, track, ev.dma_start, ev.dma_start + held)), ev.dma_start, held, "pipe",
               name, args);
     }
     if (ev.stall_cycles)
@@ -265,14 +236,14 @@ void PerfettoTrace::memory(const npu_memsys_event &ev)
     }
 }
 
-void PerfettoTrace::memory_counter(uint64_t ts, const char *name, const std::string &args)
+void PerfettoTrace::memory_counter(uint64_t cycle, const char *name, const std::string &args)
 {
     std::string j = "{\"ph\":\"C\",\"pid\":";
     put(j, kMemoryPid);
     j += ",\"name\":\"";
     j += name;
     j += "\",\"ts\":";
-    put(j, this->ts(ts));
+    put(j, ts(cycle));
     j += ",\"args\":{" + args + "}}";
     emit(j);
 }
@@ -365,7 +336,7 @@ void PerfettoTrace::span(unsigned pid, unsigned tid, uint64_t start, uint64_t du
     put(j, dur);
     j += ",\"cat\":\"";
     j += cat;
-    j += "\",\"name\":\"" + json_escape(name.c_str()) + "\",\"args\":{" + args + "}}";
+    j += "\",\"name\":\"" + name + "\",\"args\":{" + args + "}}";
     emit(j);
 }
 
@@ -383,7 +354,7 @@ void PerfettoTrace::end_step(const std::string &name, uint64_t cycles)
     }
     std::string args = "\"cycles\":";
     put(args, cycles);
-    span(kGraphPid, tid, offset_, std::max<uint64_t>(1, cycles), "step", name, args);
+    span(kGraphPid, tid, offset_, std::max<uint64_t>(1, cycles), "step", json_escape(name.c_str()), args);
     // The next step starts at cycle 0 of its own run: nothing of this one is pending.
     for (Core &c : cores_)
         for (std::vector<uint64_t> &lanes : c.lane_free)
