@@ -113,6 +113,66 @@ TEST(Tiling, ReadsTheMshrsPaceTakeTheirReach)
     EXPECT_EQ(mshr_reach(o.config), 0u);
 }
 
+// The per-channel skeleton (lib/perchan.s) keeps its tiles where the reach
+// applies and sends each in pieces of the reach (DMA_CHUNK): a load piece
+// holds the MSHRs while the previous tile's store piece leaves, as with
+// tiles of 512 bytes, but the tile code runs once per tile. prelu fp16 on
+// configs/edge.yaml: faster than tiles of the reach (given, so in one
+// piece each) and than 16 KiB tiles in one piece, the same outputs.
+TEST(Tiling, TheChannelSkeletonSendsLargerTilesInPiecesOfTheReach)
+{
+    RunOptions o;
+    o.kernel = "prelu";
+    o.dtype = "fp16";
+    o.shape = {1, 64, 56, 56};
+    o.config = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    const RunResult pieces = run_kernel(o);
+    EXPECT_EQ(pieces.tile.reason, "reads");
+    EXPECT_EQ(pieces.tile.tile_max, 512u);
+    o.tile_max = 512;
+    const RunResult small = run_kernel(o);
+    o.tile_max = 16384;
+    const RunResult large = run_kernel(o);
+    EXPECT_LT(pieces.stats.cycles, small.stats.cycles);
+    EXPECT_LT(pieces.stats.cycles, large.stats.cycles);
+    // at most 512 bytes a transfer (but the first two tiles' loads and the
+    // last tile's store); tiles in one piece each (10 KiB, edge's UB) send
+    // about 20 times fewer
+    EXPECT_GE(pieces.stats.dma_transfers, (pieces.stats.dma_bytes_in + pieces.stats.dma_bytes_out) / 512);
+    EXPECT_LT(15 * large.stats.dma_transfers, pieces.stats.dma_transfers);
+    EXPECT_EQ(pieces.tensors.at("y").data, small.tensors.at("y").data);
+    EXPECT_EQ(pieces.tensors.at("y").data, large.tensors.at("y").data);
+    EXPECT_TRUE(pieces.passed() && small.passed() && large.passed());
+}
+
+// Pieces on shapes whose planes and tiles end anywhere: every element of y
+// against the reference, with vectors of 128 to 2048 bits and a UB of 32
+// KiB (tiles of 4,192 bytes, three to a plane of 12,512), where tiles i-1,
+// i and i+2 differ in size. Several cores send whole tiles of the reach, as
+// before (docs/kernels.md, "Tiles").
+TEST(Tiling, PiecesComputeEveryElementOnAnyShape)
+{
+    const Config edge = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    for (const char *kernel : {"prelu", "bias_add"})
+        for (const char *dtype : {"fp16", "fp32"})
+            for (const std::vector<std::string> &sets :
+                 std::vector<std::vector<std::string>>{{}, {"core.ub_bytes=32768"}, {"core.vlen=256"},
+                                                       {"core.vlen=2048"}}) {
+                RunOptions o;
+                o.kernel = kernel;
+                o.dtype = dtype;
+                o.shape = {2, 20, 23, 17};
+                o.config = edge;
+                for (const std::string &s : sets)
+                    apply_override(o.config, s);
+                const RunResult r = run_kernel(o);
+                const std::string what = std::string(kernel) + " " + dtype + (sets.empty() ? "" : " " + sets[0]);
+                EXPECT_EQ(r.tile.reason, "reads") << what;
+                EXPECT_TRUE(r.passed()) << what;
+                EXPECT_EQ(r.accuracy.checked, 2u * 20 * 23 * 17) << what;
+            }
+}
+
 // On several cores the engines' rates add up, and the loading cores (about
 // half) share the MSHRs. The default config's 32 MSHRs of 128-byte lines
 // fill 32 x 128 / 104 = 39.4 bytes per cycle: more than one engine's 32, so

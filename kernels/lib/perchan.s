@@ -36,7 +36,8 @@
 ; plane) loads, and its output buffer was stored three tiles ago, so the DMA
 ; engine always has a transfer queued. Tiles are as large as the UB allows
 ; (UB_BYTES) beside three parameter buffers (in 1 KiB steps), up to TILE_MAX
-; (16 KiB unless the host picks another, a multiple of 256 bytes);
+; (16 KiB unless the host picks another, a multiple of 256 bytes; with
+; DMA_CHUNK, 16 KiB, and the transfers go in pieces: PC_TILE3C);
 ; a plane's tiles are equal (whole C0 blocks), and a core's first and last
 ; tiles are short (SPLIT_TILE, lib/split.s), as the elementwise ones'.
 ; Tags: 0..2 the input buffers (and their parameters), 3..5 the outputs.
@@ -48,9 +49,19 @@
 .ifndef TILE_MAX
 .equ TILE_MAX, 16384               ; the host's tiling decision (lib/eltwise.s)
 .endif
+.ifdef DMA_CHUNK
+.equ PC_TMAX, 16384               ; transfers of DMA_CHUNK bytes, tiles as without it
+.if DMA_CHUNK / VLENB / 2 >= 1
+.equ PC_CP, DMA_CHUNK / VLENB / 2  ; pairs of vectors computed per piece
+.else
+.equ PC_CP, 1
+.endif
+.else
+.equ PC_TMAX, TILE_MAX
+.endif
 .equ PC_FIT, (UB_BYTES - 3 * PC_PARB) / 6 / 1024 * 1024
-.if PC_FIT >= TILE_MAX
-.equ PC_T, TILE_MAX / 256 * 256
+.if PC_FIT >= PC_TMAX
+.equ PC_T, PC_TMAX / 256 * 256
 .else
 .equ PC_T, PC_FIT
 .endif
@@ -107,6 +118,11 @@
     addvl   s10, s10, 2
     addvl   s11, s11, 2
 .endpipeline
+    PC_TAIL \math
+.endm
+
+; The masked pair of PC_COMPUTE: s13 elements left (0: none) at s10 / s11.
+.macro PC_TAIL math
     beqz    s13, done\@
     pwhile.DT p6, s13
     sub     s8, s13, s15
@@ -171,6 +187,126 @@ noparam\@:
     mv      s29, s25
 .endm
 
+; DMA_CHUNK (the host's, where the L2 MSHRs pace the reads: docs/kernels.md,
+; "Tiles"): tiles stay as large as without it, but tile i-1's store and tile
+; i+2's load go out in pieces of DMA_CHUNK bytes, a piece of each before each
+; DMA_CHUNK of tile i's compute, so that a store piece leaves while the load
+; piece before it holds the MSHRs, as with tiles of that size, and the tile
+; code runs once per tile, not once per piece. Before the compute of tile i
+; at offset s31: the piece of tile i-1's store (s19 bytes, out buffer 3+IP,
+; GM s28) and of tile i+2's load (s25 bytes, in buffer IP, GM s30) at that
+; offset, where the tile has bytes there. Clobbers s8, s12, s13.
+.macro PC_PIECES IP
+    sub     s8, s25, s31
+    bge     s0, s8, nold\@          ; tile i+2 loaded (or none)
+    mini    s8, s8, DMA_CHUNK
+    addi    s12, s31, \IP * PC_T
+    add     s13, s30, s31
+    dmald   s12, s13, s8, \IP
+nold\@:
+    sub     s8, s19, s31
+    bge     s0, s8, nost\@          ; tile i-1 stored
+    mini    s8, s8, DMA_CHUNK
+    addi    s12, s31, (3 + \IP) * PC_T
+    add     s13, s28, s31
+    dmast   s12, s13, s8, 3 + \IP
+nost\@:
+.endm
+
+; PC_TILE3 with DMA_CHUNK: tile i's store is tile i+1's (s19 its bytes);
+; the last tile's is the drain's.
+.macro PC_TILE3C math, I
+.equ IC\@, \I - 3 * (\I / 3)         ; tile i's buffers (and load tag)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's, and tile i-1's
+    sub     s28, s20, s24
+    sub     s28, s28, s29           ; bytes after tile i+1
+    li      s25, 0
+    beqz    s28, noprefetch\@
+    add     s30, s21, s24
+    add     s30, s30, s29           ; tile i+2's GM cursor
+    PC_TILE_BYTES s25, s23
+    bnez    s9, noprefetch\@        ; tile i+2 continues its plane
+    PC_LOAD_PARAM PC_PAR + (IP\@) * PC_PARB, IP\@
+noprefetch\@:
+    dmawait IC\@                    ; tile i (and its parameter) is in the UB
+    slti    s31, s26, 3
+    bnez    s31, outfree\@
+    dmawait 3 + IC\@                ; tile i-3's store has left output buffer i mod 3
+outfree\@:
+    beqz    s26, param\@
+    sub     s8, s21, s1
+    remu    s8, s8, s16
+    bnez    s8, noparam\@
+param\@:
+    li      s31, PC_PAR + (IC\@) * PC_PARB
+    andi    s8, s14, 31
+    add     s8, s8, s31
+    vld.DT  v30, [s31]
+    vld.DT  v31, [s8]
+noparam\@:
+    sub     s28, s22, s19           ; tile i-1's GM output
+    li      s10, (IC\@) * PC_T
+    li      s11, (3 + IC\@) * PC_T
+    divu    s9, s24, s17
+    slli    s8, s15, 1
+    divu    s9, s9, s8              ; tile i's whole pairs
+    li      s31, 0                  ; the pieces' offset
+piece\@:
+    PC_PIECES IP\@
+    mini    s8, s9, PC_CP
+    sub     s9, s9, s8
+.pipeline s8, s12, PC_CP
+    vld.DT  %x0, [s10]
+    vld.DT  %x1, [s10 + 1 vl]
+    \math   %y0, %x0, v30
+    \math   %y1, %x1, v31
+    vst.DT  %y0, [s11]
+    vst.DT  %y1, [s11 + 1 vl]
+    addvl   s10, s10, 2
+    addvl   s11, s11, 2
+.endpipeline
+    addi    s31, s31, DMA_CHUNK
+    bnez    s9, piece\@
+rest\@:
+    sub     s8, s19, s31
+    sub     s12, s25, s31
+    max     s8, s8, s12
+    bge     s0, s8, sent\@          ; every piece of both is out
+    PC_PIECES IP\@
+    addi    s31, s31, DMA_CHUNK
+    j       rest\@
+sent\@:
+    divu    s13, s24, s17
+    slli    s12, s15, 1
+    remu    s13, s13, s12           ; elements left for the masked pair
+    PC_TAIL \math
+    mv      s19, s24
+    add     s21, s21, s24
+    add     s22, s22, s24
+    sub     s20, s20, s24
+    addi    s26, s26, 1
+    mv      s24, s29
+    mv      s29, s25
+.endm
+
+; The tile loop: PC_TILE3, or PC_TILE3C with DMA_CHUNK.
+.macro PC_TILE math, I
+.ifdef DMA_CHUNK
+    PC_TILE3C \math, \I
+.else
+    PC_TILE3 \math, \I
+.endif
+.endm
+
+; DMA_CHUNK: the store of the last tile, tile i (I = i mod 3).
+.macro PC_LAST_STORE I
+.ifdef DMA_CHUNK
+    li      s31, (3 + \I) * PC_T
+    sub     s28, s22, s19
+    dmast   s31, s28, s19, 3 + \I
+.endif
+.endm
+
 .macro PERCHAN_1IN math
     SPLIT_BLOCKS finished\@
     add     s21, s1, s25            ; GM input cursor
@@ -211,13 +347,21 @@ noparam\@:
     PC_LOAD_PARAM PC_PAR + PC_PARB, 1
 first\@:
     li      s26, 0
+    li      s19, 0                  ; DMA_CHUNK: no tile before tile 0 to store
 three\@:
-    PC_TILE3 \math, 0
-    beqz    s20, drain\@
-    PC_TILE3 \math, 1
-    beqz    s20, drain\@
-    PC_TILE3 \math, 2
+    PC_TILE \math, 0
+    beqz    s20, last0\@
+    PC_TILE \math, 1
+    beqz    s20, last1\@
+    PC_TILE \math, 2
     bnez    s20, three\@
+    PC_LAST_STORE 2
+    j       drain\@
+last0\@:
+    PC_LAST_STORE 0
+    j       drain\@
+last1\@:
+    PC_LAST_STORE 1
 drain\@:
     dmawait 3                       ; every store: tile 0's tag, then 4 and 5 when used
     slti    s31, s26, 2

@@ -728,7 +728,7 @@ std::string format_tiling(const TileChoice &t)
                       : t.reason == "compute" ? "compute-bound: tiles of an eighth of the core's share"
                       : t.reason == "share"   ? "compute-bound, but the core's share is under 8 larger tiles"
                       : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
-                      : t.reason == "reads"   ? "memory-bound, its reads paced by the L2 MSHRs: tiles of their reach"
+                      : t.reason == "reads"   ? "memory-bound, its reads paced by the L2 MSHRs: tiles (lib/perchan.s: transfers) of their reach"
                                               : "not compute-bound";
     if (t.reason == "measured") {
         why = "measured, the fewest cycles of";

@@ -175,6 +175,14 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
         return t;
     tile = std::to_string(t.tile_max);
     with.back().value = tile.c_str();
+    // On one core the reach is also the largest transfer: a skeleton that
+    // splits its tiles' transfers (lib/perchan.s) keeps larger tiles and
+    // sends them in pieces of it; the others take tiles of it. On several
+    // cores the pieces measured slower than tiles of the reach
+    // (docs/kernels.md, "Tiles").
+    const std::string chunk = std::to_string(t.tile_max);
+    if (t.reason == "reads" && cfg.cores == 1)
+        with.push_back({"DMA_CHUNK", chunk.c_str()});
     assemble_program(path, with, include_dirs, machine, schedule, prog);
     return t;
 }

@@ -6,7 +6,9 @@
 // slower per iteration than its memory traffic gains from larger tiles
 // (fewer pipeline fills and drains); one bound by memory loses (its first
 // load and last store grow), so it keeps 16 KiB, or takes the L2 MSHRs'
-// reach where they fill reads slower than the DMA engines send them.
+// reach where they fill reads slower than the DMA engines send them (on
+// one core the host then also defines DMA_CHUNK, the reach: lib/perchan.s
+// keeps its tiles and sends them in transfers of that size).
 #pragma once
 
 #include <cstdint>
