@@ -524,6 +524,7 @@ typedef struct sched {
     unsigned way;        /* the try of attempt that gave it (kept with the schedule) */
     int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
     unsigned vregs, pregs, max_live;
+    unsigned cuts;       /* where the colouring may cut the circle, at most (colour) */
     char fail[240];
 } sched;
 
@@ -534,6 +535,10 @@ enum { PIPE_VARIANTS = 5 };
 /* variant 3 kept fewest values live in the measured kernels; 0 helps some
  * (tanh fp16 with SFU latency 30) */
 static const unsigned relieved[] = { 0, 3 };
+/* The cuts of the circle the colouring tries (colour): a relieved placement,
+ * whose search is long already, tries more (a way's count is part of what
+ * its kept schedule reproduces). */
+enum { PIPE_CUTS = 8, PIPE_CUTS_RELIEVED = 64 };
 #define PIPE_WAYS (PIPE_VARIANTS + (unsigned)(sizeof relieved / sizeof *relieved))
 
 /* A schedule as kept: unroll, II, the try of attempt that found it and,
@@ -2141,14 +2146,14 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     int *got_reg = malloc((nvals + 1) * sizeof *got_reg);
     long wall[64], last_end[64];
     int ok = cv && got_reg ? 0 : -1;
-    enum { CUTS = 8 };
+    enum { CUTS = 64 };
     long tried[CUTS];
     unsigned ntried = 0;
     char first_fail[sizeof s->fail] = "";
     /* more values live at once than registers: one cut, for the message */
     *crowded = live_v > (unsigned)__builtin_popcount(b->vpool) ||
                live_p > (unsigned)__builtin_popcount(b->ppool & 0xffu);
-    const unsigned cuts = *crowded ? 1 : CUTS;
+    const unsigned cuts = *crowded ? 1 : s->cuts < CUTS ? s->cuts : CUTS;
     while (ok == 0 && ntried < cuts && ntried < nvals) {
         long cut = -1, at = -1;
         for (size_t r = 0; r < nvals; r++) {
@@ -2269,6 +2274,7 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     s->K = K;
     s->II = II;
     s->strategy = strategy;
+    s->cuts = relief_on ? PIPE_CUTS_RELIEVED : PIPE_CUTS;
     if (build_graph(s) < 0)
         return -1;
     int r = strategy == 4 ? sms(s) : ims(s);
@@ -2306,6 +2312,7 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
     s->K = ch->K;
     s->II = ch->II;
     s->strategy = ch->way >= PIPE_VARIANTS ? relieved[ch->way - PIPE_VARIANTS] : ch->way;
+    s->cuts = ch->way >= PIPE_VARIANTS ? PIPE_CUTS_RELIEVED : PIPE_CUTS;
     if (build_graph(s) < 0)
         return -1;
     const int r0 = mrt_init(s);
