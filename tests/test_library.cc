@@ -705,6 +705,47 @@ TEST(LibraryMatmul, WithoutRoomForAsPanelEveryStepLoadsItsATile)
     }
 }
 
+// The cube kernels declare the buffers their skeleton needs (@needs): at
+// exactly those sizes every one of them passes; one step below any of them
+// the run is refused in one line naming the key, before it assembles (the
+// kernel would trap on the buffer it overruns).
+TEST(LibraryMatmul, TheCubeKernelsRunAtTheBuffersTheyNeedAndAreRefusedBelow)
+{
+    const std::vector<std::string> least = {"cube.l1_bytes=131072", "cube.l0a_bytes=65536", "cube.l0b_bytes=65536",
+                                            "cube.l0c_bytes=65536", "ub.banks=8",            "core.ub_bytes=213248"};
+    for (const char *k : {"matmul", "matmul_add", "matmul_add_gelu", "matmul_add_gelu_erf", "matmul_add_gelu_sigmoid"}) {
+        RunResult r = run_kernel(options(k, "fp16", {1, 40, 300, 70}, least));
+        EXPECT_TRUE(r.passed()) << k << ": " << describe(r);
+    }
+    // a convolution also keeps its map after L1's first 128 KiB
+    std::vector<std::string> conv = least;
+    conv[0] = "cube.l1_bytes=135168";
+    for (const char *k : {"conv2d", "conv2d_relu"}) {
+        RunResult r = run_kernel(options(k, "fp16", {1, 20, 9, 7}, conv));
+        EXPECT_TRUE(r.passed()) << k << ": " << describe(r);
+    }
+    const std::vector<std::pair<std::string, std::string>> below = {
+        {"cube.l1_bytes=130560", "cube.l1_bytes of at least 131072 bytes; the config gives 130560"},
+        {"cube.l0a_bytes=65024", "cube.l0a_bytes of at least 65536 bytes; the config gives 65024"},
+        {"cube.l0b_bytes=65024", "cube.l0b_bytes of at least 65536 bytes; the config gives 65024"},
+        {"cube.l0c_bytes=65024", "cube.l0c_bytes of at least 65536 bytes; the config gives 65024"},
+        {"core.ub_bytes=212992", "core.ub_bytes of at least 213248 bytes; the config gives 212992"},
+    };
+    for (const char *k : {"matmul", "conv2d_relu"})
+        for (const auto &b : below) {
+            std::vector<std::string> sets = least;
+            sets.push_back(b.first);
+            try {
+                run_kernel(options(k, "fp16", {1, 20, 9, 7}, sets));
+                ADD_FAILURE() << k << " ran with " << b.first;
+            } catch (const Error &e) {
+                const std::string what = e.what();
+                EXPECT_NE(what.find(std::string(k) + ".s:"), std::string::npos) << what;
+                EXPECT_NE(what.find(": " + std::string(k) + " needs " + b.second), std::string::npos) << what;
+            }
+        }
+}
+
 TEST(LibraryMatmul, APanelPastL1sReachHoldsTheKColumnsThatFit)
 {
     // 70 x 300 x 200: 5 x 19 fractals of A, 19 x 13 of B, C one tile row of

@@ -93,6 +93,26 @@ TEST(Manifest, ToleranceMustBeFiniteAndNonNegative)
                  "abs=inf must be finite and non-negative");
 }
 
+// @needs KEY=MIN: an integer config key and a whole number; a config below
+// it is refused in one line naming the manifest line, before anything runs.
+TEST(Manifest, NeedsNamesANumericConfigKeyAndAWholeNumber)
+{
+    expect_error("needs_empty", manifest_with(6, "; @needs", true), "6:3",
+                 "@needs takes KEY=MIN: a config key and the least value the kernel needs");
+    expect_error("needs_no_eq", manifest_with(6, "; @needs      cube.l1_bytes", true), "6:15",
+                 "@needs takes KEY=MIN, found 'cube.l1_bytes'");
+    expect_error("needs_unknown", manifest_with(6, "; @needs      cube.l2_bytes=1", true), "6:15",
+                 "@needs: unknown config key 'cube.l2_bytes' (npusim config docs lists them)");
+    expect_error("needs_enum", manifest_with(6, "; @needs      memory.model=1", true), "6:15",
+                 "@needs memory.model: not a numeric config key");
+    expect_error("needs_value", manifest_with(6, "; @needs      core.vlen=256 core.ub_bytes=64k", true), "6:43",
+                 "@needs core.ub_bytes: expected a whole number, found '64k'");
+    expect_error("needs_negative", manifest_with(6, "; @needs      core.vlen=-1", true), "6:25",
+                 "@needs core.vlen: expected a whole number, found '-1'");
+    expect_error("needs_more", manifest_with(6, "; @needs      core.vlen=128 core.ub_bytes=1073741824", true), "6",
+                 "strict needs core.ub_bytes of at least 1073741824 bytes; the config gives 262144");
+}
+
 TEST(Manifest, SecondKernelLineIsAnError)
 {
     expect_error("two_kernels", manifest_with(6, "; @kernel     renamed", true), "6:3",

@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 
 #include "atomic_file.h"
+#include "config.h"
 #include "error.h"
 
 #ifndef NPUSIM_KERNELS_DIR
@@ -51,6 +53,32 @@ double parse_number(const LineCtx &ctx, const std::string &w, size_t col)
     if (w.empty() || *end != '\0')
         ctx.fail(col, "expected a number, found '" + w + "'");
     return v;
+}
+
+// KEY=MIN of @needs: KEY an integer config key, MIN a whole number.
+NeedDecl parse_need(const LineCtx &ctx, const std::string &w, size_t col)
+{
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == w.size())
+        ctx.fail(col, "@needs takes KEY=MIN, found '" + w + "'");
+    NeedDecl n;
+    n.key = w.substr(0, eq);
+    n.line = ctx.line;
+    const ConfigKey *found = nullptr;
+    for (const ConfigKey &k : config_schema())
+        if (k.path == n.key)
+            found = &k;
+    if (!found || found->type != KeyType::Int)
+        ctx.fail(col, found ? "@needs " + n.key + ": not a numeric config key"
+                            : "@needs: unknown config key '" + n.key + "' (npusim config docs lists them)");
+    const std::string v = w.substr(eq + 1);
+    char *end = nullptr;
+    errno = 0;
+    const long long min = std::strtoll(v.c_str(), &end, 10);
+    if (*end != '\0' || errno || min < 0)
+        ctx.fail(col + eq + 1, "@needs " + n.key + ": expected a whole number, found '" + v + "'");
+    n.min = min;
+    return n;
 }
 
 void check_dtype(const LineCtx &ctx, const std::string &s, size_t col)
@@ -257,6 +285,11 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             m.op = w[1].first == "matmul" ? Op::matmul : w[1].first == "conv2d" ? Op::conv2d : Op::eltwise;
         } else if (key == "note") {
             m.notes.push_back(rest(1));
+        } else if (key == "needs") {
+            if (w.size() < 2)
+                ctx.fail(w[0].second, "@needs takes KEY=MIN: a config key and the least value the kernel needs");
+            for (size_t k = 1; k < w.size(); k++)
+                m.needs.push_back(parse_need(ctx, w[k].first, w[k].second));
         } else {
             ctx.fail(w[0].second, "unknown manifest key '@" + key + "'" +
                                       (key == "bound" ? " (an accuracy tolerance is @tolerance)" : ""));

@@ -52,6 +52,15 @@ struct ParamDecl {
     std::string description;
 };
 
+// @needs KEY=MIN: the kernel needs an integer config key to be at least
+// MIN (the cube skeleton's buffers, kernels/lib/matmul.s); a run on a config
+// below it is refused before anything is assembled.
+struct NeedDecl {
+    std::string key;  // a config key of type Int (config_schema)
+    int64_t min = 0;
+    int line = 0;     // the @needs line, for the message
+};
+
 struct Manifest {
     std::string path;        // the .s file
     std::string name;        // @kernel
@@ -64,6 +73,7 @@ struct Manifest {
     std::vector<std::string> notes;           // @note lines (why a tolerance is what it is)
     Split split = Split::undeclared;          // @split
     Op op = Op::eltwise;                      // @op
+    std::vector<NeedDecl> needs;              // @needs, in order
 
     size_t num_inputs() const;           // every @input, per-channel ones included
     size_t num_full_tensors() const;     // tensors of the run's shape (not per-channel)

@@ -595,6 +595,18 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
     }
 }
 
+// Step 2 too: the config holds what the kernel needs (@needs), so that a
+// kernel whose buffers do not fit fails here in one line, not with a trap.
+void check_needs(const RunResult &r)
+{
+    for (const NeedDecl &n : r.manifest.needs)
+        for (const ConfigKey &k : config_schema())
+            if (k.path == n.key && k.get(r.config) < n.min)
+                throw Error(r.manifest.path + ":" + std::to_string(n.line) + ": " + r.manifest.name + " needs " +
+                            n.key + " of at least " + std::to_string(n.min) + (k.unit.empty() ? "" : " " + k.unit) +
+                            "; the config gives " + std::to_string(k.get(r.config)));
+}
+
 // Step 3: the NCHW shape (the first tensor input's, else --shape) and its
 // NC1HWC0 layout; a run that would not fit in host memory is refused here,
 // with an estimate, rather than meet the OOM killer half-way.
@@ -1327,6 +1339,7 @@ RunResult run_kernel(const RunOptions &opts)
     r.manifest = load_kernel(opts);
     GivenInputs given(opts);
     resolve_run(r, opts, given);
+    check_needs(r);
     const std::vector<uint64_t> shape = run_shape(r, opts, given);
     ProgramHolder prog;
     assemble_kernel(r, opts, prog.p);
