@@ -109,14 +109,7 @@
     mul     s8, s9, s12
     sub     s13, s13, s8            ; elements left for the masked pair
 .pipeline s9, s8, PC_T / VLENB / 2
-    vld.DT  %x0, [s10]
-    vld.DT  %x1, [s10 + 1 vl]
-    \math   %y0, %x0, v30
-    \math   %y1, %x1, v31
-    vst.DT  %y0, [s11]
-    vst.DT  %y1, [s11 + 1 vl]
-    addvl   s10, s10, 2
-    addvl   s11, s11, 2
+    PC_PAIR \math
 .endpipeline
     PC_TAIL \math
 .endm
@@ -139,46 +132,63 @@
 done\@:
 .endm
 
-; Tile i (I = i mod 3): prefetch tile i+2 (and its parameter when it starts
-; a plane), wait for tile i, load its parameter into v30/v31 when it starts a
-; plane or is the core's first, compute, store.
-.macro PC_TILE3 math, I
-.equ IC\@, \I - 3 * (\I / 3)         ; tile i's buffers (and load tag)
-.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
+; The pair loop's body: two vectors, the first (even) with the parameter in
+; v30, the second in v31, from s10 to s11.
+.macro PC_PAIR math
+    vld.DT  %x0, [s10]
+    vld.DT  %x1, [s10 + 1 vl]
+    \math   %y0, %x0, v30
+    \math   %y1, %x1, v31
+    vst.DT  %y0, [s11]
+    vst.DT  %y1, [s11 + 1 vl]
+    addvl   s10, s10, 2
+    addvl   s11, s11, 2
+.endm
+
+; Tile i+2 (IP its buffers): s25 = its bytes (0: none), s30 = its GM
+; cursor; WHOLE: its load starts here (else in pieces, PC_PIECES); its
+; parameter's load starts here when it starts a plane.
+.macro PC_NEXT2 IP, WHOLE
     sub     s28, s20, s24
     sub     s28, s28, s29           ; bytes after tile i+1
     li      s25, 0
-    beqz    s28, noprefetch\@
+    beqz    s28, none\@
     add     s30, s21, s24
     add     s30, s30, s29           ; tile i+2's GM cursor
     PC_TILE_BYTES s25, s23          ; (tiles grow only at a core's start)
-    li      s31, (IP\@) * PC_T
-    dmald   s31, s30, s25, IP\@
-    bnez    s9, noprefetch\@        ; tile i+2 continues its plane
-    PC_LOAD_PARAM PC_PAR + (IP\@) * PC_PARB, IP\@
-noprefetch\@:
-    dmawait IC\@                    ; tile i (and its parameter) is in the UB
+.if \WHOLE
+    li      s31, \IP * PC_T
+    dmald   s31, s30, s25, \IP
+.endif
+    bnez    s9, none\@              ; tile i+2 continues its plane
+    PC_LOAD_PARAM PC_PAR + \IP * PC_PARB, \IP
+none\@:
+.endm
+
+; Tile i (IC its buffers) and its output buffer are ready: tile i's load is
+; in (and its parameter's), tile i-3's store has left; v30/v31 = its
+; parameter when it starts a plane or is the core's first.
+.macro PC_READY IC
+    dmawait \IC                     ; tile i (and its parameter) is in the UB
     slti    s31, s26, 3
     bnez    s31, outfree\@
-    dmawait 3 + IC\@                ; tile i-3's store has left output buffer i mod 3
+    dmawait 3 + \IC                 ; tile i-3's store has left output buffer i mod 3
 outfree\@:
     beqz    s26, param\@            ; a core's first tile always has its parameter
     sub     s8, s21, s1
     remu    s8, s8, s16
     bnez    s8, noparam\@           ; tile i continues its plane
 param\@:
-    li      s31, PC_PAR + (IC\@) * PC_PARB
+    li      s31, PC_PAR + \IC * PC_PARB
     andi    s8, s14, 31             ; odd vectors: the second half at VLEN 128 (+16), else +0
     add     s8, s8, s31
     vld.DT  v30, [s31]
     vld.DT  v31, [s8]
 noparam\@:
-    li      s10, (IC\@) * PC_T
-    li      s11, (3 + IC\@) * PC_T
-    divu    s13, s24, s17           ; elements in this tile
-    PC_COMPUTE \math
-    li      s31, (3 + IC\@) * PC_T
-    dmast   s31, s22, s24, 3 + IC\@ ; store tile i
+.endm
+
+; After tile i: the cursors and sizes move on one tile.
+.macro PC_ADVANCE
     add     s21, s21, s24
     add     s22, s22, s24
     sub     s20, s20, s24
@@ -187,15 +197,33 @@ noparam\@:
     mv      s29, s25
 .endm
 
+; Tile i (I = i mod 3): prefetch tile i+2 (and its parameter when it starts
+; a plane), wait for tile i, load its parameter into v30/v31 when it starts a
+; plane or is the core's first, compute, store.
+.macro PC_TILE3 math, I
+.equ IC\@, \I - 3 * (\I / 3)         ; tile i's buffers (and load tag)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
+    PC_NEXT2 IP\@, 1
+    PC_READY IC\@
+    li      s10, (IC\@) * PC_T
+    li      s11, (3 + IC\@) * PC_T
+    divu    s13, s24, s17           ; elements in this tile
+    PC_COMPUTE \math
+    li      s31, (3 + IC\@) * PC_T
+    dmast   s31, s22, s24, 3 + IC\@ ; store tile i
+    PC_ADVANCE
+.endm
+
 ; DMA_CHUNK (the host's, where the L2 MSHRs pace the reads: docs/kernels.md,
-; "Tiles"): tiles stay as large as without it, but tile i-1's store and tile
-; i+2's load go out in pieces of DMA_CHUNK bytes, a piece of each before each
-; DMA_CHUNK of tile i's compute, so that a store piece leaves while the load
-; piece before it holds the MSHRs, as with tiles of that size, and the tile
-; code runs once per tile, not once per piece. Before the compute of tile i
-; at offset s31: the piece of tile i-1's store (s19 bytes, out buffer 3+IP,
-; GM s28) and of tile i+2's load (s25 bytes, in buffer IP, GM s30) at that
-; offset, where the tile has bytes there. Clobbers s8, s12, s13.
+; "Tiles"): tiles stay as large as without it, but tile i+2's load and tile
+; i-1's store go out in pieces of DMA_CHUNK bytes, a load piece and then a
+; store piece before each DMA_CHUNK of tile i's compute, so that the store
+; piece leaves while the load piece before it holds the MSHRs, as with tiles
+; of that size, and the tile code runs once per tile, not once per piece.
+; Before the compute of tile i at offset s31: the pieces at that offset of
+; tile i+2's load (s25 bytes, in buffer IP, GM s30) and of tile i-1's store
+; (s19 bytes, out buffer 3+IP, GM s28), where the tile has bytes there.
+; Clobbers s8, s12, s13.
 .macro PC_PIECES IP
     sub     s8, s25, s31
     bge     s0, s8, nold\@          ; tile i+2 loaded (or none)
@@ -213,37 +241,14 @@ nold\@:
 nost\@:
 .endm
 
-; PC_TILE3 with DMA_CHUNK: tile i's store is tile i+1's (s19 its bytes);
-; the last tile's is the drain's.
+; PC_TILE3 with DMA_CHUNK: tile i's pairs PC_CP at a time, each after its
+; pieces; tile i's store is tile i+1's (s19 its bytes), the last tile's the
+; drain's (PC_LAST_STORE).
 .macro PC_TILE3C math, I
 .equ IC\@, \I - 3 * (\I / 3)         ; tile i's buffers (and load tag)
 .equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's, and tile i-1's
-    sub     s28, s20, s24
-    sub     s28, s28, s29           ; bytes after tile i+1
-    li      s25, 0
-    beqz    s28, noprefetch\@
-    add     s30, s21, s24
-    add     s30, s30, s29           ; tile i+2's GM cursor
-    PC_TILE_BYTES s25, s23
-    bnez    s9, noprefetch\@        ; tile i+2 continues its plane
-    PC_LOAD_PARAM PC_PAR + (IP\@) * PC_PARB, IP\@
-noprefetch\@:
-    dmawait IC\@                    ; tile i (and its parameter) is in the UB
-    slti    s31, s26, 3
-    bnez    s31, outfree\@
-    dmawait 3 + IC\@                ; tile i-3's store has left output buffer i mod 3
-outfree\@:
-    beqz    s26, param\@
-    sub     s8, s21, s1
-    remu    s8, s8, s16
-    bnez    s8, noparam\@
-param\@:
-    li      s31, PC_PAR + (IC\@) * PC_PARB
-    andi    s8, s14, 31
-    add     s8, s8, s31
-    vld.DT  v30, [s31]
-    vld.DT  v31, [s8]
-noparam\@:
+    PC_NEXT2 IP\@, 0
+    PC_READY IC\@
     sub     s28, s22, s19           ; tile i-1's GM output
     li      s10, (IC\@) * PC_T
     li      s11, (3 + IC\@) * PC_T
@@ -256,14 +261,7 @@ piece\@:
     mini    s8, s9, PC_CP
     sub     s9, s9, s8
 .pipeline s8, s12, PC_CP
-    vld.DT  %x0, [s10]
-    vld.DT  %x1, [s10 + 1 vl]
-    \math   %y0, %x0, v30
-    \math   %y1, %x1, v31
-    vst.DT  %y0, [s11]
-    vst.DT  %y1, [s11 + 1 vl]
-    addvl   s10, s10, 2
-    addvl   s11, s11, 2
+    PC_PAIR \math
 .endpipeline
     addi    s31, s31, DMA_CHUNK
     bnez    s9, piece\@
@@ -281,12 +279,7 @@ sent\@:
     remu    s13, s13, s12           ; elements left for the masked pair
     PC_TAIL \math
     mv      s19, s24
-    add     s21, s21, s24
-    add     s22, s22, s24
-    sub     s20, s20, s24
-    addi    s26, s26, 1
-    mv      s24, s29
-    mv      s29, s25
+    PC_ADVANCE
 .endm
 
 ; The tile loop: PC_TILE3, or PC_TILE3C with DMA_CHUNK.
