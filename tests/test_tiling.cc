@@ -27,6 +27,17 @@ RunResult run(const std::string &kernel, const std::string &dtype, std::vector<u
     return run_kernel(o);
 }
 
+// kernel in dtype on 1x64x56x56 on configs/edge.yaml, as a run would take it.
+RunOptions on_edge(const std::string &kernel, const std::string &dtype)
+{
+    RunOptions o;
+    o.kernel = kernel;
+    o.dtype = dtype;
+    o.shape = {1, 64, 56, 56};
+    o.config = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    return o;
+}
+
 const ScheduledLoop &tile_loop(const RunResult &r)
 {
     for (const ScheduledLoop &l : r.loops)
@@ -88,11 +99,7 @@ TEST(Tiling, AMemoryBoundLoopKeeps16KiB)
 // of their reach, 512 bytes, faster than 16 KiB and the same outputs.
 TEST(Tiling, ReadsTheMshrsPaceTakeTheirReach)
 {
-    RunOptions o;
-    o.kernel = "relu";
-    o.dtype = "fp16";
-    o.shape = {1, 64, 56, 56};
-    o.config = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    RunOptions o = on_edge("relu", "fp16");
     EXPECT_EQ(mshr_reach(o.config), 512u);
     const RunResult r = run_kernel(o);
     EXPECT_EQ(r.tile.reason, "reads");
@@ -121,11 +128,7 @@ TEST(Tiling, ReadsTheMshrsPaceTakeTheirReach)
 // piece each) and than 16 KiB tiles in one piece, the same outputs.
 TEST(Tiling, TheChannelSkeletonSendsLargerTilesInPiecesOfTheReach)
 {
-    RunOptions o;
-    o.kernel = "prelu";
-    o.dtype = "fp16";
-    o.shape = {1, 64, 56, 56};
-    o.config = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    RunOptions o = on_edge("prelu", "fp16");
     const RunResult pieces = run_kernel(o);
     EXPECT_EQ(pieces.tile.reason, "reads");
     EXPECT_EQ(pieces.tile.tile_max, 512u);
@@ -152,17 +155,13 @@ TEST(Tiling, TheChannelSkeletonSendsLargerTilesInPiecesOfTheReach)
 // before (docs/kernels.md, "Tiles").
 TEST(Tiling, PiecesComputeEveryElementOnAnyShape)
 {
-    const Config edge = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
     for (const char *kernel : {"prelu", "bias_add"})
         for (const char *dtype : {"fp16", "fp32"})
             for (const std::vector<std::string> &sets :
                  std::vector<std::vector<std::string>>{{}, {"core.ub_bytes=32768"}, {"core.vlen=256"},
                                                        {"core.vlen=2048"}}) {
-                RunOptions o;
-                o.kernel = kernel;
-                o.dtype = dtype;
+                RunOptions o = on_edge(kernel, dtype);
                 o.shape = {2, 20, 23, 17};
-                o.config = edge;
                 for (const std::string &s : sets)
                     apply_override(o.config, s);
                 const RunResult r = run_kernel(o);
