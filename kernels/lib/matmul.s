@@ -110,6 +110,7 @@
 ; L1; -1: none yet) and of the previous tile, the tiles of an image, an
 ; image's bytes of x and of y, and the bytes of a C1 plane of y
 .equ SCR_IMG, UB_SCR + 168
+.equ SCR_STEP, UB_SCR + 168     ; @op matmul (no image there): MM_PREFETCH keeps the step here
 .equ SCR_PIMG, UB_SCR + 176
 .equ SCR_TPI, UB_SCR + 184
 .equ SCR_IB, UB_SCR + 192
@@ -168,6 +169,37 @@ zero\@:
     addvl     \addr, \addr, 1
     sub       \count, \count, \lanes
     blt       s0, \count, zero\@
+.endm
+
+; MM_KFIRST d, i0: d = the first k0 of the tile whose first fractal row is
+; i0. A tile of an odd tile row takes its K steps from the last down, an
+; even one from the first up, so that the next tile of a column first reads
+; the B tiles the last one read last, those the L2 still holds (its least
+; recently used lines go first; docs/cube.md). A convolution keeps one order.
+.macro MM_KFIRST d, i0
+.if MM_CONV == 1
+    li      \d, 0
+.else
+    andi    \d, \i0, TILE
+    beqz    \d, done\@              ; an even tile row: from k0 = 0 up
+    addi    \d, s31, -1
+    muli    \d, \d, TILE             ; an odd one: from the last step down
+done\@:
+.endif
+.endm
+
+; MM_KNEXT d, k, t: d = the k0 after k in the order of this tile (s7 its
+; first fractal row); t a temporary (not k).
+.macro MM_KNEXT d, k, t
+.if MM_CONV == 1
+    addi    \d, \k, TILE
+.else
+    andi    \t, s7, TILE
+    addi    \d, \k, TILE
+    beqz    \t, done\@
+    addi    \d, \d, -2 * TILE
+done\@:
+.endif
 .endm
 
 ; MM_LOAD P, k0, i0, j0, mt, nt: A (mt x kt fractals, unless the panel
@@ -254,7 +286,7 @@ bystep\@:
 .endif
     addi    s15, s12, 1
     bge     s15, s31, last\@
-    addi    s20, s13, TILE
+    MM_KNEXT s20, s13, s15
     MM_LOAD 1 - \p, s20, s7, s8, s9, s30
 .if MM_CONV == 0
     j       loaded\@
@@ -297,7 +329,7 @@ amoved\@:
     mmdim   s9, s14, s30
     MM_MMAD \p
     addi    s12, s12, 1
-    addi    s13, s13, TILE
+    MM_KNEXT s13, s13, s15
 stepped\@:
 .endm
 
@@ -347,7 +379,10 @@ load\@:
     min     s14, s14, s24            ; mt
     sub     s20, s6, s26
     min     s20, s20, s24            ; nt
-    MM_LOAD \p, s0, s27, s26, s14, s20
+    sst     s12, [s0 + SCR_STEP]
+    MM_KFIRST s12, s27               ; that tile's first k0
+    MM_LOAD \p, s12, s27, s26, s14, s20
+    sld     s12, [s0 + SCR_STEP]
     li      s15, 1 + (\p)
     sst     s15, [s0 + SCR_PF]
 none\@:
@@ -977,7 +1012,7 @@ wok\@:
     dmadim  2, s15, s0, s0
 .endif
     li      s12, 0
-    li      s13, 0
+    MM_KFIRST s13, s7
 .if MM_CONV == 1
     beqz    s29, cfirst\@
     MM_CMOVES 0, s13                 ; first, then the next tile's rows beside them
