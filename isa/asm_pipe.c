@@ -2146,14 +2146,13 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     int *got_reg = malloc((nvals + 1) * sizeof *got_reg);
     long wall[64], last_end[64];
     int ok = cv && got_reg ? 0 : -1;
-    enum { CUTS = 64 };
-    long tried[CUTS];
+    long tried[PIPE_CUTS_RELIEVED];
     unsigned ntried = 0;
     char first_fail[sizeof s->fail] = "";
     /* more values live at once than registers: one cut, for the message */
     *crowded = live_v > (unsigned)__builtin_popcount(b->vpool) ||
                live_p > (unsigned)__builtin_popcount(b->ppool & 0xffu);
-    const unsigned cuts = *crowded ? 1 : s->cuts < CUTS ? s->cuts : CUTS;
+    const unsigned cuts = *crowded ? 1 : s->cuts; /* at most PIPE_CUTS_RELIEVED */
     while (ok == 0 && ntried < cuts && ntried < nvals) {
         long cut = -1, at = -1;
         for (size_t r = 0; r < nvals; r++) {

@@ -543,6 +543,7 @@ std::string class_set_text(uint32_t mask)
 }
 
 const std::vector<ConfigKey> &config_schema() { return schema(); }
+const ConfigKey *find_config_key(const std::string &path) { return find_key(path); }
 
 Config default_config()
 {

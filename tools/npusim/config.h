@@ -51,6 +51,8 @@ struct ConfigKey {
 };
 
 const std::vector<ConfigKey> &config_schema();
+// The schema's key at a dotted path (`core.vlen`), or nullptr.
+const ConfigKey *find_config_key(const std::string &path);
 
 // The machine `.pipeline` loops are scheduled for: the config's slots, units
 // and vector length.

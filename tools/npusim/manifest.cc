@@ -64,10 +64,7 @@ NeedDecl parse_need(const LineCtx &ctx, const std::string &w, size_t col)
     NeedDecl n;
     n.key = w.substr(0, eq);
     n.line = ctx.line;
-    const ConfigKey *found = nullptr;
-    for (const ConfigKey &k : config_schema())
-        if (k.path == n.key)
-            found = &k;
+    const ConfigKey *found = find_config_key(n.key);
     if (!found || found->type != KeyType::Int)
         ctx.fail(col, found ? "@needs " + n.key + ": not a numeric config key"
                             : "@needs: unknown config key '" + n.key + "' (npusim config docs lists them)");

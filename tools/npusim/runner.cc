@@ -599,12 +599,13 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
 // kernel whose buffers do not fit fails here in one line, not with a trap.
 void check_needs(const RunResult &r)
 {
-    for (const NeedDecl &n : r.manifest.needs)
-        for (const ConfigKey &k : config_schema())
-            if (k.path == n.key && k.get(r.config) < n.min)
-                throw Error(r.manifest.path + ":" + std::to_string(n.line) + ": " + r.manifest.name + " needs " +
-                            n.key + " of at least " + std::to_string(n.min) + (k.unit.empty() ? "" : " " + k.unit) +
-                            "; the config gives " + std::to_string(k.get(r.config)));
+    for (const NeedDecl &n : r.manifest.needs) {
+        const ConfigKey &k = *find_config_key(n.key);  // the manifest checked it
+        if (k.get(r.config) < n.min)
+            throw Error(r.manifest.path + ":" + std::to_string(n.line) + ": " + r.manifest.name + " needs " +
+                        n.key + " of at least " + std::to_string(n.min) + (k.unit.empty() ? "" : " " + k.unit) +
+                        "; the config gives " + std::to_string(k.get(r.config)));
+    }
 }
 
 // Step 3: the NCHW shape (the first tensor input's, else --shape) and its

@@ -180,9 +180,8 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     // sends them in pieces of it; the others take tiles of it. On several
     // cores the pieces measured slower than tiles of the reach
     // (docs/kernels.md, "Tiles").
-    const std::string chunk = std::to_string(t.tile_max);
     if (t.reason == "reads" && cfg.cores == 1)
-        with.push_back({"DMA_CHUNK", chunk.c_str()});
+        with.push_back({"DMA_CHUNK", tile.c_str()});
     assemble_program(path, with, include_dirs, machine, schedule, prog);
     return t;
 }
