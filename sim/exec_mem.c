@@ -262,7 +262,9 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
     const dma_side *src = to_ub ? &gm : &ub, *dst = to_ub ? &ub : &gm;
 
     if (row == 0) {
-        npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "%s: row of 0 bytes", what);
+        /* A transfer of nothing (a piece a kernel's count ran out for):
+         * no bytes, no place in the queue (T7); its tag counts as used. */
+        c->dma_tags_issued |= 1u << tag;
         return;
     }
     if (!dma_side_aligned(c, what, src) || !dma_side_aligned(c, what, dst))

@@ -313,9 +313,15 @@ TEST(Exec, DmaOutsideUbOrMisalignedTraps)
     EXPECT_EQ(m.c.trap.kind, NPU_TRAP_MISALIGNED);
     EXPECT_STREQ(m.c.trap.message, "dmast: row of 40 bytes is not a multiple of 32");
 
+    // A row of 0 bytes moves nothing and is no transfer (docs/isa.md), at
+    // any address; its tag counts as used.
     m.c.s[6] = 0;
-    EXPECT_EQ(m.exec(dma(NPU_OP_DMAST, 4, 5, 6, 0)), NPU_CORE_TRAPPED);
-    EXPECT_EQ(m.c.trap.kind, NPU_TRAP_ILLEGAL);
+    m.c.s[5] = 8;
+    npu_step_info zero{};
+    EXPECT_EQ(m.exec(dma(NPU_OP_DMAST, 4, 5, 6, 2), &zero), NPU_CORE_HALTED) << m.c.trap.message;
+    EXPECT_FALSE(zero.has_dma);
+    EXPECT_TRUE(m.c.dma_tags_issued >> 2 & 1);
+    m.c.s[5] = 64;
 
     // A negative GM stride that walks below address 0.
     m.c.s[1] = 2;

@@ -394,6 +394,21 @@ TEST(TimingSpec, DmawaitWaitsOnlyForItsTag)
                 {{RAW, 2}, {DMA_WAIT, 111}, {NPU_UNIT_BUSY, 6}, {DRAIN, 395}});
 }
 
+TEST(TimingSpec, ZeroByteDmaTakesNoQueuePlace)
+{
+    // dma.queue_depth 1. li s3@0, li s4@1; dmald 256 B tag 0 @1 (done 30)
+    // fills the queue. The 0-byte dmald (tag 1) takes no place in it: @2
+    // (the DMA unit was busy at 1); dmawait 1 finds nothing to wait for: @2;
+    // halt@3 (the sync unit); cycles = the tag-0 transfer, 30: drain 4..29.
+    // (Were it a transfer, it would wait for the queue: @30, done 51.)
+    // slots: c0 3 unit_busy (li s4); c1 2 raw (s4); c2 2 unit_busy (halt);
+    // c3 3 + 104 = 107 drain.
+    npu_timing_config c = spec_defaults();
+    c.dma_queue_depth = 1;
+    SpecRun r("li s3, 256\nli s4, 0\ndmald s0, s0, s3, 0\ndmald s0, s0, s4, 1\ndmawait 1\nhalt\n", c);
+    expect_core(r.stats(), r.width, 30, 6, 4, {{DRAIN, 26}}, {{RAW, 2}, {NPU_UNIT_BUSY, 5}, {DRAIN, 107}});
+}
+
 // ---- T8: slots -----------------------------------------------------------------------
 
 TEST(TimingSpec, OneMemSlotAndOneLsuSerialiseLoads)
