@@ -270,6 +270,8 @@ static int directive(asm_ctx *c, asm_lexer *lx, asm_token t)
         return asm_pipe_begin(c, lx, t);
     if (IS(".endpipeline"))
         return asm_pipe_end(c, lx, t);
+    if (IS(".pass"))
+        return asm_pipe_pass(c, lx, t);
     if (c->pipe && !IS(".equ"))
         return asm_error(c, t.col, "%s is not allowed inside a .pipeline block",
                          asm_tok_str(&t, q, sizeof q));

@@ -269,6 +269,8 @@ int asm_read_source(const npu_asm_options *opts, const char *path, char **text, 
 
 int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive);
 int asm_pipe_end(asm_ctx *c, asm_lexer *lx, asm_token directive);
+/* `.pass sN[, scale]` inside a block: what follows is its pass block. */
+int asm_pipe_pass(asm_ctx *c, asm_lexer *lx, asm_token directive);
 /* `%name` in a register operand of class `cls` ('v' or 'p'): its number
  * within the block goes to *field. */
 int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field);

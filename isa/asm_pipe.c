@@ -9,7 +9,12 @@
  *         addvl    s11, s11, 1
  *     .endpipeline
  *
- * runs the body sC times (sC is consumed, sT is a scratch register). The
+ * runs the body sC times (sC is consumed, sT is a scratch register). A
+ * `.pass sN[, scale]` line may end the block: the instructions after it
+ * (scalar and DMA, on registers the body does not use) are the pass block,
+ * which the kernel runs once a pass, that is once every K iterations, in
+ * cycles the body leaves free; sN = K x scale (0 where no kernel runs).
+ * The prologue, epilogue and written order never run it. The
  * assembler checks the block, then, given a machine, unrolls it K times
  * (K a power of two), modulo-schedules the K iterations at the smallest
  * initiation interval II it finds (Rau's iterative modulo scheduling),
@@ -43,7 +48,8 @@ enum {
     PIPE_MAX_OPS = 512,       /* instructions of one iteration */
     PIPE_MAX_NODES = 2048,    /* instructions of one unrolled kernel pass */
     PIPE_MAX_UNROLL = 32,
-    PIPE_MAX_STREAMS = 8
+    PIPE_MAX_STREAMS = 8,
+    PIPE_MAX_PASS = 32        /* instructions of a .pass block */
 };
 
 typedef struct pipe_op {
@@ -61,6 +67,11 @@ typedef struct asm_pipe {
     char *vname[PIPE_MAX_VIRTUALS];
     char vfile[PIPE_MAX_VIRTUALS]; /* 'v' or 'p' */
     size_t nv;
+    /* the .pass block: pass_reg 0 when there is none */
+    uint8_t pass_reg;
+    int32_t pass_scale;
+    pipe_op *pass;
+    size_t npass, pass_cap;
 } asm_pipe;
 
 void asm_pipe_free(asm_pipe *p)
@@ -70,6 +81,7 @@ void asm_pipe_free(asm_pipe *p)
     for (size_t i = 0; i < p->nv; i++)
         free(p->vname[i]);
     free(p->ops);
+    free(p->pass);
     free(p);
 }
 
@@ -127,6 +139,32 @@ int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
     return asm_expect_eol(c, comma);
 }
 
+int asm_pipe_pass(asm_ctx *c, asm_lexer *lx, asm_token directive)
+{
+    asm_pipe *p = c->pipe;
+    if (!p)
+        return asm_error(c, directive.col, ".pass belongs inside a .pipeline block, after its body");
+    if (p->pass_reg)
+        return asm_error(c, directive.col, "a .pipeline block has one .pass");
+    if (parse_sreg(c, lx, &p->pass_reg) < 0)
+        return -1;
+    if (p->pass_reg == p->count_reg || p->pass_reg == p->temp_reg)
+        return asm_error(c, directive.col, ".pass needs a register the .pipeline loop itself does not use");
+    p->pass_scale = 1;
+    asm_token comma = asm_lex_next(lx);
+    if (asm_tok_is(&comma, ',')) {
+        asm_value v;
+        int col = asm_lex_peek(lx).col;
+        if (asm_parse_expr(lx, &v) < 0)
+            return -1;
+        if (v.is_float || v.i < 1 || v.i > 65536)
+            return asm_error(c, col, ".pass scale must be a whole number 1..65536");
+        p->pass_scale = (int32_t)v.i;
+        comma = asm_lex_next(lx);
+    }
+    return asm_expect_eol(c, comma);
+}
+
 int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field)
 {
     char q[96];
@@ -138,6 +176,8 @@ int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field)
     asm_pipe *p = c->pipe;
     if (!p)
         return asm_error(c, t.col - 1, "virtual registers (%%name) exist only inside a .pipeline block");
+    if (p->pass_reg)
+        return asm_error(c, t.col - 1, "a .pass block takes physical registers, not virtual ones (%%name)");
     for (size_t i = 0; i < p->nv; i++) {
         if (strlen(p->vname[i]) == t.len && memcmp(p->vname[i], t.text, t.len) == 0) {
             if (p->vfile[i] != cls)
@@ -164,6 +204,17 @@ int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt)
 {
     asm_pipe *p = c->pipe;
     const npu_insn_desc *d = npu_desc((npu_opcode)in->op);
+    if (p->pass_reg) {
+        if (d->cf != NPU_CF_NONE || (d->cls != NPU_CLASS_SCALAR && d->cls != NPU_CLASS_DMA))
+            return asm_error(c, 0, "%s is not allowed in a .pass block (straight-line scalar and "
+                                   "DMA instructions only)", d->mnemonic);
+        if (p->npass == PIPE_MAX_PASS)
+            return asm_error(c, 0, "more than %d instructions in one .pass block", PIPE_MAX_PASS);
+        if (asm_grow(c, (void **)&p->pass, &p->pass_cap, p->npass + 1, sizeof *p->pass) < 0)
+            return -1;
+        p->pass[p->npass++] = (pipe_op){ *in, 0, { c->cur.file, c->cur.line } };
+        return 0;
+    }
     if (d->cf != NPU_CF_NONE || d->cls == NPU_CLASS_SYNC || d->cls == NPU_CLASS_DMA)
         return asm_error(c, 0, "%s is not allowed inside a .pipeline block (straight-line "
                                "vector, memory and scalar instructions only)",
@@ -253,6 +304,59 @@ static const char *class_name(npu_class c)
 }
 
 static const char *mnem(const pipe_op *o) { return npu_desc((npu_opcode)o->in.op)->mnemonic; }
+
+/* The scalar registers (s1..s31) an instruction with physical operands
+ * reads (*r) and writes (*w), from the ISA table's operand roles. */
+static void sreg_masks(const npu_insn *in, uint32_t *r, uint32_t *w)
+{
+    const npu_format_desc *f = &npu_format_table[npu_desc((npu_opcode)in->op)->format];
+    *r = *w = 0;
+    for (unsigned k = 0; k < f->num_operands; k++) {
+        const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
+        if (od->file != NPU_RF_S)
+            continue;
+        unsigned num = npu_insn_field(in, (npu_field)od->field);
+        if (num == 0)
+            continue;
+        if (od->access & NPU_ACC_R)
+            *r |= 1u << num;
+        if (od->access & NPU_ACC_W)
+            *w |= 1u << num;
+    }
+}
+
+/* The .pass block keeps to registers of its own: none the body (or the
+ * loop) reads or writes, and it does not write sN, which the loop sets. */
+static int check_pass(pipe_block *b)
+{
+    asm_pipe *p = b->p;
+    uint32_t body = 1u << p->count_reg | 1u << p->temp_reg;
+    for (size_t i = 0; i < p->nops; i++) {
+        const npu_format_desc *f = &npu_format_table[npu_desc((npu_opcode)p->ops[i].in.op)->format];
+        for (unsigned k = 0; k < f->num_operands; k++) {
+            const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
+            if (od->file == NPU_RF_S && !(p->ops[i].virt >> od->field & 1))
+                body |= 1u << npu_insn_field(&p->ops[i].in, (npu_field)od->field);
+        }
+    }
+    body &= ~1u;
+    for (size_t j = 0; j < p->npass; j++) {
+        const pipe_op *o = &p->pass[j];
+        uint32_t r, w;
+        sreg_masks(&o->in, &r, &w);
+        uint32_t clash = (r | w) & body;
+        for (unsigned num = 1; num < 32; num++) {
+            if (clash >> num & 1)
+                return asm_error_at(b->c, o->loc.file, o->loc.line, 1,
+                                    "%s uses s%u, which the .pipeline loop uses: a .pass block keeps to "
+                                    "registers of its own", mnem(o), num);
+            if ((w >> num & 1) && num == p->pass_reg)
+                return asm_error_at(b->c, o->loc.file, o->loc.line, 1,
+                                    "%s writes s%u, which .pass sets to the iterations of a pass", mnem(o), num);
+        }
+    }
+    return 0;
+}
 
 static int analyse(pipe_block *b)
 {
@@ -389,7 +493,7 @@ static int analyse(pipe_block *b)
             b->body[b->nbody++] = i;
     if (b->nbody == 0)
         return asm_error_at(b->c, p->file, p->line, 1, "the .pipeline block has no instructions");
-    return 0;
+    return check_pass(b);
 }
 
 /* ---- the machine -------------------------------------------------------------------- */
@@ -515,6 +619,7 @@ typedef struct sched {
     unsigned **row_sorted; /* each row's nodes in emission order, row_key then id (row_order) */
     unsigned char *row_fit; /* [row][kind]: row_slots_ok's cached answers (FIT_*) */
     unsigned *stream_rows; /* [stream][row]: placed body nodes reading the stream's pointer */
+    int *row_pass;       /* [row]: the .pass instruction the row holds (one at most), or -1 */
     unsigned loop_row;
     /* registers, after a successful schedule */
     unsigned stages;
@@ -570,6 +675,7 @@ static void sched_free(sched *s)
     free(s->row_sorted);
     free(s->row_fit);
     free(s->stream_rows);
+    free(s->row_pass);
     free(s->row_count);
     free(s->reg);
     memset(s, 0, sizeof *s);
@@ -722,8 +828,17 @@ static unsigned res_mii(const pipe_block *b, unsigned K, char *binding, size_t s
     cls_ops[NPU_CLASS_SCALAR] += (unsigned long)b->nstreams;
     unit_cycles[NPU_UNIT_BRANCH] += m->unit[NPU_UNIT_BRANCH].interval;
     cls_ops[NPU_CLASS_BRANCH] += 1;
+    for (size_t j = 0; j < b->p->npass; j++) { /* the .pass block: once a pass */
+        const npu_insn_desc *d = npu_desc((npu_opcode)b->p->pass[j].in.op);
+        unit_cycles[d->unit] += m->unit[d->unit].interval;
+        cls_ops[d->cls] += 1;
+    }
     unsigned best = 1;
     snprintf(binding, size, "none");
+    if (b->p->npass && b->p->npass + 1 > best) { /* one a row, none beside the loop branch */
+        best = (unsigned)b->p->npass + 1;
+        snprintf(binding, size, "the .pass block");
+    }
     for (int u = 0; u < NPU_NUM_UNITS; u++) {
         unsigned cnt = m->unit[u].count ? m->unit[u].count : 1;
         unsigned v = (unsigned)((unit_cycles[u] + cnt - 1) / cnt);
@@ -843,13 +958,18 @@ static int row_slots_at(const sched *s, unsigned row, npu_class cls, unsigned at
 {
     const npu_asm_machine *m = s->b->m;
     const unsigned *sorted = s->row_sorted[row], cnt = s->row_count[row];
+    const int pass = s->row_pass[row];
     uint32_t taken = 0;
-    for (unsigned i = 0; i <= cnt + 1; i++) {
+    for (unsigned i = 0; i <= cnt + 2; i++) {
         npu_class c;
-        if (i == cnt + 1) {
+        if (i == cnt + 2) {
             if (row != s->loop_row)
                 break;
             c = NPU_CLASS_BRANCH;
+        } else if (i == cnt + 1) {
+            if (pass < 0)
+                continue;
+            c = (npu_class)npu_desc((npu_opcode)s->b->p->pass[pass].in.op)->cls;
         } else {
             c = i == at ? cls : s->n[sorted[i < at ? i : i - 1]].cls;
         }
@@ -914,7 +1034,7 @@ static int fits(sched *s, unsigned id, long t)
     if (s->unit_blocked[n->unit * II + row])
         return 0; /* the unit is full in one of the rows the node would hold */
     unsigned cnt = s->row_count[row];
-    if (cnt >= 64 || cnt + 1 + (row == s->loop_row) > s->b->m->issue_width)
+    if (cnt >= 64 || cnt + 1 + (row == s->loop_row) + (s->row_pass[row] >= 0) > s->b->m->issue_width)
         return 0; /* every instruction of a cycle takes a slot of its own */
     if (!row_slots_ok(s, row, id))
         return 0;
@@ -935,7 +1055,7 @@ static int first_fit(sched *s, unsigned id, long from, long to, int step, long *
     unsigned row = (unsigned)mod(from, II);
     for (long c = from; step > 0 ? c <= to : c >= to; c += step) {
         const unsigned cnt = s->row_count[row];
-        if (!blocked[row] && cnt < 64 && cnt + 1 + (row == s->loop_row) <= width &&
+        if (!blocked[row] && cnt < 64 && cnt + 1 + (row == s->loop_row) + (s->row_pass[row] >= 0) <= width &&
             row_fit[row * ROW_FIT_KINDS] != FIT_NO && fits(s, id, c)) {
             *at = c;
             return 1;
@@ -1019,6 +1139,45 @@ static void unplace(sched *s, unsigned id)
 
 /* An empty modulo reservation table holding the loop branch in the last
  * row. 0: the branch alone does not fit this II. */
+/* The .pass block's instructions take their rows before the body is
+ * placed: in written order, one a row, spread over the rows before the loop
+ * branch's, each at least its producers' latencies after them. 1, or 0
+ * when they do not fit the II; -1 out of memory (s->row_pass NULL). */
+static int reserve_pass(sched *s)
+{
+    const unsigned II = s->II;
+    const asm_pipe *p = s->b->p;
+    const npu_asm_machine *m = s->b->m;
+    s->row_pass = malloc(II * sizeof *s->row_pass);
+    if (!s->row_pass)
+        return -1;
+    for (unsigned r = 0; r < II; r++)
+        s->row_pass[r] = -1;
+    long prev = -1, ready[32] = { 0 };
+    for (size_t j = 0; j < p->npass; j++) {
+        const npu_insn_desc *d = npu_desc((npu_opcode)p->pass[j].in.op);
+        uint32_t r, w;
+        sreg_masks(&p->pass[j].in, &r, &w);
+        long row = (long)(j * (II - 1) / p->npass);
+        row = row > prev + 1 ? row : prev + 1;
+        for (unsigned num = 1; num < 32; num++)
+            if ((r >> num & 1) && ready[num] > row)
+                row = ready[num];
+        while (row < (long)II - 1 && s->unit_blocked[d->unit * II + (unsigned)row])
+            row++;
+        if (row >= (long)II - 1)
+            return 0;
+        for (unsigned k = 0; k < m->unit[d->unit].interval; k++)
+            occupy(s, d->unit, (unsigned)mod(row + (long)k, II), 1);
+        s->row_pass[row] = (int)j;
+        prev = row;
+        for (unsigned num = 1; num < 32; num++)
+            if (w >> num & 1)
+                ready[num] = row + (long)m->unit[d->unit].latency;
+    }
+    return 1;
+}
+
 static int mrt_init(sched *s)
 {
     unsigned II = s->II;
@@ -1036,6 +1195,8 @@ static int mrt_init(sched *s)
     s->loop_row = II - 1;
     for (unsigned d = 0; d < m->unit[NPU_UNIT_BRANCH].interval; d++) /* the loop branch */
         occupy(s, NPU_UNIT_BRANCH, (unsigned)mod((long)s->loop_row + d, II), 1);
+    if (reserve_pass(s) <= 0)
+        return s->row_pass ? 0 : -1;
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         for (unsigned r = 0; r < II; r++)
             if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
@@ -2518,7 +2679,7 @@ static long bumps_before(const sched *s, int stream, long t)
 /* Emits the instructions of one row: epi < 0 for the kernel and prologue
  * slot (stage <= max_stage), or the epilogue's m-based clamp. */
 static int emit_row(sched *s, unsigned row, int min_stage, int max_stage, long slot, int epi_e,
-                    int with_loop, size_t loop_target)
+                    int with_pass, int with_loop, size_t loop_target)
 {
     pipe_block *b = s->b;
     asm_ctx *c = b->c;
@@ -2567,6 +2728,8 @@ static int emit_row(sched *s, unsigned row, int min_stage, int max_stage, long s
         if ((order[i] < nb && mark(b, n->op) < 0) || put(c, &in, o->loc) < 0)
             return -1;
     }
+    if (with_pass && s->row_pass[row] >= 0 && put(c, &p->pass[s->row_pass[row]].in, p->pass[s->row_pass[row]].loc) < 0)
+        return -1;
     if (with_loop) {
         npu_srcloc at = { p->file, p->line };
         if (put_ctl(c, NPU_OP_LOOP, p->temp_reg, 0, 0, 0, at) < 0)
@@ -2628,9 +2791,14 @@ static char *schedule_table(sched *s)
             if (cnt)
                 memcpy(order, s->row_nodes[row], cnt * sizeof *order);
         uint32_t taken = 0;
-        for (unsigned i = 0; i <= cnt; i++) {
+        const int pass = s->row_pass[row];
+        for (unsigned i = 0; i <= cnt + 1; i++) {
             npu_class cls = i < cnt ? s->n[order[i]].cls : NPU_CLASS_BRANCH;
-            if (i == cnt && row != s->loop_row)
+            if (i == cnt && pass < 0)
+                continue;
+            if (i == cnt)
+                cls = (npu_class)npu_desc((npu_opcode)p->pass[pass].in.op)->cls;
+            if (i == cnt + 1 && row != s->loop_row)
                 break;
             unsigned sl = 0;
             while (sl < m->issue_width && ((taken >> sl & 1) || !(m->slot_classes[sl] >> cls & 1)))
@@ -2639,6 +2807,10 @@ static char *schedule_table(sched *s)
                 break;
             taken |= 1u << sl;
             if (i == cnt) {
+                snprintf(cell[sl], sizeof cell[sl], "%s (.pass)", mnem(&p->pass[pass]));
+                continue;
+            }
+            if (i == cnt + 1) {
                 snprintf(cell[sl], sizeof cell[sl], "loop");
                 continue;
             }
@@ -2898,6 +3070,8 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     unsigned K = s->K, U = s->U, S = s->stages, II = s->II, KU = K * U;
     unsigned P = U * ((S - 1 + U - 1) / U);
     uint8_t sc = p->count_reg, st = p->temp_reg;
+    if (p->pass_reg && put_ctl(c, NPU_OP_LI, p->pass_reg, 0, 0, (int32_t)K * p->pass_scale, at) < 0)
+        return -1;
     /* sT = kernel passes = sC / (K U) - P / U; too few: all in the plain loop */
     if (put_ctl(c, KU > 1 ? NPU_OP_SRLI : NPU_OP_ADDI, st, sc, 0, KU > 1 ? (int32_t)log2u(KU) : 0, at) < 0)
         return -1;
@@ -2914,7 +3088,7 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     }
     for (unsigned j = 0; j < P; j++) /* prologue */
         for (unsigned row = 0; row < II; row++)
-            if (emit_row(s, row, 0, j < S - 1 ? (int)j : (int)S - 1, j, -1, 0, 0) < 0)
+            if (emit_row(s, row, 0, j < S - 1 ? (int)j : (int)S - 1, j, -1, 0, 0, 0) < 0)
                 return -1;
     size_t skip_kernel = c->prog->count;
     if (put_ctl(c, NPU_OP_BEQZ, 0, st, 0, 0, at) < 0)
@@ -2924,7 +3098,7 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     size_t ncycles = 0, cycles_cap = 0;
     for (unsigned u = 0; u < U; u++)
         for (unsigned row = 0; row < II; row++) {
-            if (emit_row(s, row, 0, (int)S - 1, u, -1, u == U - 1 && row == II - 1, kb) < 0 ||
+            if (emit_row(s, row, 0, (int)S - 1, u, -1, 1, u == U - 1 && row == II - 1, kb) < 0 ||
                 asm_grow(c, (void **)&cycles, &cycles_cap, c->prog->count - kb, sizeof *cycles) < 0) {
                 free(cycles);
                 return -1;
@@ -2937,7 +3111,7 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     patch(c, skip_kernel, ke);
     for (unsigned e = 0; e + 1 < S; e++) /* epilogue */
         for (unsigned row = 0; row < II; row++)
-            if (emit_row(s, row, (int)e + 1, (int)S - 1, e, (int)e, 0, 0) < 0)
+            if (emit_row(s, row, (int)e + 1, (int)S - 1, e, (int)e, 0, 0, 0) < 0)
                 return -1;
     size_t to_done = c->prog->count;
     if (put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
@@ -2979,11 +3153,23 @@ static unsigned char *put_bytes(unsigned char *o, const void *v, size_t n)
     return o + n;
 }
 
+/* An instruction field by field (its padding bytes never take part). */
+static unsigned char *put_insn(unsigned char *o, const npu_insn *in)
+{
+    npu_insn clean;
+    memset(&clean, 0, sizeof clean);
+    clean.op = in->op, clean.dt = in->dt, clean.rd = in->rd, clean.rs1 = in->rs1, clean.rs2 = in->rs2;
+    clean.rs3 = in->rs3, clean.pg = in->pg, clean.pm = in->pm, clean.vl = in->vl, clean.imm = in->imm;
+    return put_bytes(o, &clean, sizeof clean);
+}
+
 static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, size_t *len)
 {
     *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + sizeof m->issue_width +
            sizeof m->slot_classes + NPU_NUM_UNITS * 3 * sizeof(unsigned) + 2 * sizeof(unsigned) +
            p->nops * (sizeof(npu_insn) + sizeof(unsigned));
+    if (p->npass) /* only then: the keys of blocks without one stay as they were */
+        *len += sizeof p->pass_reg + sizeof p->pass_scale + p->npass * sizeof(npu_insn);
     unsigned char *k = calloc(*len, 1), *o = k;
     if (!k)
         return NULL;
@@ -3001,14 +3187,15 @@ static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, siz
     o = put_bytes(o, &m->vlen_bytes, sizeof(unsigned));
     o = put_bytes(o, &m->ub_bytes, sizeof(unsigned));
     for (size_t i = 0; i < p->nops; i++) {
-        const npu_insn in = p->ops[i].in;
-        npu_insn clean;
-        memset(&clean, 0, sizeof clean);
-        clean.op = in.op, clean.dt = in.dt, clean.rd = in.rd, clean.rs1 = in.rs1, clean.rs2 = in.rs2;
-        clean.rs3 = in.rs3, clean.pg = in.pg, clean.pm = in.pm, clean.vl = in.vl, clean.imm = in.imm;
-        o = put_bytes(o, &clean, sizeof clean);
+        o = put_insn(o, &p->ops[i].in);
         o = put_bytes(o, &p->ops[i].virt, sizeof(unsigned));
     }
+    if (p->npass) {
+        o = put_bytes(o, &p->pass_reg, sizeof p->pass_reg);
+        o = put_bytes(o, &p->pass_scale, sizeof p->pass_scale);
+    }
+    for (size_t i = 0; i < p->npass; i++)
+        o = put_insn(o, &p->pass[i].in);
     return k;
 }
 
@@ -3544,6 +3731,10 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
 static int emit_written_order(pipe_block *b, const int *reg, const char *why)
 {
     size_t begin = b->c->prog->count;
+    asm_pipe *p = b->p;
+    npu_srcloc at = { p->file, p->line };
+    if (p->pass_reg && put_ctl(b->c, NPU_OP_LI, p->pass_reg, 0, 0, 0, at) < 0)
+        return -1; /* no kernel: the pass block never runs */
     if (emit_plain(b, reg) < 0)
         return -1;
     return record_loop(b, begin, 0, 0, NULL, 0, 0, why, NULL);

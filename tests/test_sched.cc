@@ -62,6 +62,7 @@ void record(void *ctx, const npu_issue_event *ev)
 
 struct Outcome {
     std::vector<uint8_t> ub;
+    std::vector<uint64_t> s;  // the scalar registers at the end
     std::vector<Event> events;
     uint64_t cycles = 0;
 };
@@ -92,6 +93,7 @@ Outcome run(const npu_program &p, const npu_timing_config *timing, const std::ve
     }
     EXPECT_EQ(core.state, NPU_CORE_HALTED) << core.trap.message;
     r.ub.assign(core.ub, core.ub + 65536);
+    r.s.assign(core.s, core.s + NPU_NUM_SREGS);
     npu_core_fini(&core);
     return r;
 }
@@ -155,6 +157,15 @@ std::string loop(const std::string &body, unsigned n)
 {
     return "    li s10, 0\n    li s11, 32768\n    li s9, " + std::to_string(n) + "\n.pipeline s9, s8\n" + body +
            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
+}
+
+// The same loop ending in a .pass block: `.pass s12` and `pass`; s20 and
+// s21 start at 0.
+std::string pass_loop(const std::string &body, const std::string &pass, unsigned n, const std::string &dir = ".pass s12")
+{
+    return "    li s10, 0\n    li s11, 32768\n    li s20, 0\n    li s21, 0\n    li s9, " + std::to_string(n) +
+           "\n.pipeline s9, s8\n" + body + "    addvl s10, s10, 1\n    addvl s11, s11, 1\n" + dir + "\n" + pass +
+           ".endpipeline\n    halt\n";
 }
 
 const npu_sched_loop &main_loop(const Assembled &a)
@@ -494,6 +505,8 @@ TEST(Sched, RepeatedLoadIsMergedOnlyWhereThatIsNotSlower)
     EXPECT_EQ(main_loop(s).merged, 0u);
 }
 
+const char *const kCopy = "    vld.f32 %x, [s10]\n    vst.f32 %x, [s11]\n";
+
 TEST(Sched, BadBlocksGetOneClearLine)
 {
     npu_asm_machine m = machine_of(default_timing());
@@ -517,6 +530,16 @@ TEST(Sched, BadBlocksGetOneClearLine)
         {".pipeline s9, s9\n.endpipeline\n", "must differ"},
         {loop("    vld.f32 %x, [s10]\n    vst.f32 %x, [s9]\n", 4), "which the .pipeline loop itself uses"},
         {loop("    vld.f32 %x, [s10]\n    vcgti.f32 %x, %x, 0.0\n", 4), "is a vector register, used here as a predicate"},
+        {".pass s12\n", ".pass belongs inside a .pipeline block"},
+        {pass_loop(kCopy, ".pass s13\n", 4), "a .pipeline block has one .pass"},
+        {pass_loop(kCopy, "", 4, ".pass s9"), "a register the .pipeline loop itself does not use"},
+        {pass_loop(kCopy, "", 4, ".pass s12, 0"), "scale must be a whole number 1..65536"},
+        {pass_loop(kCopy, "    vadd.f32 v1, v2, v3\n", 4), "vadd is not allowed in a .pass block"},
+        {pass_loop(kCopy, "    beqz s20, @0\n", 4), "beqz is not allowed in a .pass block"},
+        {pass_loop(kCopy, "    dmawait 0\n", 4), "dmawait is not allowed in a .pass block"},
+        {pass_loop(kCopy, "    vadd.f32 %z, v2, v3\n", 4), "physical registers, not virtual"},
+        {pass_loop(kCopy, "    add s20, s20, s10\n", 4), "add uses s10, which the .pipeline loop uses"},
+        {pass_loop(kCopy, "    addi s12, s12, 1\n", 4), "addi writes s12, which .pass sets"},
     };
     for (const Case &c : cases) {
         Assembled a(c.src, &m, true);
@@ -548,6 +571,55 @@ TEST(Sched, WithoutAMachineOrWithScheduleOffTheLoopRunsInWrittenOrder)
         Assembled a(s, &m, true), b(s, &m, false);
         EXPECT_TRUE(run(a.p, nullptr, in).ub == run(b.p, nullptr, in).ub) << "n = " << n;
     }
+}
+
+// A .pass block (docs/scheduling.md) runs once a kernel pass, K iterations,
+// with `.pass s12, scale` giving s12 = K x scale; never in the prologue,
+// epilogue or written order (s12 = 0 there). Its instructions take cycles
+// the body leaves free: the kernel keeps every rule (check_kernels) and its
+// rate (check_passes), and the body computes what it does in written order.
+TEST(Sched, APassBlockRunsOnceAKernelPassInCyclesTheBodyLeavesFree)
+{
+    const npu_timing_config t = default_timing();
+    npu_asm_machine m = machine_of(t);
+    std::mt19937 rng(5);
+    std::vector<uint8_t> in = random_bytes(rng, 32768);
+    const std::string body = "    vld.f32 %x, [s10]\n    vexp.f32 %y, %x\n    vst.f32 %y, [s11]\n";
+    for (unsigned n : {0u, 1u, 5u, 37u, 64u, 129u, 1000u}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const std::string src = pass_loop(body, "    add s20, s20, s12\n    addi s21, s21, 1\n", n, ".pass s12, 3");
+        Assembled on(src, &m, true), off(src, &m, false);
+        ASSERT_EQ(on.rc, NPU_OK) << on.d.message;
+        const Outcome a = run(on.p, &t, in), b = run(off.p, nullptr, in);
+        EXPECT_TRUE(a.ub == b.ub);
+        EXPECT_EQ(b.s[12], 0u);
+        EXPECT_EQ(b.s[21], 0u);
+        const npu_sched_loop &l = main_loop(on);
+        ASSERT_TRUE(l.scheduled);
+        const uint64_t K = a.s[12] / 3, passes = a.s[21];
+        EXPECT_EQ(a.s[12] % 3, 0u);
+        EXPECT_EQ(l.unroll % K, 0u); // K U
+        EXPECT_EQ(a.s[20], passes * 3 * K);
+        // every iteration but the prologue's, epilogue's and the remainder's
+        // ran in a kernel pass
+        EXPECT_LE(passes * K, n);
+        if (n >= 1000) {
+            EXPECT_GT(passes, 0u);
+            EXPECT_GT(passes * K + uint64_t(l.stages) * l.unroll + l.unroll, n);
+        }
+        check_kernels(on.p, t);
+        check_passes(on.p, run(on.p, &t, in).events);
+    }
+    // the pass block's instructions sit in the kernel, and the schedule table shows them
+    Assembled a(pass_loop(body, "    add s20, s20, s12\n    addi s21, s21, 1\n", 100), &m, true);
+    const npu_sched_loop &l = main_loop(a);
+    size_t adds = 0;
+    for (size_t pc = l.kernel_begin; pc < l.kernel_end; pc++)
+        adds += a.p.insns[pc].op == NPU_OP_ADD && a.p.insns[pc].rd == 20;
+    EXPECT_GE(adds, 1u);
+    EXPECT_NE(std::string(l.table).find("add (.pass)"), std::string::npos) << l.table;
+    for (size_t pc = 0; pc < l.kernel_begin; pc++)
+        EXPECT_FALSE(a.p.insns[pc].op == NPU_OP_ADD && a.p.insns[pc].rd == 20) << "pc " << pc;
 }
 
 // The process's schedule cache (npu_asm_cache_*, isa/asm_pipe.c) only saves
