@@ -9,6 +9,8 @@
 
 #include "error.h"
 #include "runner.h"
+#include "sched_checker.h"
+#include "tiling.h"
 
 using namespace npusim;
 
@@ -146,6 +148,88 @@ TEST(Tiling, TheChannelSkeletonSendsLargerTilesInPiecesOfTheReach)
     EXPECT_EQ(pieces.tensors.at("y").data, small.tensors.at("y").data);
     EXPECT_EQ(pieces.tensors.at("y").data, large.tensors.at("y").data);
     EXPECT_TRUE(pieces.passed() && small.passed() && large.passed());
+}
+
+// Reason "paced" (tiling.h, kPacedMargin): softsign and hardsigmoid fp32 on
+// edge are compute-bound (4 cycles an iteration: the SFU, the VALU) with
+// their reads through the MSHRs as slow. Their tiles stay 10 KiB (edge's
+// UB) and go in pieces of 512 bytes from the compute loop's .pass block
+// (lib/eltwise.s ELT_TILE3C): faster than the same tiles each in one
+// transfer and than tiles of the reach, and within 0.85 of the bound (0.710
+// before), with the same outputs.
+TEST(Tiling, APacedLoopSendsItsLargerTilesInPiecesBesideTheCompute)
+{
+    for (const char *kernel : {"softsign", "hardsigmoid"}) {
+        SCOPED_TRACE(kernel);
+        RunOptions o = on_edge(kernel, "fp32");
+        const RunResult pieces = run_kernel(o);
+        EXPECT_EQ(pieces.tile.reason, "paced");
+        EXPECT_EQ(pieces.tile.tile_max, 65536u);
+        o.tile_max = 65536;
+        const RunResult whole = run_kernel(o);
+        o.tile_max = 512;
+        const RunResult small = run_kernel(o);
+        EXPECT_LT(pieces.stats.cycles, whole.stats.cycles);
+        EXPECT_LT(pieces.stats.cycles, small.stats.cycles);
+        EXPECT_GE(pieces.bound_analysis.efficiency, 0.85);
+        EXPECT_LT(15 * whole.stats.dma_transfers, pieces.stats.dma_transfers);
+        EXPECT_EQ(pieces.tensors.at("y").data, whole.tensors.at("y").data);
+        EXPECT_EQ(pieces.tensors.at("y").data, small.tensors.at("y").data);
+        EXPECT_TRUE(pieces.passed() && whole.passed() && small.passed());
+        // fp16 is compute-bound well beyond its reads: one transfer a tile
+        EXPECT_EQ(run_kernel(on_edge(kernel, "fp16")).tile.reason, "compute");
+    }
+}
+
+// The paced skeleton's pieces on a ragged shape (C = 37: hardsigmoid zeroes
+// the padded channels; planes of 61 x 59), with every element checked, on
+// UBs whose tiles differ, with a reach that is no power of two (12 MSHRs:
+// 768 bytes, pieces of 512) and a faster engine; its scheduled kernels,
+// .pass block included, keep every rule (tests/sched_checker.h).
+TEST(Tiling, PacedPiecesComputeEveryElementAndKeepTheSchedule)
+{
+    for (const char *kernel : {"softsign", "hardsigmoid"})
+        for (const std::vector<std::string> &sets :
+             std::vector<std::vector<std::string>>{{}, {"core.ub_bytes=32768"}, {"l2.mshrs=12"},
+                                                   {"dma.bytes_per_cycle=16"}}) {
+            RunOptions o = on_edge(kernel, "fp32");
+            o.shape = {1, 37, 61, 59};
+            for (const std::string &s : sets)
+                apply_override(o.config, s);
+            const RunResult r = run_kernel(o);
+            const std::string what = std::string(kernel) + (sets.empty() ? "" : " " + sets[0]);
+            EXPECT_EQ(r.tile.reason, "paced") << what;
+            EXPECT_TRUE(r.passed()) << what;
+            EXPECT_EQ(r.accuracy.checked, 37u * 61 * 59) << what;
+        }
+    const Config cfg = load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml");
+    npu_program p;
+    npu_program_init(&p);
+    const std::string kdir = std::string(NPUSIM_SOURCE_ROOT) + "/kernels";
+    assemble_program(kdir + "/softsign.s",
+                     {{"DT", "f32"}, {"DT_BYTES", "4"}, {"TILE_MAX", "65536"}, {"DMA_CHUNK", "512"}}, {kdir},
+                     asm_machine(cfg), true, p);
+    size_t dma_in_kernels = 0;
+    for (size_t l = 0; l < p.nloops; l++)
+        for (size_t pc = p.loops[l].kernel_begin; pc < p.loops[l].kernel_end; pc++)
+            dma_in_kernels += p.insns[pc].op == NPU_OP_DMALD || p.insns[pc].op == NPU_OP_DMAST;
+    EXPECT_GE(dma_in_kernels, 6u);  // a load and a store piece in each of the three tiles' loops
+    EXPECT_GT(sched_test::check_kernels(p, cfg.timing), 0u);
+    // a piece that is not whole 256-byte steps is refused, in either skeleton
+    for (const char *kernel : {"softsign", "prelu"})
+        for (const char *chunk : {"300", "0"})
+            try {
+                assemble_program(kdir + "/" + kernel + ".s",
+                                 {{"DT", "f32"}, {"DT_BYTES", "4"}, {"TILE_MAX", "65536"}, {"DMA_CHUNK", chunk}},
+                                 {kdir}, asm_machine(cfg), true, p);
+                ADD_FAILURE() << kernel << " assembled with DMA_CHUNK=" << chunk;
+            } catch (const Error &e) {
+                EXPECT_NE(std::string(e.what()).find("lib/split.s"), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("DMA_CHUNK: the host gives a multiple of 256 bytes"),
+                          std::string::npos)
+                    << e.what();
+            }
+    npu_program_free(&p);
 }
 
 // Pieces on shapes whose planes and tiles end anywhere: every element of y

@@ -197,10 +197,50 @@ nopad\@:
 .ifndef ELT_UB_RESERVE
 .equ ELT_UB_RESERVE, 0
 .endif
+; With DMA_CHUNK (the host's, on one core: the L2 MSHRs' reach) below
+; TILE_MAX (the host's reason "paced": a compute-bound loop whose reads the
+; MSHRs pace nearly as slowly), a one-input kernel keeps tiles of at least
+; 16 KiB (as the UB allows) and sends the transfers beside its compute in
+; pieces of ELT_PIECE bytes, the largest power of two up to DMA_CHUNK (2 KiB
+; at most): ELT_TILE3C. Where TILE_MAX is the reach itself (reason "reads",
+; a memory-bound loop), its tiles are the pieces: they measured faster than
+; pieces of larger tiles there (relu fp16 on configs/edge.yaml 112,401
+; cycles against 115,136).
+.ifdef DMA_CHUNK
+.if TILE_MAX > DMA_CHUNK
+.equ ELT_CHUNK, 1
+.else
+.equ ELT_CHUNK, 0                 ; tiles of the reach: they alternate already
+.endif
+.else
+.equ ELT_CHUNK, 0
+.endif
+.if ELT_CHUNK == 1
+.if DMA_CHUNK >= 2048
+.equ ELT_PIECE, 2048
+.else
+.if DMA_CHUNK >= 1024
+.equ ELT_PIECE, 1024
+.else
+.if DMA_CHUNK >= 512
+.equ ELT_PIECE, 512
+.else
+.equ ELT_PIECE, 256
+.endif
+.endif
+.endif
+.if TILE_MAX >= 16384
+.equ ELT_TMAX1, TILE_MAX
+.else
+.equ ELT_TMAX1, 16384
+.endif
+.else
+.equ ELT_TMAX1, TILE_MAX
+.endif
 .equ ELT_FIT1, (UB_BYTES - ELT_UB_RESERVE) / 6 / 1024 * 1024
 .equ ELT_FIT2, (UB_BYTES - ELT_UB_RESERVE) / 9 / 1024 * 1024
-.if ELT_FIT1 >= TILE_MAX
-.equ T3, TILE_MAX / 256 * 256
+.if ELT_FIT1 >= ELT_TMAX1
+.equ T3, ELT_TMAX1 / 256 * 256
 .else
 .equ T3, ELT_FIT1
 .endif
@@ -271,6 +311,97 @@ outfree\@:
     mv      s29, s25
 .endm
 
+; Tile i of a one-input kernel with DMA_CHUNK (ELT_TILE3's roles): tile
+; i+2's load and tile i-1's store go out in pieces of ELT_PIECE bytes from
+; the compute loop's .pass block, a load piece and a store piece for each
+; ELT_PIECE bytes computed, so the DMA engine alternates reads (which the L2
+; MSHRs pace) and writes at the MSHRs' reach without stopping the compute;
+; what the kernel passes leave (the prologue's and epilogue's share, a short
+; tile) goes after the loop. Pieces past a tile's end are 0 bytes, which
+; move nothing (docs/isa.md), so the .pass block has no branch. During the
+; compute s14, s15, s17, s23 and s26, s27, s28, s30, s31 hold the pieces'
+; state (restored after); s12 is the bytes of tile i-1, s13 the .pass
+; register. Output tags were primed (0-byte stores), so the waits need no
+; count of tiles.
+.macro ELT_TILE3C math, PAD, T, I
+.equ IC\@, \I - 3 * (\I / 3)         ; tile i's input buffer (and load tag)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
+.equ IQ\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i-1's output buffer (i+2 mod 3)
+    sub     s28, s20, s24
+    sub     s28, s28, s29           ; bytes after tile i+1
+    li      s25, 0
+    beqz    s28, nopre\@
+    SPLIT_TILE s25, s28, s29, s23, s14, s8, s31
+nopre\@:
+    dmawait IC\@                  ; tile i is in the UB
+    dmawait 3 + IC\@              ; tile i-3's store has left output buffer i mod 3
+    add     s26, s21, s24
+    add     s26, s26, s29           ; load pieces: GM cursor (tile i+2),
+    li      s23, (IP\@) * \T        ; UB cursor,
+    mv      s27, s25                ; bytes left
+    sub     s30, s22, s12           ; store pieces: GM cursor (tile i-1),
+    li      s28, (3 + IQ\@) * \T    ; UB cursor,
+    mv      s31, s12                ; bytes left
+    li      s14, 0                  ; bytes computed since the last piece
+    li      s10, (IC\@) * \T
+    li      s11, (3 + IC\@) * \T
+    li      s8, VLENB
+    divu    s9, s24, s8             ; whole vectors
+.pipeline s9, s8, \T / VLENB
+    vld.DT  %x, [s10]
+    \math   %y, %x
+    vst.DT  %y, [s11]
+    addvl   s10, s10, 1
+    addvl   s11, s11, 1
+.pass s13, VLENB
+    add     s14, s14, s13
+    andi    s15, s14, -ELT_PIECE    ; the pieces due
+    sub     s14, s14, s15
+    min     s17, s15, s27
+    dmald   s23, s26, s17, IP\@
+    add     s23, s23, s17
+    add     s26, s26, s17
+    sub     s27, s27, s17
+    min     s17, s15, s31
+    dmast   s28, s30, s17, 3 + IQ\@
+    add     s28, s28, s17
+    add     s30, s30, s17
+    sub     s31, s31, s17
+.endpipeline
+    dmald   s23, s26, s27, IP\@     ; what the passes left (0 bytes: nothing)
+    dmast   s28, s30, s31, 3 + IQ\@
+    srd     s14, vlenb
+    li      s17, DT_BYTES
+    divu    s15, s14, s17
+    li      s23, \T
+    remu    s13, s24, s14
+    divu    s13, s13, s17           ; elements of the last, partial vector
+    beqz    s13, whole\@
+    pwhile.DT p7, s13
+    li      s9, 1
+.pipeline s9, s8, 1
+    vld.DT  %x, [s10], p7
+    \math   %y, %x
+    vst.DT  %y, [s11], p7
+.endpipeline
+whole\@:
+.if \PAD == 1
+    sub     s30, s21, s1            ; the tile's offset in the tensor
+    ELT_PADFIX (3 + IC\@) * \T
+.endif
+    sub     s31, s20, s24
+    bnez    s31, more\@
+    li      s31, (3 + IC\@) * \T    ; the last tile: stored whole
+    dmast   s31, s22, s24, 3 + IC\@
+more\@:
+    mv      s12, s24
+    add     s21, s21, s24
+    add     s22, s22, s24
+    sub     s20, s20, s24
+    mv      s24, s29
+    mv      s29, s25
+.endm
+
 .macro ELT_MAIN3 math, NIN, PAD, GA, GB, GY
 .if \NIN == 2
 .equ ELT_T\@, T3_2
@@ -316,6 +447,24 @@ outfree\@:
     dmald   s31, s30, s29, 1
 .endif
 first\@:
+.if \NIN * 2 - ELT_CHUNK == 1      ; one input, pieces
+    li      s12, 0                  ; no tile before tile 0
+    dmast   s0, s0, s0, 3           ; prime the output tags (0 bytes)
+    dmast   s0, s0, s0, 4
+    dmast   s0, s0, s0, 5
+three\@:
+    ELT_TILE3C \math, \PAD, ELT_T\@, 0
+    beqz    s20, drainc\@
+    ELT_TILE3C \math, \PAD, ELT_T\@, 1
+    beqz    s20, drainc\@
+    ELT_TILE3C \math, \PAD, ELT_T\@, 2
+    bnez    s20, three\@
+drainc\@:
+    dmawait 3
+    dmawait 4
+    dmawait 5
+    j       finished\@
+.else
     li      s26, 0
 three\@:
     ELT_TILE3 \math, \NIN, \PAD, ELT_T\@, 0
@@ -324,6 +473,7 @@ three\@:
     beqz    s20, drain\@
     ELT_TILE3 \math, \NIN, \PAD, ELT_T\@, 2
     bnez    s20, three\@
+.endif
 drain\@:
     dmawait 3                       ; every store: tile 0's tag, then 4 and 5 when used
     slti    s31, s26, 2

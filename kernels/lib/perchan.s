@@ -50,12 +50,6 @@
 .equ TILE_MAX, 16384               ; the host's tiling decision (lib/eltwise.s)
 .endif
 .ifdef DMA_CHUNK
-.if DMA_CHUNK / 256 * 256 != DMA_CHUNK
-.error "DMA_CHUNK: the host gives a multiple of 256 bytes (the MSHRs' reach)"
-.endif
-.if DMA_CHUNK < 256
-.error "DMA_CHUNK: the host gives a multiple of 256 bytes (the MSHRs' reach)"
-.endif
 .equ PC_TMAX, 16384               ; transfers of DMA_CHUNK bytes, tiles as without it
 .if DMA_CHUNK / VLENB / 2 >= 1
 .equ PC_CP, DMA_CHUNK / VLENB / 2  ; pairs of vectors computed per piece

@@ -45,3 +45,15 @@
     min     \out, \out, \tmax
     min     \out, \out, \left
 .endm
+
+; DMA_CHUNK (the host's, where the L2 MSHRs pace the reads: their reach)
+; is the size of the pieces a skeleton sends its tiles' transfers in
+; (lib/perchan.s, lib/eltwise.s): whole C0 blocks of a 256-byte step.
+.ifdef DMA_CHUNK
+.if DMA_CHUNK / 256 * 256 != DMA_CHUNK
+.error "DMA_CHUNK: the host gives a multiple of 256 bytes (the MSHRs' reach)"
+.endif
+.if DMA_CHUNK < 256
+.error "DMA_CHUNK: the host gives a multiple of 256 bytes (the MSHRs' reach)"
+.endif
+.endif

@@ -729,6 +729,7 @@ std::string format_tiling(const TileChoice &t)
                       : t.reason == "share"   ? "compute-bound, but the core's share is under 8 larger tiles"
                       : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
                       : t.reason == "reads"   ? "memory-bound, its reads paced by the L2 MSHRs: tiles (lib/perchan.s: transfers) of their reach"
+                      : t.reason == "paced"   ? "compute-bound, its reads paced by the L2 MSHRs nearly as slowly: tiles of an eighth of the core's share, sent in pieces of the MSHRs' reach"
                                               : "not compute-bound";
     if (t.reason == "measured") {
         why = "measured, the fewest cycles of";

@@ -140,6 +140,20 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     // schedule alone.
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
     const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
+    const uint64_t reach = mshr_reach(cfg);
+    // A compute-bound loop on one core whose reads the MSHRs pace nearly as
+    // slowly: its tiles stay large and go in pieces of the reach (kPacedMargin).
+    auto paced = [&](TileChoice &t) {
+        if (cfg.cores != 1 || !reach || reach >= kSmallTile || t.shared_cycles < kPacedMargin * t.compute_cycles)
+            return false;
+        t.reason = "paced";
+        tile = std::to_string(t.tile_max);
+        with.back().value = tile.c_str();
+        const std::string chunk = std::to_string(reach);
+        with.push_back({"DMA_CHUNK", chunk.c_str()});
+        assemble_program(path, with, include_dirs, machine, schedule, prog);
+        return true;
+    };
     if (schedule && cfg.cores == 1 && larger > kSmallTile) {
         // Most loops are compute-bound: assemble with the larger tiles first,
         // and keep that program when its loop is. Measured on the program
@@ -153,6 +167,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
         TileChoice t = measure_tile_loop(prog, cfg);
         if (t.reason == "compute") {
             t.tile_max = large;
+            paced(t);
             return t;
         }
         tile = std::to_string(kSmallTile);
@@ -160,7 +175,6 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     }
     assemble_program(path, with, include_dirs, machine, true, prog);
     TileChoice t = measure_tile_loop(prog, cfg);
-    const uint64_t reach = mshr_reach(cfg);
     const double memory = std::max(t.core_cycles, t.shared_cycles);
     if (t.reason == "memory" && reach && reach < kSmallTile && t.compute_cycles <= kReadsMargin * memory) {
         t.reason = "reads";
@@ -171,6 +185,8 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
         t.reason = "share";
     else if (t.reason == "compute")
         t.tile_max = large;
+    if (t.reason == "compute" && paced(t))
+        return t;
     if (schedule && t.tile_max == kSmallTile)
         return t;
     tile = std::to_string(t.tile_max);

@@ -26,7 +26,9 @@ struct TileChoice {
     // How TILE_MAX was set: "host" (the caller gave it), "compute" (the
     // tile loop is compute-bound: larger tiles), "memory" (bound by memory:
     // 16 KiB), "reads" (bound by memory, its reads paced by the L2 MSHRs:
-    // tiles of their reach, mshr_reach), "share" (compute-bound, but the
+    // tiles of their reach, mshr_reach), "paced" (compute-bound, its reads
+    // the MSHRs pace nearly as slowly: larger tiles, transfers in pieces of
+    // the reach, kPacedMargin), "share" (compute-bound, but the
     // core's share is too small for 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
@@ -82,6 +84,15 @@ uint64_t mshr_reach(const Config &cfg);
 // may take for the reach to apply: closer to its memory, a loop loses to
 // the small tiles' fills and drains (docs/kernels.md, "Tiles").
 constexpr double kReadsMargin = 0.9;
+// Reason "paced": a compute-bound loop on one core whose reads the MSHRs
+// pace (mshr_reach under 16 KiB) at least this share of its schedule's
+// cycles per iteration keeps its larger tiles, and the host also defines
+// DMA_CHUNK = the reach: the skeletons send those tiles' transfers in pieces
+// of it beside the compute (lib/eltwise.s ELT_TILE3C, lib/perchan.s), so
+// the engine alternates reads the MSHRs pace with writes. Measured on
+// configs/edge.yaml fp32 1x64x56x56 (docs/kernels.md, "Tiles"): softsign
+// 282,813 -> 225,135 cycles, hardswish 287,603 -> 262,353.
+constexpr double kPacedMargin = 0.75;
 
 // Assembles `path` into `prog` (initialised; its old content freed) as
 // written: `defines`, `include_dirs`, `.pipeline` loops scheduled for
