@@ -13,7 +13,7 @@
  * `.pass sN[, scale]` line may end the block: the instructions after it
  * (scalar and DMA, on registers the body does not use) are the pass block,
  * which the kernel runs once a pass, that is once every K iterations, in
- * cycles the body leaves free; sN = K x scale (0 where no kernel runs).
+ * cycles the body leaves free; sN = K x scale (0 in written order).
  * The prologue, epilogue and written order never run it. The
  * assembler checks the block, then, given a machine, unrolls it K times
  * (K a power of two), modulo-schedules the K iterations at the smallest
