@@ -183,14 +183,16 @@ TEST(Tiling, APacedLoopSendsItsLargerTilesInPiecesBesideTheCompute)
 
 // The paced skeleton's pieces on a ragged shape (C = 37: hardsigmoid zeroes
 // the padded channels; planes of 61 x 59), with every element checked, on
-// UBs whose tiles differ, with a reach that is no power of two (12 MSHRs:
-// 768 bytes, pieces of 512) and a faster engine; its scheduled kernels,
+// UBs whose tiles differ, with a reach that is no power of two (10 MSHRs:
+// 640 bytes, pieces of 512; a faster DRAM keeps the MSHRs the tighter
+// shared term) and a faster engine; its scheduled kernels,
 // .pass block included, keep every rule (tests/sched_checker.h).
 TEST(Tiling, PacedPiecesComputeEveryElementAndKeepTheSchedule)
 {
     for (const char *kernel : {"softsign", "hardsigmoid"})
         for (const std::vector<std::string> &sets :
-             std::vector<std::vector<std::string>>{{}, {"core.ub_bytes=32768"}, {"l2.mshrs=12"},
+             std::vector<std::vector<std::string>>{{}, {"core.ub_bytes=32768"},
+                                                   {"l2.mshrs=10", "dram.bytes_per_cycle=16"},
                                                    {"dma.bytes_per_cycle=16"}}) {
             RunOptions o = on_edge(kernel, "fp32");
             o.shape = {1, 37, 61, 59};
@@ -215,6 +217,13 @@ TEST(Tiling, PacedPiecesComputeEveryElementAndKeepTheSchedule)
             dma_in_kernels += p.insns[pc].op == NPU_OP_DMALD || p.insns[pc].op == NPU_OP_DMAST;
     EXPECT_GE(dma_in_kernels, 6u);  // a load and a store piece in each of the three tiles' loops
     EXPECT_GT(sched_test::check_kernels(p, cfg.timing), 0u);
+    // where the DRAM channels bind (12 MSHRs, 8 bytes a cycle of DRAM), no pieces
+    RunOptions dram = on_edge("softsign", "fp32");
+    dram.shape = {1, 37, 61, 59};
+    apply_override(dram.config, "l2.mshrs=12");
+    EXPECT_EQ(run_kernel(dram).tile.reason, "compute");
+    // nor for a skeleton that sends none from its loop (two inputs)
+    EXPECT_EQ(run_kernel(on_edge("swiglu", "fp32")).tile.reason, "compute");
     // a piece that is not whole 256-byte steps is refused, in either skeleton
     for (const char *kernel : {"softsign", "prelu"})
         for (const char *chunk : {"300", "0"})

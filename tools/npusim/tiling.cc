@@ -48,6 +48,17 @@ void memory_cost(TileChoice &t, unsigned loads, unsigned stores, const Config &c
              (fills * line + out) * cores / (double(cfg.dram.bytes_per_cycle) * cfg.dram.channels), "dram channels");
 }
 
+// Whether a scheduled loop's kernel issues DMA transfers (a skeleton that
+// sends its tiles in pieces from the loop's .pass block).
+bool sends_in_tile_loop(const npu_program &prog)
+{
+    for (size_t i = 0; i < prog.nloops; i++)
+        for (size_t pc = prog.loops[i].kernel_begin; prog.loops[i].scheduled && pc < prog.loops[i].kernel_end; pc++)
+            if (npu_insn_table[prog.insns[pc].op].cls == NPU_CLASS_DMA)
+                return true;
+    return false;
+}
+
 }  // namespace
 
 uint64_t mshr_reach(const Config &cfg)
@@ -142,16 +153,33 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
     const uint64_t reach = mshr_reach(cfg);
     // A compute-bound loop on one core whose reads the MSHRs pace nearly as
-    // slowly: its tiles stay large and go in pieces of the reach (kPacedMargin).
+    // slowly: its tiles stay large and go in pieces of the reach
+    // (kPacedMargin), where the skeleton sends pieces from its tile loop
+    // (else its program, and the reason, stay as they were).
     auto paced = [&](TileChoice &t) {
-        if (cfg.cores != 1 || !reach || reach >= kSmallTile || t.shared_cycles < kPacedMargin * t.compute_cycles)
+        if (cfg.cores != 1 || !reach || reach >= kSmallTile || t.shared_resource != "l2 mshrs" ||
+            t.shared_cycles < kPacedMargin * t.compute_cycles)
             return false;
-        t.reason = "paced";
         tile = std::to_string(t.tile_max);
         with.back().value = tile.c_str();
         const std::string chunk = std::to_string(reach);
-        with.push_back({"DMA_CHUNK", chunk.c_str()});
-        assemble_program(path, with, include_dirs, machine, schedule, prog);
+        std::vector<npu_asm_define> chunked = with;
+        chunked.push_back({"DMA_CHUNK", chunk.c_str()});
+        npu_program pieces;
+        npu_program_init(&pieces);
+        try {
+            assemble_program(path, chunked, include_dirs, machine, schedule, pieces);
+        } catch (...) {
+            npu_program_free(&pieces);
+            throw;
+        }
+        if (!sends_in_tile_loop(pieces)) {
+            npu_program_free(&pieces);
+            return false;
+        }
+        npu_program_free(&prog);
+        prog = pieces;
+        t.reason = "paced";
         return true;
     };
     if (schedule && cfg.cores == 1 && larger > kSmallTile) {

@@ -85,13 +85,15 @@ uint64_t mshr_reach(const Config &cfg);
 // the small tiles' fills and drains (docs/kernels.md, "Tiles").
 constexpr double kReadsMargin = 0.9;
 // Reason "paced": a compute-bound loop on one core whose reads the MSHRs
-// pace (mshr_reach under 16 KiB) at least this share of its schedule's
-// cycles per iteration keeps its larger tiles, and the host also defines
-// DMA_CHUNK = the reach: the skeletons send those tiles' transfers in pieces
-// of it beside the compute (lib/eltwise.s ELT_TILE3C, lib/perchan.s), so
-// the engine alternates reads the MSHRs pace with writes. Measured on
-// configs/edge.yaml fp32 1x64x56x56 (docs/kernels.md, "Tiles"): softsign
-// 282,813 -> 225,135 cycles, hardswish 287,603 -> 262,353.
+// pace (mshr_reach under 16 KiB; the MSHRs the tighter shared term, not
+// the DRAM channels) at least this share of its schedule's cycles per
+// iteration keeps its larger tiles, and the host also defines DMA_CHUNK =
+// the reach: a skeleton that can sends those tiles' transfers in pieces of
+// it from its compute loop (lib/eltwise.s ELT_TILE3C), so the engine
+// alternates reads the MSHRs pace with writes; one that sends none from its
+// loop keeps the program without. Measured on configs/edge.yaml fp32
+// 1x64x56x56 (docs/kernels.md, "Tiles"): softsign 282,813 -> 225,135
+// cycles, hardswish 287,603 -> 262,353.
 constexpr double kPacedMargin = 0.75;
 
 // Assembles `path` into `prog` (initialised; its old content freed) as
