@@ -305,15 +305,16 @@ static const char *class_name(npu_class c)
 
 static const char *mnem(const pipe_op *o) { return npu_desc((npu_opcode)o->in.op)->mnemonic; }
 
-/* The scalar registers (s1..s31) an instruction with physical operands
- * reads (*r) and writes (*w), from the ISA table's operand roles. */
-static void sreg_masks(const npu_insn *in, uint32_t *r, uint32_t *w)
+/* The physical scalar registers (s1..s31) an instruction reads (*r) and
+ * writes (*w), from the ISA table's operand roles; fields whose bit is set
+ * in `virt` (pipe_op.virt) hold virtual registers and do not count. */
+static void sreg_masks(const npu_insn *in, unsigned virt, uint32_t *r, uint32_t *w)
 {
     const npu_format_desc *f = &npu_format_table[npu_desc((npu_opcode)in->op)->format];
     *r = *w = 0;
     for (unsigned k = 0; k < f->num_operands; k++) {
         const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
-        if (od->file != NPU_RF_S)
+        if (od->file != NPU_RF_S || (virt >> od->field & 1))
             continue;
         unsigned num = npu_insn_field(in, (npu_field)od->field);
         if (num == 0)
@@ -330,20 +331,14 @@ static void sreg_masks(const npu_insn *in, uint32_t *r, uint32_t *w)
 static int check_pass(pipe_block *b)
 {
     asm_pipe *p = b->p;
-    uint32_t body = 1u << p->count_reg | 1u << p->temp_reg;
+    uint32_t body = 1u << p->count_reg | 1u << p->temp_reg, r, w;
     for (size_t i = 0; i < p->nops; i++) {
-        const npu_format_desc *f = &npu_format_table[npu_desc((npu_opcode)p->ops[i].in.op)->format];
-        for (unsigned k = 0; k < f->num_operands; k++) {
-            const npu_operand_desc *od = &npu_operand_table[f->operands[k]];
-            if (od->file == NPU_RF_S && !(p->ops[i].virt >> od->field & 1))
-                body |= 1u << npu_insn_field(&p->ops[i].in, (npu_field)od->field);
-        }
+        sreg_masks(&p->ops[i].in, p->ops[i].virt, &r, &w);
+        body |= r | w;
     }
-    body &= ~1u;
     for (size_t j = 0; j < p->npass; j++) {
         const pipe_op *o = &p->pass[j];
-        uint32_t r, w;
-        sreg_masks(&o->in, &r, &w);
+        sreg_masks(&o->in, 0, &r, &w);
         uint32_t clash = (r | w) & body;
         for (unsigned num = 1; num < 32; num++) {
             if (clash >> num & 1)
@@ -1023,6 +1018,13 @@ static int row_slots_ok(sched *s, unsigned row, unsigned id)
     return row_slots_at(s, row, n->cls, row_place(s, row, id));
 }
 
+/* The instructions a row holds besides the body's: the loop branch, a .pass
+ * instruction. */
+static unsigned row_reserved(const sched *s, unsigned row)
+{
+    return (row == s->loop_row) + (s->row_pass[row] >= 0);
+}
+
 static int fits(sched *s, unsigned id, long t)
 {
     const node *n = &s->n[id];
@@ -1034,7 +1036,7 @@ static int fits(sched *s, unsigned id, long t)
     if (s->unit_blocked[n->unit * II + row])
         return 0; /* the unit is full in one of the rows the node would hold */
     unsigned cnt = s->row_count[row];
-    if (cnt >= 64 || cnt + 1 + (row == s->loop_row) + (s->row_pass[row] >= 0) > s->b->m->issue_width)
+    if (cnt >= 64 || cnt + 1 + row_reserved(s, row) > s->b->m->issue_width)
         return 0; /* every instruction of a cycle takes a slot of its own */
     if (!row_slots_ok(s, row, id))
         return 0;
@@ -1055,7 +1057,7 @@ static int first_fit(sched *s, unsigned id, long from, long to, int step, long *
     unsigned row = (unsigned)mod(from, II);
     for (long c = from; step > 0 ? c <= to : c >= to; c += step) {
         const unsigned cnt = s->row_count[row];
-        if (!blocked[row] && cnt < 64 && cnt + 1 + (row == s->loop_row) + (s->row_pass[row] >= 0) <= width &&
+        if (!blocked[row] && cnt < 64 && cnt + 1 + row_reserved(s, row) <= width &&
             row_fit[row * ROW_FIT_KINDS] != FIT_NO && fits(s, id, c)) {
             *at = c;
             return 1;
@@ -1137,8 +1139,6 @@ static void unplace(sched *s, unsigned id)
     n->placed = 0;
 }
 
-/* An empty modulo reservation table holding the loop branch in the last
- * row. 0: the branch alone does not fit this II. */
 /* The .pass block's instructions take their rows before the body is
  * placed: in written order, one a row, spread over the rows before the loop
  * branch's, each at least its producers' latencies after them. 1, or 0
@@ -1157,7 +1157,7 @@ static int reserve_pass(sched *s)
     for (size_t j = 0; j < p->npass; j++) {
         const npu_insn_desc *d = npu_desc((npu_opcode)p->pass[j].in.op);
         uint32_t r, w;
-        sreg_masks(&p->pass[j].in, &r, &w);
+        sreg_masks(&p->pass[j].in, 0, &r, &w);
         long row = (long)(j * (II - 1) / p->npass);
         row = row > prev + 1 ? row : prev + 1;
         for (unsigned num = 1; num < 32; num++)
@@ -1178,6 +1178,8 @@ static int reserve_pass(sched *s)
     return 1;
 }
 
+/* An empty modulo reservation table holding the loop branch in the last
+ * row and the .pass block (reserve_pass). 0: those alone do not fit this II. */
 static int mrt_init(sched *s)
 {
     unsigned II = s->II;

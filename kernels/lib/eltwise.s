@@ -33,6 +33,27 @@
 ; one after, s26 tiles done; padding: s16 bytes of one C1 block (H*W*32),
 ; s18 C1, s19 C % C0 (0: no padding). Temporaries: s8..s13, s28, s30, s31.
 
+; One input: one vector's iteration (ELT_BODY1), and the masked tail of s13
+; elements through the same math (ELT_TAIL1); s10 = x, s11 = y.
+.macro ELT_BODY1 math
+    vld.DT  %x, [s10]
+    \math   %y, %x
+    vst.DT  %y, [s11]
+    addvl   s10, s10, 1
+    addvl   s11, s11, 1
+.endm
+.macro ELT_TAIL1 math
+    beqz    s13, done\@
+    pwhile.DT p7, s13
+    li      s9, 1
+.pipeline s9, s8, 1
+    vld.DT  %x, [s10], p7
+    \math   %y, %x
+    vst.DT  %y, [s11], p7
+.endpipeline
+done\@:
+.endm
+
 ; ELT_COMPUTE for a linear math (`math y, x` or `math y, a, b`: one vector's
 ; dataflow on virtual registers): a .pipeline loop the assembler schedules
 ; for the machine, then the masked tail, one vector through the same math.
@@ -52,31 +73,23 @@
 .endpipeline
 .else
 .pipeline s9, s8, \T / VLENB
-    vld.DT  %x, [s10]
-    \math   %y, %x
-    vst.DT  %y, [s11]
-    addvl   s10, s10, 1
-    addvl   s11, s11, 1
+    ELT_BODY1 \math
 .endpipeline
 .endif
+.if \NIN == 2
     beqz    s13, done\@
     pwhile.DT p7, s13
     li      s9, 1
-.if \NIN == 2
 .pipeline s9, s8, 1
     vld.DT  %a, [s10], p7
     vld.DT  %b, [s28], p7
     \math   %y, %a, %b
     vst.DT  %y, [s11], p7
 .endpipeline
-.else
-.pipeline s9, s8, 1
-    vld.DT  %x, [s10], p7
-    \math   %y, %x
-    vst.DT  %y, [s11], p7
-.endpipeline
-.endif
 done\@:
+.else
+    ELT_TAIL1 \math
+.endif
 .endm
 
 ; xl = the input vector x again (a, of two inputs), by a second load of the
@@ -325,8 +338,7 @@ outfree\@:
 ; count of tiles.
 .macro ELT_TILE3C math, PAD, T, I
 .equ IC\@, \I - 3 * (\I / 3)         ; tile i's input buffer (and load tag)
-.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's
-.equ IQ\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i-1's output buffer (i+2 mod 3)
+.equ IP\@, (\I + 2) - 3 * ((\I + 2) / 3) ; tile i+2's, and tile i-1's output buffer
     sub     s28, s20, s24
     sub     s28, s28, s29           ; bytes after tile i+1
     li      s25, 0
@@ -340,7 +352,7 @@ nopre\@:
     li      s23, (IP\@) * \T        ; UB cursor,
     mv      s27, s25                ; bytes left
     sub     s30, s22, s12           ; store pieces: GM cursor (tile i-1),
-    li      s28, (3 + IQ\@) * \T    ; UB cursor,
+    li      s28, (3 + IP\@) * \T    ; UB cursor,
     mv      s31, s12                ; bytes left
     li      s14, 0                  ; bytes computed since the last piece
     li      s10, (IC\@) * \T
@@ -348,11 +360,7 @@ nopre\@:
     li      s8, VLENB
     divu    s9, s24, s8             ; whole vectors
 .pipeline s9, s8, \T / VLENB
-    vld.DT  %x, [s10]
-    \math   %y, %x
-    vst.DT  %y, [s11]
-    addvl   s10, s10, 1
-    addvl   s11, s11, 1
+    ELT_BODY1 \math
 .pass s13, VLENB
     add     s14, s14, s13
     andi    s15, s14, -ELT_PIECE    ; the pieces due
@@ -363,28 +371,20 @@ nopre\@:
     add     s26, s26, s17
     sub     s27, s27, s17
     min     s17, s15, s31
-    dmast   s28, s30, s17, 3 + IQ\@
+    dmast   s28, s30, s17, 3 + IP\@
     add     s28, s28, s17
     add     s30, s30, s17
     sub     s31, s31, s17
 .endpipeline
     dmald   s23, s26, s27, IP\@     ; what the passes left (0 bytes: nothing)
-    dmast   s28, s30, s31, 3 + IQ\@
+    dmast   s28, s30, s31, 3 + IP\@
     srd     s14, vlenb
     li      s17, DT_BYTES
     divu    s15, s14, s17
     li      s23, \T
     remu    s13, s24, s14
     divu    s13, s13, s17           ; elements of the last, partial vector
-    beqz    s13, whole\@
-    pwhile.DT p7, s13
-    li      s9, 1
-.pipeline s9, s8, 1
-    vld.DT  %x, [s10], p7
-    \math   %y, %x
-    vst.DT  %y, [s11], p7
-.endpipeline
-whole\@:
+    ELT_TAIL1 \math
 .if \PAD == 1
     sub     s30, s21, s1            ; the tile's offset in the tensor
     ELT_PADFIX (3 + IC\@) * \T

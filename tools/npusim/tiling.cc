@@ -152,16 +152,14 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
     const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
     const uint64_t reach = mshr_reach(cfg);
-    // A compute-bound loop on one core whose reads the MSHRs pace nearly as
-    // slowly: its tiles stay large and go in pieces of the reach
-    // (kPacedMargin), where the skeleton sends pieces from its tile loop
-    // (else its program, and the reason, stay as they were).
+    // A compute-bound loop on one core (assembled with its larger tiles,
+    // `with`) whose reads the MSHRs pace nearly as slowly: its tiles go in
+    // pieces of the reach (kPacedMargin) where the skeleton sends pieces from
+    // its tile loop (else its program, and the reason, stay as they were).
     auto paced = [&](TileChoice &t) {
-        if (cfg.cores != 1 || !reach || reach >= kSmallTile || t.shared_resource != "l2 mshrs" ||
+        if (!reach || reach >= kSmallTile || t.shared_resource != "l2 mshrs" ||
             t.shared_cycles < kPacedMargin * t.compute_cycles)
             return false;
-        tile = std::to_string(t.tile_max);
-        with.back().value = tile.c_str();
         const std::string chunk = std::to_string(reach);
         std::vector<npu_asm_define> chunked = with;
         chunked.push_back({"DMA_CHUNK", chunk.c_str()});
@@ -213,8 +211,6 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
         t.reason = "share";
     else if (t.reason == "compute")
         t.tile_max = large;
-    if (t.reason == "compute" && paced(t))
-        return t;
     if (schedule && t.tile_max == kSmallTile)
         return t;
     tile = std::to_string(t.tile_max);

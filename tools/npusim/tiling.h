@@ -117,8 +117,9 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 // with TILE_MAX = that reach. On one core with such a share, scheduled, it
 // tries the larger TILE_MAX first and keeps that program when its tile loop
 // is compute-bound (one assembly where two were; the choice is the same on
-// every kernel and shipped config, measured). Throws Error with the first
-// assembler diagnostic.
+// every kernel and shipped config, measured), or, when that loop is paced
+// (kPacedMargin), the program assembled again with DMA_CHUNK if its tile
+// loop sends pieces. Throws Error with the first assembler diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
                                uint64_t share_bytes, uint64_t tile_max, npu_program &prog);
