@@ -817,4 +817,49 @@ TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
     rmdir(dir);
 }
 
+
+TEST(Sched, RegisterReliefStartsFromTheSwingPlacementToo)
+{
+    // gelu_erf's fp32 chain (lib/lin_erf.s, LIN_GELU_ERF_ACC: 34 vector
+    // instructions, x read twice, three constants in v29..v31) on the
+    // long-latency core, 3,136 trips expected (a tile of 100,352 bytes; the
+    // run takes 1,000).
+    // The slots allow 136 cycles per 8 iterations, the least lifetimes 141
+    // over 29 registers; the placements fit at 167. Relieved from variants
+    // 0 and 3, 164 to 166 stay more than two registers a row above the
+    // pool (not searched); the swing placement is closest (two to six
+    // registers above the pool, summed over the rows, at those IIs), and
+    // relieved from it 164 fits. The schedule keeps every limit, computes
+    // the written order's bits, and is found again from the cache.
+    const std::string body =
+        "    vld.f32 %x, [s10]\n    vabs.f32 %ab, %x\n    vmini.f32 %a, %ab, 14.5\n    vmuli.f32 %n, %a, -0.5\n"
+        "    vcgti.f32 %ser, %n, -0.4375\n    vmul.f32 %h, %a, %n\n    vfms.f32 %l, %a, %n, %h\n"
+        "    vexp.f32 %E, %h\n    vrsubi.f32 %d, %n, 1.0\n    vrcp.f32 %t, %d\n    vrsubi.f32 %omt, %t, 1.0\n"
+        "    vfma.f32 %rr, %t, %n, %omt\n    vfmai.f32 %k, %t, v31, 0.5852155089378357\n"
+        "    vfma.f32 %m, %k, %rr, %l\n    vfmai.f32 %H0, %t, v30, -1.1807849407196045\n"
+        "    vfmai.f32 %H1, %H0, %t, 1.669677734375\n    vfmai.f32 %H2, %H1, %t, -0.8716920614242554\n"
+        "    vfmai.f32 %H3, %H2, %t, 0.01359582506120205\n    vfmai.f32 %H4, %H3, %t, -0.24544663727283478\n"
+        "    vfmai.f32 %H5, %H4, %t, -0.0943082794547081\n    vfmai.f32 %H6, %H5, %t, -0.0003564812650438398\n"
+        "    vfmai.f32 %H, %H6, %t, 0.3989522159099579\n    vmul.f32 %Hm, %H, %m\n    vld.f32 %xl, [s10]\n"
+        "    vmini.f32 %mn, %xl, 0.0\n    vsub.f32 %mx, %xl, %mn\n    vfnma.f32 %T1, %E, %Hm, %mx\n"
+        "    vfnma.f32 %T, %E, %H, %T1\n    vmul.f32 %w, %xl, %xl\n"
+        "    vfmai.f32 %R0, %w, v29, -0.0011674345005303621\n    vfmai.f32 %R1, %R0, %w, 0.009966415353119373\n"
+        "    vfmai.f32 %R2, %R1, %w, -0.06648948043584824\n    vfmai.f32 %R, %R2, %w, 0.3989422619342804\n"
+        "    vfmai.f32 %B, %xl, %R, 0.5\n    vmul.f32 %s, %xl, %B\n    vsel.f32 %y, %s, %T, %ser\n"
+        "    vst.f32 %y, [s11]\n";
+    const std::string src = "    li s10, 0\n    li s11, 32768\n    li s9, 1000\n.pipeline s9, s8, 3136\n" + body +
+                            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
+    const npu_timing_config t = long_latency_timing();
+    const npu_asm_machine m = machine_of(t);
+    npu_asm_cache_clear();
+    Assembled searched(src, &m, true), cached(src, &m, true), off(src, &m, false);
+    const npu_sched_loop &l = main_loop(searched);
+    ASSERT_TRUE(l.scheduled);
+    EXPECT_EQ(l.regs_v, 29u);
+    EXPECT_EQ(l.mii_res * 8, 136u * l.unroll);
+    EXPECT_EQ(l.ii * 8, 164u * l.unroll) << l.ii << " cycles per " << l.unroll << " iterations";
+    EXPECT_EQ(words(cached), words(searched));
+    expect_runs_as_written(searched, off, t, 13);
+}
+
 }  // namespace

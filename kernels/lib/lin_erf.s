@@ -113,8 +113,8 @@
 .macro LIN_GELU_ERF_ACC y, x, xl
     vabs.f32   %ab\@, \x
     vmini.f32  %a\@, %ab\@, 14.5
-    vclti.f32  %ser\@, %a\@, 0.875          ; the series form
     vmuli.f32  %n\@, %a\@, -0.5             ; -a/2, exact
+    vcgti.f32  %ser\@, %n\@, -0.4375        ; the series form: a < 7/8 (n exact)
     vmul.f32   %h\@, %a\@, %n\@              ; h = RN(-a^2/2)
     vfms.f32   %l\@, %a\@, %n\@, %h\@        ; l = -a^2/2 - h, exact
     vexp.f32   %E\@, %h\@                    ; E = e^h
