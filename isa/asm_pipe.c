@@ -625,19 +625,26 @@ typedef struct sched {
     int *reg;            /* [(u K + copy) * nv + virt]: physical register, or -1 */
     unsigned vregs, pregs, max_live;
     unsigned cuts;       /* where the colouring may cut the circle, at most (colour) */
+    int crowded;         /* the last colouring had more values live at once than registers */
+    unsigned margin;     /* relieve: vector registers kept free below the pool */
+    int margin_may_help; /* relieved, coloured without success, not crowded */
     char fail[240];
 } sched;
 
 /* The tries of attempt, each a way a schedule can be found: the
  * PIPE_VARIANTS placement variants, then relieved[] (variants placed again
- * for registers, relieve). A schedule kept across runs names its way. */
+ * for registers, relieve; the last three relieved once more for one
+ * register fewer than the pool). A schedule kept across runs names its
+ * way. */
 enum { PIPE_VARIANTS = 5 };
 /* variant 3 kept fewest values live in the measured kernels; 0 helps some
  * (tanh fp16 with SFU latency 30); the swing placement (4) is often the
  * closest to fitting where the others are too far to be searched (gelu_erf
  * fp32 with SFU latency 30: 2 to 6 registers above the pool, summed over
  * the rows, where variants 0 and 3 are 850 to 960 above) */
-static const unsigned relieved[] = { 0, 3, 4 };
+static const struct {
+    unsigned variant, margin;
+} relieved[] = { { 0, 0 }, { 3, 0 }, { 4, 0 }, { 0, 1 }, { 3, 1 }, { 4, 1 } };
 /* The cuts of the circle the colouring tries (colour): a relieved placement,
  * whose search is long already, tries more (a way's count is part of what
  * its kept schedule reproduces). */
@@ -1866,6 +1873,7 @@ static int relieve(sched *s)
         }
     }
     r.cstart[nb] = nc;
+    r.cap[0] = r.cap[0] > s->margin ? r.cap[0] - s->margin : 0;
     uint64_t seed = 0x9e3779b97f4a7c15ull ^ ((uint64_t)s->K << 40 | (uint64_t)s->II << 8 | s->strategy);
     memset(r.live, 0, 2 * (size_t)s->II * sizeof *r.live);
     for (unsigned i = 0; i < nb; i++)
@@ -2197,6 +2205,7 @@ static int allocate(sched *s, int expand)
     if (r == 0)
         memcpy(s->fail, fail, sizeof s->fail);
     s->expanded = s->U / least;
+    s->crowded = crowded;
     free(base);
     return r;
 }
@@ -2432,7 +2441,19 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
  * when they are not, -1 out of memory. Its last placement may be coloured
  * with the kernel expanded beyond its lifetimes' need (allocate's expand:
  * s->expanded > 1). */
-static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, sched *s)
+/* The placement's times from 0, its stages, and its registers (allocate). */
+static int place_and_allocate(sched *s, int expand)
+{
+    normalise(s);
+    long tmax = 0;
+    for (unsigned i = 0; i < s->nn; i++)
+        tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
+    s->stages = (unsigned)(tmax / (long)s->II) + 1;
+    return allocate(s, expand);
+}
+
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, unsigned margin,
+                       sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
@@ -2448,22 +2469,37 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     if (stretch(s) < 0)
         return -1;
     /* the placement as it is, else compacted (which can also lengthen what
-     * it does not look at), else (relief_on) relieved */
+     * it does not look at), else (relief_on) relieved, else (margin), where
+     * that placement's colouring ran out with no more values live at once
+     * than registers, relieved again for `margin` registers fewer than the
+     * pool (lower peaks leave the arcs room on the circle) */
+    const int final = !relief_on ? 1 : margin ? 3 : 2;
     for (int pass = 0;; pass++) {
-        normalise(s);
-        long tmax = 0;
-        for (unsigned i = 0; i < s->nn; i++)
-            tmax = s->n[i].t > tmax ? s->n[i].t : tmax;
-        s->stages = (unsigned)(tmax / (long)II) + 1;
-        const int last = pass == 1 + (relief_on != 0);
-        r = allocate(s, last); /* the tightest placement may take more kernel copies */
-        if (r != 0 || last)
+        /* the tightest placements may take more kernel copies */
+        r = place_and_allocate(s, pass >= (relief_on ? 2 : 1));
+        s->margin_may_help = r == 0 && pass == 2 && !s->crowded;
+        if (r != 0 || pass == final || (pass == 2 && s->crowded))
             return r;
         free(s->reg);
         s->reg = NULL;
+        s->margin = pass == 2 ? margin : 0;
         if ((pass == 0 ? compact(s) : relieve(s)) < 0)
             return -1;
     }
+}
+
+/* A relieved placement whose colouring ran out with no more values live
+ * than registers (attempt_one's pass 2, kept by attempt), relieved again
+ * for `margin` registers fewer: what attempt_one's pass 3 gives, without
+ * placing and relieving it again. */
+static int relieve_again(sched *s, unsigned margin)
+{
+    free(s->reg);
+    s->reg = NULL;
+    s->margin = margin;
+    if (relieve(s) < 0)
+        return -1;
+    return place_and_allocate(s, 1);
 }
 
 /* A kept relieved schedule placed again (ch->t): 1, or 0 when it is not
@@ -2476,7 +2512,7 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
     s->b = b;
     s->K = ch->K;
     s->II = ch->II;
-    s->strategy = ch->way >= PIPE_VARIANTS ? relieved[ch->way - PIPE_VARIANTS] : ch->way;
+    s->strategy = ch->way >= PIPE_VARIANTS ? relieved[ch->way - PIPE_VARIANTS].variant : ch->way;
     s->cuts = ch->way >= PIPE_VARIANTS ? PIPE_CUTS_RELIEVED : PIPE_CUTS;
     if (build_graph(s) < 0)
         return -1;
@@ -2514,7 +2550,7 @@ static int replay(pipe_block *b, const pipe_choice *ch, sched *s)
  * 3 every iteration's highest instructions first; then
  * 4 swing modulo scheduling (sms), which keeps values shortest but cannot
  *   evict: it fits where the IMS variants run out of registers.
- * relief_on: then the relieved[] variants again, relieved (relieve).
+ * relief_on: then the relieved[] ways (relieve; with a margin, again).
  * When none fits with the kernel copies its lifetimes need, the first
  * whose last placement fits with more (allocate's expand) is taken.
  * only_way >= 0: that try alone (a kept schedule's). */
@@ -2525,19 +2561,40 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int on
     sched spare;
     memset(&spare, 0, sizeof spare);
     char fail[sizeof s->fail] = "";
+    /* the relieved placements a margin may help (relieve_again), by variant */
+    sched kept[PIPE_VARIANTS];
+    memset(kept, 0, sizeof kept);
     for (unsigned way = 0; way < ways; way++) {
         if (only_way >= 0 && way != (unsigned)only_way)
             continue;
+        const unsigned variant = way < PIPE_VARIANTS ? way : relieved[way - PIPE_VARIANTS].variant;
+        const unsigned margin = way < PIPE_VARIANTS ? 0 : relieved[way - PIPE_VARIANTS].margin;
+        if (margin && only_way < 0 && !kept[variant].n)
+            continue; /* its relieved placement coloured, or too crowded for a margin to help */
         if (tried++)
             sched_free(s);
-        r = way < PIPE_VARIANTS ? attempt_one(b, K, II, way, 0, s)
-                                : attempt_one(b, K, II, relieved[way - PIPE_VARIANTS], 1, s);
+        if (margin && kept[variant].n) {
+            *s = kept[variant];
+            memset(&kept[variant], 0, sizeof kept[variant]);
+            r = relieve_again(s, margin);
+        } else {
+            r = attempt_one(b, K, II, variant, way >= PIPE_VARIANTS, margin, s);
+        }
         if (r > 0)
             s->way = way;
         if (r < 0 || (r > 0 && s->expanded == 1)) {
             if (spare.n)
                 sched_free(&spare);
+            for (unsigned v = 0; v < PIPE_VARIANTS; v++)
+                sched_free(&kept[v]);
             return r;
+        }
+        if (r == 0 && way >= PIPE_VARIANTS && !margin && s->margin_may_help) {
+            if (!fail[0])
+                memcpy(fail, s->fail, sizeof fail);
+            kept[variant] = *s; /* for its margin way, below */
+            memset(s, 0, sizeof *s);
+            continue;
         }
         if (r > 0) { /* fits with more copies: kept while a later way may fit with the least */
             if (!spare.n)
@@ -2551,6 +2608,8 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int on
         if (!fail[0])
             memcpy(fail, s->fail, sizeof fail);
     }
+    for (unsigned v = 0; v < PIPE_VARIANTS; v++)
+        sched_free(&kept[v]);
     if (spare.n) { /* no way fits with the least copies: the first that fits with more */
         if (tried)
             sched_free(s);
