@@ -851,19 +851,15 @@ TEST(Sched, RegisterReliefStartsFromTheSwingPlacementToo)
         "    vfmai.f32 %R2, %R1, %w, -0.06648948043584824\n    vfmai.f32 %R, %R2, %w, 0.3989422619342804\n"
         "    vfmai.f32 %B, %xl, %R, 0.5\n    vmul.f32 %s, %xl, %B\n    vsel.f32 %y, %s, %T, %ser\n"
         "    vst.f32 %y, [s11]\n";
-    const std::string src = "    li s10, 0\n    li s11, 32768\n    li s9, 1000\n.pipeline s9, s8, 3136\n" + body +
-                            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
-    const npu_timing_config t = long_latency_timing();
-    const npu_asm_machine m = machine_of(t);
-    npu_asm_cache_clear();
-    Assembled searched(src, &m, true), cached(src, &m, true), off(src, &m, false);
-    const npu_sched_loop &l = main_loop(searched);
+    LongLatencyBlock k("    li s10, 0\n    li s11, 32768\n    li s9, 1000\n.pipeline s9, s8, 3136\n" + body +
+                       "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n");
+    const npu_sched_loop &l = main_loop(k.searched);
     ASSERT_TRUE(l.scheduled);
     EXPECT_EQ(l.regs_v, 29u);
     EXPECT_EQ(l.mii_res * 8, 136u * l.unroll);
     EXPECT_EQ(l.ii * 8, 164u * l.unroll) << l.ii << " cycles per " << l.unroll << " iterations";
-    EXPECT_EQ(words(cached), words(searched));
-    expect_runs_as_written(searched, off, t, 13);
+    EXPECT_EQ(words(k.cached), words(k.searched));
+    expect_runs_as_written(k.searched, k.off, k.t, 13);
 }
 
 }  // namespace
