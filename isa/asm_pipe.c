@@ -2437,10 +2437,6 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
 
 /* ---- one attempt ------------------------------------------------------------------------- */
 
-/* One placement variant at (K, II): 1 when its registers are allocated, 0
- * when they are not, -1 out of memory. Its last placement may be coloured
- * with the kernel expanded beyond its lifetimes' need (allocate's expand:
- * s->expanded > 1). */
 /* The placement's times from 0, its stages, and its registers (allocate). */
 static int place_and_allocate(sched *s, int expand)
 {
@@ -2452,6 +2448,10 @@ static int place_and_allocate(sched *s, int expand)
     return allocate(s, expand);
 }
 
+/* One placement variant at (K, II): 1 when its registers are allocated, 0
+ * when they are not, -1 out of memory. Its last placement may be coloured
+ * with the kernel expanded beyond its lifetimes' need (allocate's expand:
+ * s->expanded > 1). */
 static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, unsigned margin,
                        sched *s)
 {
