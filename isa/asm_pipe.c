@@ -2452,8 +2452,7 @@ static int place_and_allocate(sched *s, int expand)
  * when they are not, -1 out of memory. Its last placement may be coloured
  * with the kernel expanded beyond its lifetimes' need (allocate's expand:
  * s->expanded > 1). */
-static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, unsigned margin,
-                       sched *s)
+static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy, int relief_on, sched *s)
 {
     memset(s, 0, sizeof *s);
     s->b = b;
@@ -2469,29 +2468,26 @@ static int attempt_one(pipe_block *b, unsigned K, unsigned II, unsigned strategy
     if (stretch(s) < 0)
         return -1;
     /* the placement as it is, else compacted (which can also lengthen what
-     * it does not look at), else (relief_on) relieved, else (margin), where
-     * that placement's colouring ran out with no more values live at once
-     * than registers, relieved again for `margin` registers fewer than the
-     * pool (lower peaks leave the arcs room on the circle) */
-    const int final = !relief_on ? 1 : margin ? 3 : 2;
+     * it does not look at), else (relief_on) relieved; a relieved placement
+     * may be relieved again with a margin (relieve_again) */
+    const int last = relief_on ? 2 : 1;
     for (int pass = 0;; pass++) {
-        /* the tightest placements may take more kernel copies */
-        r = place_and_allocate(s, pass >= (relief_on ? 2 : 1));
-        s->margin_may_help = r == 0 && pass == 2 && !s->crowded;
-        if (r != 0 || pass == final || (pass == 2 && s->crowded))
+        /* the tightest placement may take more kernel copies */
+        r = place_and_allocate(s, pass == last);
+        s->margin_may_help = r == 0 && relief_on && pass == last && !s->crowded;
+        if (r != 0 || pass == last)
             return r;
         free(s->reg);
         s->reg = NULL;
-        s->margin = pass == 2 ? margin : 0;
         if ((pass == 0 ? compact(s) : relieve(s)) < 0)
             return -1;
     }
 }
 
-/* A relieved placement whose colouring ran out with no more values live
- * than registers (attempt_one's pass 2, kept by attempt), relieved again
- * for `margin` registers fewer: what attempt_one's pass 3 gives, without
- * placing and relieving it again. */
+/* A relieved placement whose colouring ran out with no more values live at
+ * once than registers (attempt_one's last pass, kept by attempt), relieved
+ * again for `margin` vector registers fewer than the pool: lower peaks
+ * leave the arcs room on the circle. */
 static int relieve_again(sched *s, unsigned margin)
 {
     free(s->reg);
@@ -2569,16 +2565,17 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int on
             continue;
         const unsigned variant = way < PIPE_VARIANTS ? way : relieved[way - PIPE_VARIANTS].variant;
         const unsigned margin = way < PIPE_VARIANTS ? 0 : relieved[way - PIPE_VARIANTS].margin;
-        if (margin && only_way < 0 && !kept[variant].n)
-            continue; /* its relieved placement coloured, or too crowded for a margin to help */
+        if (margin && !kept[variant].n)
+            continue; /* its relieved placement coloured, or too crowded for a margin to help
+                         (or, a kept way alone, was not tried: the full search follows) */
         if (tried++)
             sched_free(s);
-        if (margin && kept[variant].n) {
+        if (margin) {
             *s = kept[variant];
             memset(&kept[variant], 0, sizeof kept[variant]);
             r = relieve_again(s, margin);
         } else {
-            r = attempt_one(b, K, II, variant, way >= PIPE_VARIANTS, margin, s);
+            r = attempt_one(b, K, II, variant, way >= PIPE_VARIANTS, s);
         }
         if (r > 0)
             s->way = way;
@@ -2589,7 +2586,7 @@ static int attempt(pipe_block *b, unsigned K, unsigned II, int relief_on, int on
                 sched_free(&kept[v]);
             return r;
         }
-        if (r == 0 && way >= PIPE_VARIANTS && !margin && s->margin_may_help) {
+        if (r == 0 && !margin && s->margin_may_help) {
             if (!fail[0])
                 memcpy(fail, s->fail, sizeof fail);
             kept[variant] = *s; /* for its margin way, below */

@@ -821,7 +821,6 @@ TEST(Sched, RegisterReliefFitsWhereEveryPlacementRunsOutOfRegisters)
     rmdir(dir);
 }
 
-
 TEST(Sched, RegisterReliefStartsFromTheSwingPlacementToo)
 {
     // gelu_erf's fp32 chain (lib/lin_erf.s, LIN_GELU_ERF_ACC: 34 vector
