@@ -10,7 +10,7 @@
 ; @param      pad 1 zero padding on every side
 ; @dtypes     fp16 fp32
 ; @split      tiles
-; @needs      cube.l1_bytes=131072 cube.l0a_bytes=65536 cube.l0b_bytes=65536 cube.l0c_bytes=65536 core.ub_bytes=213248
+; @needs      cube.l1_bytes=131072 cube.l0a_bytes=65536 cube.l0b_bytes=65536 cube.l0c_bytes=65536 core.ub_bytes=213504
 ; @reference  identity
 ; @tolerance  fp16 ulp=0.5
 ; @tolerance  fp32 ulp=0.5

@@ -7,7 +7,7 @@
 ; @output     c
 ; @dtypes     fp16 fp32
 ; @split      tiles
-; @needs      cube.l1_bytes=131072 cube.l0a_bytes=65536 cube.l0b_bytes=65536 cube.l0c_bytes=65536 core.ub_bytes=213248
+; @needs      cube.l1_bytes=131072 cube.l0a_bytes=65536 cube.l0b_bytes=65536 cube.l0c_bytes=65536 core.ub_bytes=213504
 ; @reference  gelu_tanh
 ; @tolerance  fp16 ulp=1 abs=0x1p-24
 ; @tolerance  fp32 ulp=3 abs=0x1p-24

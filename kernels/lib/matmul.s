@@ -31,6 +31,17 @@
 ; fractal columns serves the steps within its reach if a row has more tiles
 ; than there are cores, and each step past it (or every step, with no
 ; panel) loads its A tile as it loads its B tile.
+; B's strips: when L1 holds two tile columns' B (a panel's bytes each) and
+; two panels or more after them, and a core computes two tiles or more of
+; a group's column, a column's B goes through a strip of L1 instead: the
+; first tile of a column that finds it there moves its B tiles from it,
+; and while the tiles of one column run, the next column's B is loaded
+; into the other strip (MM_AHEAD, tag 11), spread over their steps; a
+; panel's A is loaded by the steps of its row's first tile. Every other
+; group then takes its columns from the last, so consecutive groups meet
+; in a column (and its neighbour) whose B the strips still hold; those
+; groups read their other columns' B in the other K order, so that the L2
+; still holds the first lines they read.
 ;   step s: loads (A and) B of step s + 1 into L1 (the other half), waits
 ;   for its own, moves them into L0A / L0B (the half of step s - 2, once
 ;   that step's mmad is done) and starts the mmad, which accumulates in L0C;
@@ -59,9 +70,11 @@
 ;
 ; Tags: 0 / 1 loads of an even / odd step, 2 / 3 its moves, 4 / 5 its mmad,
 ; 6 the move to the UB, 7 the store of a tile, 8 the A panel (or a
-; convolution's weights), 9 the bias, 10 a convolution's map.
-; Buffers used: L1 128 KiB (+ the panel, or the map and the weights), L0A,
-; L0B and L0C 64 KiB, UB 208 KiB + 256 bytes. Outside its pipelines the
+; convolution's weights), 9 the bias, 10 a convolution's map, 11 B loaded
+; ahead into a strip.
+; Buffers used: L1 128 KiB (+ the panels, or the map and the weights; or
+; two strips and the panels), L0A, L0B and L0C 64 KiB, UB 208 KiB + 512
+; bytes. Outside its pipelines the
 ; skeleton writes v16 and p6 (zeros and the padding's masks): an
 ; epilogue's constants live in other registers.
 
@@ -79,7 +92,7 @@
 .equ UB_BIAS, 196608            ; two tiles' bias (8 KiB each),
 .equ UB_SCR, 212992             ; the previous tile's place and size, this core's next tile,
                                 ; the panels, the bias's address, a prefetched step, a
-                                ; convolution's images and map rows (256 bytes)
+                                ; convolution's images and map rows, B's strips (512 bytes)
 .equ OUT_FB, 256 * OUT_BYTES    ; bytes of an output fractal, and of its rows
 .equ OUT_RB, 16 * OUT_BYTES
 .if OUT_BYTES == 2
@@ -121,6 +134,28 @@
 .equ SCR_PLX, UB_SCR + 232
 .equ SCR_BIAS, UB_SCR + 240     ; the bias's GM address
 .equ SCR_PF, UB_SCR + 248       ; 1 + P: step 0 of this core's next tile is loaded into the L1 halves P (0: not)
+; A matmul's B strips (MM_CONV 0): the L1 address of the first A panel;
+; the tile column (its first fractal column) each strip holds (-1: none);
+; the load word (below) of the step 0 loaded for the next tile, and s21
+; while that loads; the column loaded ahead into the other strip (-1:
+; none), its K steps still to load, the steps of this core left to load
+; them in, and 1 when they go from the last down (MM_AHEAD).
+.equ SCR_PBASE, UB_SCR + 256
+.equ SCR_BCOL, UB_SCR + 264     ; two: strips 0 and 1
+.equ SCR_PLD, UB_SCR + 280
+.equ SCR_LDSAVE, UB_SCR + 288
+.equ SCR_NXCOL, UB_SCR + 296
+.equ SCR_NXLEFT, UB_SCR + 304
+.equ SCR_NXSTEPS, UB_SCR + 312
+.equ SCR_NXDESC, UB_SCR + 320
+; A load word (s21 for the tile's steps): MM_LD_A, the step's A goes into
+; its row's panel slot (the panel is not there yet); MM_LD_NOB, no B (a
+; strip holds it); MM_LD_STRIP, B goes through the strips (the same for
+; every tile). s21 also holds MM_PAR: the parity of the tile's UB buffers.
+.equ MM_PAR, 1
+.equ MM_LD_A, 2
+.equ MM_LD_NOB, 4
+.equ MM_LD_STRIP, 8
 
 ; Registers:
 ;   s1 A, s2 B, s28 C             s4 M1, s5 K1, s6 N1
@@ -130,7 +165,8 @@
 ;   s7 i0 (tile's first fractal row)   s8 j0 (first fractal column)
 ;   s9 mt, s30 nt (tile size)          s31 K steps of a tile
 ;   s12 step, s13 its k0, s14 kt   s15 .. s20, s26, s27 scratch
-;   s21 the tile's buffer parity       s24 TILE, s25 the L1 address of the
+;   s21 the tile's load word (MM_LD_*) and buffer parity (MM_PAR)
+;   s24 TILE, s25 the L1 address of the
 ;   tile row's A panel (0: A is loaded per step; a convolution: its map)
 ;   the previous tile's epilogue: s23 its fractal rows left, s10 the next
 ;   one's accumulators, s22 its output, s3 the tile's bias, s11 scratch
@@ -202,6 +238,41 @@ done\@:
 .endif
 .endm
 
+; MM_SIDX d, j0: d = the strip of the tile column at fractal column j0,
+; (j0 / TILE) mod 2, so that neighbouring columns are in different strips;
+; MM_STRIP d, j0: its L1 address (K1 x TILE fractals each).
+.macro MM_SIDX d, j0
+    srli    \d, \j0, 3
+    andi    \d, \d, 1
+.endm
+.macro MM_STRIP d, j0
+    MM_SIDX \d, \j0
+    mul     \d, \d, s5
+    slli    \d, \d, 12             ; x K1 x TILE x 512 bytes
+.endm
+
+; MM_A_GM d, i0, k0: d = the GM address of A's fractal (i0, k0).
+.macro MM_A_GM d, i0, k0
+    mul     \d, \i0, s5
+    add     \d, \d, \k0
+    muli    \d, \d, FRACTAL_B
+    add     \d, \d, s1
+.endm
+
+; MM_B_GM k0, j0, nt: the DMA descriptor of B's step at k0 of the tile
+; column at j0 (s15 = kt rows of nt fractals, N1 fractals apart in GM, one
+; after another in L1); s16 a row's bytes, s18 the GM address of its first
+; fractal. Uses s17; k0, j0 and nt not s16 - s18.
+.macro MM_B_GM k0, j0, nt
+    muli    s16, \nt, FRACTAL_B      ; B row: nt fractals
+    muli    s17, s6, FRACTAL_B       ; B's GM stride: N1 fractals
+    dmadim  1, s15, s17, s16
+    mul     s18, \k0, s6
+    add     s18, s18, \j0
+    muli    s18, s18, FRACTAL_B
+    add     s18, s18, s2
+.endm
+
 ; MM_LOAD P, k0, i0, j0, mt, nt: A (mt x kt fractals, unless the panel
 ; holds it) and B (kt x nt) of the step at k0 of the tile at (i0, j0) into
 ; the L1 halves P; tag P. Uses s15 - s19.
@@ -216,22 +287,49 @@ done\@:
     muli    s16, s15, FRACTAL_B      ; A row: kt fractals
     muli    s17, s5, FRACTAL_B       ; A's GM stride: K1 fractals
     dmadim  1, \mt, s17, s16
-    mul     s18, \i0, s5
-    add     s18, s18, \k0
-    muli    s18, s18, FRACTAL_B
-    add     s18, s18, s1
+    MM_A_GM s18, \i0, \k0
     li      s19, L1A + (\p) * HALF
     dmaldl1 s19, s18, s16, (\p)
 bonly\@:
-    muli    s16, \nt, FRACTAL_B      ; B row: nt fractals
-    muli    s17, s6, FRACTAL_B       ; B's GM stride: N1 fractals
-    dmadim  1, s15, s17, s16
-    mul     s18, \k0, s6
-    add     s18, s18, \j0
-    muli    s18, s18, FRACTAL_B
-    add     s18, s18, s2
+    MM_B_GM \k0, \j0, \nt
     li      s19, L1B + (\p) * HALF
     dmaldl1 s19, s18, s16, (\p)
+.endm
+
+; MM_LOAD_S P, k0, i0, j0, mt, nt, ld: with B's strips, the step at k0
+; of the tile at (i0, j0); tag P; ld its load word (a register): its A
+; (mt x kt fractals) into its place in the row's panel slot with MM_LD_A
+; (else the panel holds it), its B (kt x nt) into its place in its strip
+; unless MM_LD_NOB. Uses s15 - s19.
+.macro MM_LOAD_S p, k0, i0, j0, mt, nt, ld
+    sub     s15, s5, \k0
+    min     s15, s15, s24            ; kt
+    andi    s16, \ld, MM_LD_A
+    beqz    s16, bonly\@
+    srli    s16, \i0, 3
+    sld     s17, [s0 + SCR_NP]
+    remu    s16, s16, s17            ; the slot: the tile row mod G
+    muli    s17, s5, TILE * FRACTAL_B
+    mul     s16, s16, s17
+    sld     s17, [s0 + SCR_PBASE]
+    add     s19, s16, s17
+    muli    s16, \k0, FRACTAL_B
+    add     s19, s19, s16            ; the step's columns of the slot
+    muli    s16, s15, FRACTAL_B      ; A row: kt fractals
+    muli    s17, s5, FRACTAL_B       ; rows K1 fractals apart in GM and L1
+    dmadim  1, \mt, s17, s17
+    MM_A_GM s18, \i0, \k0
+    dmaldl1 s19, s18, s16, (\p)
+bonly\@:
+    andi    s16, \ld, MM_LD_NOB
+    bnez    s16, done\@
+    MM_B_GM \k0, \j0, \nt
+    MM_STRIP s19, \j0
+    mul     s17, \k0, \nt
+    muli    s17, s17, FRACTAL_B
+    add     s19, s19, s17            ; the step's kt rows at fractal row k0
+    dmaldl1 s19, s18, s16, (\p)
+done\@:
 .endm
 
 ; MM_MOVE_ROWS op, n, stride, Q: `n` rows of s18 bytes from L1 at s17,
@@ -276,6 +374,42 @@ acc\@:
 started\@:
 .endm
 
+; MM_STEP_READY P: step s12 (k0 s13) waits for its loads (tag P) and for
+; the mmad of step s - 2 to have read the L0 halves P; then s14 = kt and
+; s16 = the halves' address.
+.macro MM_STEP_READY p
+    dmawait (\p)
+    li      s15, 2
+    blt     s12, s15, free\@
+    dmawait 4 + (\p)                   ; the mmad of step s - 2 has read L0 half P
+free\@:
+    sub     s14, s5, s13
+    min     s14, s14, s24            ; kt
+    li      s16, (\p) * HALF
+.endm
+
+; MM_A_FROM_PANEL P: the step's A tile from the panel at s25 into L0A at
+; s16: mt rows of kt fractals, KP fractals apart.
+.macro MM_A_FROM_PANEL p
+    muli    s17, s13, FRACTAL_B
+    add     s17, s17, s25
+    muli    s18, s14, FRACTAL_B
+    MM_MOVE_ROWS mvla, s9, s29, \p
+.endm
+
+; MM_STEP_GO P: the step's B tile (kt x nt fractals) from L1 at s17 into
+; L0B at s16, then its mmad once both moves are done; on to the next step.
+.macro MM_STEP_GO p
+    mul     s18, s14, s30
+    muli    s18, s18, FRACTAL_B
+    mvlb    s16, s17, s18, 2 + (\p)
+    dmawait 2 + (\p)
+    mmdim   s9, s14, s30
+    MM_MMAD \p
+    addi    s12, s12, 1
+    MM_KNEXT s13, s13, s15
+.endm
+
 ; MM_STEP P: step s12 (k0 s13) of parity P.
 .macro MM_STEP p
 .if MM_CONV == 1
@@ -296,23 +430,12 @@ loaded\@:
 .else
 last\@:
 .endif
-    dmawait (\p)
-    li      s15, 2
-    blt     s12, s15, free\@
-    dmawait 4 + (\p)                   ; the mmad of step s - 2 has read L0 half P
-free\@:
-    sub     s14, s5, s13
-    min     s14, s14, s24            ; kt
-    li      s16, (\p) * HALF
+    MM_STEP_READY \p
 .if MM_CONV == 1
     MM_IM2COL \p, s13
 .else
     bge     s13, s29, ahalf\@         ; past the panel's reach (or none): loaded with B
-    ; From the panel: mt rows of kt fractals, KP fractals apart.
-    muli    s17, s13, FRACTAL_B
-    add     s17, s17, s25
-    muli    s18, s14, FRACTAL_B
-    MM_MOVE_ROWS mvla, s9, s29, \p
+    MM_A_FROM_PANEL \p
     j       amoved\@
 ahalf\@:
     li      s17, L1A + (\p) * HALF
@@ -322,21 +445,40 @@ ahalf\@:
 .endif
 amoved\@:
     li      s17, L1B + (\p) * HALF
-    mul     s18, s14, s30
-    muli    s18, s18, FRACTAL_B
-    mvlb    s16, s17, s18, 2 + (\p)
-    dmawait 2 + (\p)
-    mmdim   s9, s14, s30
-    MM_MMAD \p
-    addi    s12, s12, 1
-    MM_KNEXT s13, s13, s15
+    MM_STEP_GO \p
 stepped\@:
 .endm
 
+; MM_STEP_S P: MM_STEP with B's strips (a matmul's; its panels are
+; whole): its loads by MM_LOAD_S, a share of the column loaded ahead
+; (MM_NXLOAD), its A moved from the panel and its B from the strip.
+.macro MM_STEP_S p
+    addi    s15, s12, 1
+    bge     s15, s31, last\@
+    andi    s15, s21, MM_LD_A + MM_LD_NOB
+    addi    s15, s15, -MM_LD_NOB
+    beqz    s15, loaded\@            ; a strip holds the tile's B, its panel its A
+    MM_KNEXT s20, s13, s15
+    MM_LOAD_S 1 - \p, s20, s7, s8, s9, s30, s21
+    j       loaded\@
+last\@:
+    MM_PREFETCH 1 - \p
+loaded\@:
+    MM_NXLOAD
+    MM_STEP_READY \p
+    MM_A_FROM_PANEL \p
+    MM_STRIP s17, s8
+    mul     s18, s13, s30
+    muli    s18, s18, FRACTAL_B
+    add     s17, s17, s18            ; the step's rows of the strip
+    MM_STEP_GO \p
+.endm
+
 ; MM_DECODE t, past: tile t of the visiting order (groups of G tile rows,
-; column by column within a group): s27 its tile row, s20 its tile column,
-; s26 its first fractal column; to `past` when there is no tile t. Uses
-; s16 - s19.
+; column by column within a group; with B's strips, every other group
+; takes its columns from the last): s27 its tile row, s20 its tile column,
+; s26 its first fractal column, s18 1 in every other group with the strips
+; (else 0); to `past` when there is no tile t. Uses s16 - s19.
 .macro MM_DECODE t, past
     addi    s16, s6, TILE - 1
     srli    s16, s16, 3              ; T1, tiles per row
@@ -350,30 +492,58 @@ stepped\@:
     bge     s27, s17, \past
     sub     s19, s17, s27
     min     s19, s19, s18            ; the group's tile rows
+.if MM_CONV == 0
+    srli    s18, s21, 3
+    and     s18, s18, s20
+    andi    s18, s18, 1              ; 1: an odd group, with the strips
+.endif
     divu    s20, s26, s19            ; tj
     remu    s26, s26, s19
     add     s27, s27, s26            ; ti
+    bge     s20, s16, \past          ; past the last tile (of a short last group)
+.if MM_CONV == 0
+    slli    s19, s20, 1
+    sub     s19, s16, s19
+    addi    s19, s19, -1
+    sub     s17, s0, s18
+    and     s19, s19, s17
+    add     s20, s20, s19            ; an odd group's columns from the last: T1 - 1 - tj
+.endif
     muli    s26, s20, TILE           ; j0
-    bge     s26, s6, \past           ; past the last tile (of a short last group)
 .endm
 
 ; MM_PREFETCH P: at a tile's last step, step 0 of this core's next tile
 ; into the L1 halves P (free: step s - 1 has moved its data out), so that
 ; the DMA need not wait for the tile's end to start it, when that tile's A
 ; is loaded per step or its panel is in L1 (a new panel is loaded at the
-; tile's start, before its step 0). SCR_PF = 1 + P then: that tile starts
-; at parity P. Uses s14 - s20, s26, s27.
+; tile's start, before its step 0). With B's strips (MM_LOAD_S, load word
+; SCR_PLD): its A into its panel's slot when the panel is not in L1 and
+; the slot is not this tile's (else its A waits for that tile); its B into
+; its place in its strip, unless a strip holds that column or it is being
+; loaded ahead (then only its A, if any), or that place may be this
+; step's (same K step: not free yet). SCR_PF = 1 + P then: that tile
+; starts at parity P. Uses s14 - s20, s26, s27.
 .macro MM_PREFETCH p
     sld     s15, [s0 + SCR_T]
     MM_DECODE s15, none\@
     slli    s27, s27, 3              ; i0
+    andi    s15, s21, MM_LD_STRIP
+    sst     s15, [s0 + SCR_PLD]
     beqz    s29, load\@              ; no panel: A is loaded per step
     sld     s19, [s0 + SCR_NP]
     srli    s20, s27, 3
     remu    s20, s20, s19            ; its panel's slot: its tile row mod G
-    slli    s20, s20, 3
-    sld     s19, [s20 + SCR_PROW]
-    bne     s19, s27, none\@         ; its panel is not in L1 yet
+    slli    s15, s20, 3
+    sld     s15, [s15 + SCR_PROW]
+    beq     s15, s27, load\@         ; its panel is in L1
+    bne     s29, s5, none\@          ; a partial panel: loaded at that tile's start
+    andi    s15, s21, MM_LD_STRIP
+    beqz    s15, none\@
+    srli    s15, s7, 3
+    remu    s15, s15, s19
+    beq     s15, s20, none\@         ; its slot is this tile's
+    li      s15, MM_LD_STRIP + MM_LD_A
+    sst     s15, [s0 + SCR_PLD]      ; its A into its slot
 load\@:
     sub     s14, s4, s27
     min     s14, s14, s24            ; mt
@@ -381,10 +551,38 @@ load\@:
     min     s20, s20, s24            ; nt
     sst     s12, [s0 + SCR_STEP]
     MM_KFIRST s12, s27               ; that tile's first k0
+    andi    s15, s21, MM_LD_STRIP
+    bnez    s15, strip\@
     MM_LOAD \p, s12, s27, s26, s14, s20
+    j       loaded\@
+strip\@:
+    sld     s15, [s0 + SCR_NXCOL]
+    beq     s15, s26, nob\@          ; loaded ahead
+    MM_SIDX s15, s26
+    slli    s15, s15, 3
+    sld     s15, [s15 + SCR_BCOL]
+    bne     s15, s26, bload\@
+nob\@:
+    sld     s15, [s0 + SCR_PLD]
+    andi    s15, s15, MM_LD_A
+    beqz    s15, skip\@              ; a strip holds its B and L1 its A
+    li      s15, MM_LD_STRIP + MM_LD_A + MM_LD_NOB
+    sst     s15, [s0 + SCR_PLD]
+    j       go\@
+bload\@:
+    beq     s12, s13, skip\@         ; its first step's place may be this step's
+go\@:
+    sst     s21, [s0 + SCR_LDSAVE]
+    sld     s21, [s0 + SCR_PLD]
+    MM_LOAD_S \p, s12, s27, s26, s14, s20, s21
+    sld     s21, [s0 + SCR_LDSAVE]
+loaded\@:
     sld     s12, [s0 + SCR_STEP]
     li      s15, 1 + (\p)
     sst     s15, [s0 + SCR_PF]
+    j       none\@
+skip\@:
+    sld     s12, [s0 + SCR_STEP]
 none\@:
 .endm
 
@@ -794,6 +992,95 @@ next\@:
 nopre\@:
 .endm
 
+; MM_NXSTEP i: K step i (0 .. s31 - 1, in the order SCR_NXDESC gives) of
+; the B of the column loaded ahead (SCR_NXCOL) into its place in that
+; column's strip (tag 11). Uses s15 - s20, s27.
+.macro MM_NXSTEP i
+    mv      s27, \i
+    sld     s15, [s0 + SCR_NXDESC]
+    beqz    s15, up\@
+    sub     s27, s31, s27
+    addi    s27, s27, -1
+up\@:
+    slli    s27, s27, 3              ; k0
+    sub     s15, s5, s27
+    min     s15, s15, s24            ; kt
+    sld     s19, [s0 + SCR_NXCOL]    ; the column's first fractal column
+    sub     s20, s6, s19
+    min     s20, s20, s24            ; its nt
+    MM_B_GM s27, s19, s20
+    MM_STRIP s17, s19
+    mul     s27, s27, s20
+    muli    s27, s27, FRACTAL_B
+    add     s17, s17, s27            ; fractal row k0 of the strip
+    dmaldl1 s17, s18, s16, 11
+.endm
+
+
+; MM_NXLOAD: a step's share of the column loaded ahead: its K steps left
+; over this core's steps left before that column's first tile, rounded up.
+; Uses s14 - s20, s26, s27.
+.macro MM_NXLOAD
+    sld     s15, [s0 + SCR_NXLEFT]
+    beqz    s15, none\@
+    sld     s16, [s0 + SCR_NXSTEPS]
+    add     s17, s15, s16
+    addi    s17, s17, -1
+    divu    s14, s17, s16            ; the share
+    addi    s16, s16, -1
+    li      s18, 1
+    max     s16, s16, s18
+    sst     s16, [s0 + SCR_NXSTEPS]
+    sub     s26, s31, s15            ; the first K step of the share
+    sub     s15, s15, s14
+    sst     s15, [s0 + SCR_NXLEFT]
+step\@:
+    MM_NXSTEP s26
+    addi    s26, s26, 1
+    loop    s14, step\@
+none\@:
+.endm
+
+; MM_AHEAD: at a tile's start (column s8), with B's strips and no column
+; being loaded ahead: the first of this core's next tiles (at most G + 1
+; ahead) in another column; if that column's strip is not this tile's and
+; does not hold it, its B starts loading there (SCR_NXCOL), spread over
+; the steps of this tile and of those before that one (MM_NXLOAD), in the
+; K order of that tile, which its first tile waits for (tag 11). Uses
+; s12 - s20, s26, s27.
+.macro MM_AHEAD
+    sld     s15, [s0 + SCR_NXCOL]
+    li      s16, -1
+    bne     s15, s16, none\@         ; one is loading
+    sld     s13, [s0 + SCR_T]        ; this core's next tile
+    li      s12, 1
+    sld     s14, [s0 + SCR_G]
+    addi    s14, s14, 1
+scan\@:
+    MM_DECODE s13, none\@
+    bne     s26, s8, found\@
+    srd     s15, ncores
+    add     s13, s13, s15
+    addi    s12, s12, 1
+    bge     s14, s12, scan\@
+    j       none\@
+found\@:
+    MM_SIDX s15, s26
+    MM_SIDX s16, s8
+    beq     s15, s16, none\@         ; in this tile's strip: it loads its own
+    slli    s15, s15, 3
+    sld     s16, [s15 + SCR_BCOL]
+    beq     s16, s26, none\@         ; there already
+    li      s16, -1
+    sst     s16, [s15 + SCR_BCOL]
+    sst     s26, [s0 + SCR_NXCOL]
+    sst     s31, [s0 + SCR_NXLEFT]
+    mul     s16, s12, s31
+    sst     s16, [s0 + SCR_NXSTEPS]  ; the steps of this tile and of those before it
+    sst     s18, [s0 + SCR_NXDESC]
+none\@:
+.endm
+
 .macro MATMUL_TILES math, HAS_MATH
 .equ MM_PASS\@, MM_PASS_IF + \HAS_MATH
 .if MM_BIAS == 1
@@ -872,7 +1159,7 @@ wfit\@:
 wdone\@:
 .endif
     li      s24, TILE
-    li      s21, 0
+    li      s21, 0                   ; the first tile's UB buffers: parity 0
     li      s23, 0
     sst     s0, [s0 + SCR_ON]
     sst     s0, [s0 + SCR_ST]
@@ -890,10 +1177,44 @@ wdone\@:
     ; map's im2col: no panels (its map is there).
     li      s16, 0
 .if MM_CONV == 0
+    ; B's strips: two tile columns' B (K1 x 8 fractals each, a panel's
+    ; bytes) at the start of L1, and G panels after them, when that leaves
+    ; room for two panels or more, a tile has two K steps or more (its next
+    ; tile's first step can then be loaded beside its last) and a core
+    ; computes two tiles or more of a group's column (the tile rows of a
+    ; group, G or fewer, are more than the cores). The tiles of a group's
+    ; column then read their B from its strip, loaded from GM once, into
+    ; the other strip while the tiles of the column before run (MM_AHEAD);
+    ; and consecutive groups meet in a column (every other group takes its
+    ; columns from the last), whose B, and its neighbour's, the strips keep.
+    li      s15, PANEL
+    sst     s15, [s0 + SCR_PBASE]
+    li      s15, -1
+    sst     s15, [s0 + SCR_BCOL]
+    sst     s15, [s0 + SCR_BCOL + 8]
+    sst     s15, [s0 + SCR_NXCOL]
+    sst     s0, [s0 + SCR_NXLEFT]
     srd     s15, l1.bytes
-    li      s17, PANEL
-    sub     s15, s15, s17
-    muli    s17, s5, TILE * FRACTAL_B
+    muli    s17, s5, TILE * FRACTAL_B ; P, a panel's bytes
+    li      s18, 2
+    blt     s31, s18, nostrip\@
+    divu    s16, s15, s17
+    addi    s16, s16, -2             ; G: the panels beside two strips
+    min     s16, s16, s24
+    addi    s20, s4, TILE - 1
+    srli    s20, s20, 3              ; tile rows
+    min     s26, s16, s20            ; the tile rows of a group
+    srd     s27, ncores
+    bge     s27, s26, nostrip\@      ; no core computes two tiles of a group's column
+    slli    s17, s17, 1
+    sst     s17, [s0 + SCR_PBASE]    ; the panels after the two strips
+    ori     s21, s21, MM_LD_STRIP
+    mv      s29, s5                  ; KP: K1
+    j       nog\@
+nostrip\@:
+    li      s16, 0
+    li      s18, PANEL
+    sub     s15, s15, s18
     blt     s15, s17, part\@
     divu    s16, s15, s17
     min     s16, s16, s24
@@ -927,7 +1248,8 @@ tiles\@:
     ; The next tile of this core. Tiles are visited in groups of G tile
     ; rows (the panels L1 holds), and within a group column by column, so
     ; the B tiles of a column are read G times in a row, from the L2 after
-    ; the first; t = (ti, tj) in that order, core k of n takes k, k + n, ...
+    ; the first (or once, from a strip); t = (ti, tj) in that order, core k
+    ; of n takes k, k + n, ...
     sld     s15, [s0 + SCR_T]
 .if MM_CONV == 1
     ; A convolution's tiles: image by image, row by row (G is 1). A new
@@ -948,6 +1270,7 @@ sameimg\@:
     MM_DECODE s15, end\@
     muli    s7, s27, TILE            ; i0
     mv      s8, s26                  ; j0
+    andi    s21, s21, MM_LD_STRIP + MM_PAR ; the tile's load word
 .if MM_CONV == 1
     sld     s15, [s0 + SCR_T]
 .endif
@@ -965,13 +1288,19 @@ sameimg\@:
     remu    s26, s27, s19
     muli    s25, s29, TILE * FRACTAL_B
     mul     s25, s25, s26
-    addi    s25, s25, PANEL
+    sld     s16, [s0 + SCR_PBASE]
+    add     s25, s25, s16            ; after the first 128 KiB, or the two strips
     slli    s26, s26, 3
     sld     s19, [s26 + SCR_PROW]
     beq     s19, s7, nopanel\@       ; the panel of this tile row is in L1
-    ; The row's A panel: mt rows of KP fractals (of K1 in GM). Every move
-    ; of an earlier tile from the slot has completed (each step waits for its moves).
     sst     s7, [s26 + SCR_PROW]
+.if MM_CONV == 0
+    andi    s16, s21, MM_LD_STRIP
+    bnez    s16, apanel\@            ; with B's strips, its steps load it
+.endif
+    ; The row's A panel: mt rows of KP fractals (of K1 in GM), loaded here.
+    ; Every move of an earlier tile from the slot has completed (each step
+    ; waits for its moves).
     muli    s16, s29, FRACTAL_B      ; a row: KP fractals
     muli    s17, s5, FRACTAL_B       ; A's GM stride: K1 fractals
     dmadim  1, s9, s17, s16
@@ -981,6 +1310,11 @@ sameimg\@:
     dmaldl1 s25, s18, s16, 8
     dmawait 8
 nopanel\@:
+.if MM_CONV == 0
+    andi    s16, s21, MM_LD_STRIP
+    bnez    s16, stile\@             ; with B's strips: the tile's B, and B ahead
+bdone\@:
+.endif
 .if MM_CONV == 1
     ; The tile's image's map into L1 in bands of rows, as the tiles reach
     ; them: this tile's rows (waited for) here, the rows of this core's
@@ -1005,7 +1339,8 @@ wok\@:
     dmadim  2, s30, s16, s17
     slli    s18, s8, 6
     add     s18, s18, s20
-    slli    s19, s21, 13
+    andi    s19, s21, MM_PAR
+    slli    s19, s19, 13
     addi    s19, s19, UB_BIAS
     dmald   s19, s18, s16, 9
     li      s15, 1
@@ -1032,13 +1367,47 @@ cfirst\@:
     j       ksteps\@
 .endif
 first\@:
+.if MM_CONV == 0
+    andi    s15, s21, MM_LD_STRIP
+    bnez    s15, sfirst\@
+.endif
     MM_LOAD 0, s13, s7, s8, s9, s30
+.if MM_CONV == 0
+    j       ksteps\@
+sfirst\@:
+    andi    s15, s21, MM_LD_A + MM_LD_NOB
+    addi    s15, s15, -MM_LD_NOB
+    beqz    s15, ksteps\@            ; a strip holds its B, its panel its A
+    MM_LOAD_S 0, s13, s7, s8, s9, s30, s21
+.endif
+    ; The K steps: MM_STEP, or MM_STEP_S with B's strips (one branch per
+    ; step picks it; the strips' checks stay out of MM_STEP).
 ksteps\@:
+.if MM_CONV == 0
+    andi    s15, s21, MM_LD_STRIP
+    bnez    s15, keven_s\@
+.endif
     MM_STEP 0
+.if MM_CONV == 0
+    j       keven_d\@
+keven_s\@:
+    MM_STEP_S 0
+keven_d\@:
+.endif
     MM_SHARE \math, \HAS_MATH
     bge     s12, s31, keven\@
 kodd\@:
+.if MM_CONV == 0
+    andi    s15, s21, MM_LD_STRIP
+    bnez    s15, kodd_s\@
+.endif
     MM_STEP 1
+.if MM_CONV == 0
+    j       kodd_d\@
+kodd_s\@:
+    MM_STEP_S 1
+kodd_d\@:
+.endif
     MM_SHARE \math, \HAS_MATH
     blt     s12, s31, ksteps\@
     ; The last mmad ends after every other: the cube runs in order.
@@ -1055,7 +1424,8 @@ mmdone\@:
 ubfree\@:
     mul     s15, s9, s30
     slli    s15, s15, 10             ; the fp32 tile's bytes
-    slli    s16, s21, 16
+    andi    s16, s21, MM_PAR
+    slli    s16, s16, 16
     addi    s16, s16, UB_C
     mvub    s16, s0, s15, 6
     sld     s15, [s0 + SCR_ON]
@@ -1070,7 +1440,8 @@ noprev\@:
     sst     s8, [s0 + SCR_J0]
     sst     s9, [s0 + SCR_MT]
     sst     s30, [s0 + SCR_NT]
-    sst     s21, [s0 + SCR_PAR]
+    andi    s15, s21, MM_PAR
+    sst     s15, [s0 + SCR_PAR]
 .if MM_CONV == 1
     sld     s15, [s0 + SCR_IMG]
     sst     s15, [s0 + SCR_PIMG]
@@ -1079,12 +1450,13 @@ noprev\@:
     sst     s15, [s0 + SCR_ON]
 .if MM_PASS\@ > 0
     mv      s23, s9                  ; its fractal rows to do
-    slli    s10, s21, 16
+    andi    s15, s21, MM_PAR
+    slli    s10, s15, 16
     addi    s10, s10, UB_C
     li      s22, OUT_HALF
-    mul     s22, s22, s21
+    mul     s22, s22, s15
     addi    s22, s22, OUT_BUF
-    slli    s3, s21, 13
+    slli    s3, s15, 13
     addi    s3, s3, UB_BIAS
     slli    s15, s30, 10             ; one fractal row's fp32 bytes
     srd     s16, vlenb
@@ -1097,8 +1469,45 @@ noprev\@:
     dmawait 9                        ; its bias has arrived
 .endif
 .endif
-    xori    s21, s21, 1
+    xori    s21, s21, MM_PAR
     j       tiles\@
+.if MM_CONV == 0
+    ; Out of the way of the tiles without B's strips (a forward branch
+    ; predicted not taken reaches each):
+apanel\@:
+    ; A whole panel with B's strips: the tile's steps load their A into
+    ; the slot, each beside the step before.
+    ori     s21, s21, MM_LD_A
+    j       nopanel\@
+stile\@:
+    ; The tile's B: in its strip already; or loaded ahead into it, whose
+    ; last steps are loaded now and all waited for; or else its steps load
+    ; it there (its strip is free: the tiles of its last column are done).
+    MM_SIDX s17, s8
+    slli    s17, s17, 3
+    sld     s16, [s17 + SCR_BCOL]
+    beq     s16, s8, bhave\@
+    sst     s8, [s17 + SCR_BCOL]
+    sld     s16, [s0 + SCR_NXCOL]
+    bne     s16, s8, sdone\@
+rest\@:
+    sld     s15, [s0 + SCR_NXLEFT]
+    beqz    s15, waitb\@
+    addi    s16, s15, -1
+    sst     s16, [s0 + SCR_NXLEFT]
+    sub     s26, s31, s15
+    MM_NXSTEP s26
+    j       rest\@
+waitb\@:
+    dmawait 11
+    li      s16, -1
+    sst     s16, [s0 + SCR_NXCOL]
+bhave\@:
+    ori     s21, s21, MM_LD_NOB
+sdone\@:
+    MM_AHEAD
+    j       bdone\@
+.endif
 end\@:
     sld     s15, [s0 + SCR_ON]
     beqz    s15, done\@
