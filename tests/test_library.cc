@@ -747,22 +747,23 @@ TEST(LibraryMatmul, TheCubeKernelsRunAtTheBuffersTheyNeedAndAreRefusedBelow)
         }
 }
 
-// The matmul kernel with edits to its skeleton (every occurrence of each
-// `from` in kernels/lib/matmul.s becomes its `to`), written to a file of
-// its own.
-static std::string matmul_variant(const char *name, const std::vector<std::pair<std::string, std::string>> &edits)
+// A cube kernel's source with its skeleton (kernels/lib/matmul.s) inlined
+// and every `from` of each edit replaced by its `to`, in a temporary file
+// of its own: an edit may be in the kernel or in the skeleton.
+static std::string mutated_kernel(const char *kernel, const std::string &name,
+                                  const std::vector<std::pair<std::string, std::string>> &edits)
 {
-    std::string lib = read_text(kernels_dir() + "/lib/matmul.s");
-    for (const auto &e : edits) {
-        size_t at = lib.find(e.first);
-        EXPECT_NE(at, std::string::npos) << e.first;
-        for (; at != std::string::npos; at = lib.find(e.first, at + e.second.size()))
-            lib.replace(at, e.first.size(), e.second);
-    }
-    std::string src = read_text(resolve_kernel("matmul"));
+    std::string src = read_text(resolve_kernel(kernel));
     const std::string inc = ".include \"lib/matmul.s\"";
-    EXPECT_NE(src.find(inc), std::string::npos);
-    src.replace(src.find(inc), inc.size(), lib);
+    const size_t at_inc = src.find(inc);
+    EXPECT_NE(at_inc, std::string::npos) << kernel;
+    if (at_inc != std::string::npos)
+        src.replace(at_inc, inc.size(), read_text(kernels_dir() + "/lib/matmul.s"));
+    for (const auto &e : edits) {
+        EXPECT_NE(src.find(e.first), std::string::npos) << e.first;
+        for (size_t at = src.find(e.first); at != std::string::npos; at = src.find(e.first, at + e.second.size()))
+            src.replace(at, e.first.size(), e.second);
+    }
     const std::string path = ::testing::TempDir() + "/" + name + ".s";
     write_text(path, src);
     return path;
@@ -789,8 +790,9 @@ static npu_l2_counts l2_tensor(const RunResult &r, const char *name)
 TEST(LibraryMatmul, OddTileRowsTakeTheirKStepsInReverseSoBStaysInTheL2)
 {
     const std::vector<std::string> sets = {"l2.size_bytes=262144", "cube.l1_bytes=393216"};
-    const std::string one_order = matmul_variant("matmul_one_k_order", {{"    andi    \\d, \\i0, TILE\n", "    li      \\d, 0\n"},
-                                                                        {"    andi    \\t, s7, TILE\n", "    li      \\t, 0\n"}});
+    const std::string one_order =
+        mutated_kernel("matmul", "matmul_one_k_order",
+                       {{"    andi    \\d, \\i0, TILE\n", "    li      \\d, 0\n"}, {"    andi    \\t, s7, TILE\n", "    li      \\t, 0\n"}});
     RunResult r = run_kernel(options("matmul", "fp16", {1, 384, 512, 256}, sets));
     RunResult f = run_kernel(options(one_order, "fp16", {1, 384, 512, 256}, sets));
     ASSERT_TRUE(r.passed()) << describe(r);
@@ -923,16 +925,8 @@ TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
 {
     // The check can fail: the same kernel starting every K step from zero
     // (mmadz for mmad) keeps only the last step of K = 300 (3 steps).
-    std::string lib = read_text(kernels_dir() + "/lib/matmul.s");
-    const std::string from = "    mmad    s0, s16, s16, 4 + (\\p)";
-    ASSERT_NE(lib.find(from), std::string::npos);
-    lib.replace(lib.find(from), from.size(), "    mmadz   s0, s16, s16, 4 + (\\p)");
-    std::string src = read_text(resolve_kernel("matmul"));
-    const std::string inc = ".include \"lib/matmul.s\"";
-    ASSERT_NE(src.find(inc), std::string::npos);
-    src.replace(src.find(inc), inc.size(), lib);
-    const std::string path = ::testing::TempDir() + "/matmul_drops.s";
-    write_text(path, src);
+    const std::string path =
+        mutated_kernel("matmul", "matmul_drops", {{"    mmad    s0, s16, s16, 4 + (\\p)", "    mmadz   s0, s16, s16, 4 + (\\p)"}});
     RunResult r = run_kernel(options(path, "fp32", {1, 40, 300, 20}));
     EXPECT_TRUE(r.traps.empty()) << describe(r);
     EXPECT_FALSE(r.passed());
@@ -1188,20 +1182,10 @@ TEST(LibraryConv, SmallIntegersGiveTheExactConvolutionInFp32)
                 }
 }
 
-// conv2d's source with every `from` replaced by `to`, in a temporary file;
-// its library inlined, so that the replacement may be inside it.
-std::string mutated_conv(const std::string &name, const std::string &from, const std::string &to)
+// conv2d's source with every `from` replaced by `to` (mutated_kernel).
+static std::string mutated_conv(const std::string &name, const std::string &from, const std::string &to)
 {
-    std::string lib = read_text(kernels_dir() + "/lib/matmul.s");
-    std::string src = read_text(resolve_kernel("conv2d"));
-    const std::string inc = ".include \"lib/matmul.s\"";
-    src.replace(src.find(inc), inc.size(), lib);
-    EXPECT_NE(src.find(from), std::string::npos) << from;
-    for (size_t at = src.find(from); at != std::string::npos; at = src.find(from, at + to.size()))
-        src.replace(at, from.size(), to);
-    const std::string path = ::testing::TempDir() + "/" + name + ".s";
-    write_text(path, src);
-    return path;
+    return mutated_kernel("conv2d", name, {{from, to}});
 }
 
 TEST(LibraryConv, TheCheckFailsAWrongConvolution)

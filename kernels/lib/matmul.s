@@ -251,6 +251,16 @@ done\@:
     slli    \d, \d, 12             ; x K1 x TILE x 512 bytes
 .endm
 
+; MM_SLOT d, slot, t: d = the L1 address of A's panel slot `slot` (KP x
+; TILE fractals each), after the first 128 KiB or after B's two strips
+; (SCR_PBASE). t a temporary.
+.macro MM_SLOT d, slot, t
+    muli    \d, s29, TILE * FRACTAL_B
+    mul     \d, \d, \slot
+    sld     \t, [s0 + SCR_PBASE]
+    add     \d, \d, \t
+.endm
+
 ; MM_A_GM d, i0, k0: d = the GM address of A's fractal (i0, k0).
 .macro MM_A_GM d, i0, k0
     mul     \d, \i0, s5
@@ -309,10 +319,7 @@ bonly\@:
     srli    s16, \i0, 3
     sld     s17, [s0 + SCR_NP]
     remu    s16, s16, s17            ; the slot: the tile row mod G
-    muli    s17, s5, TILE * FRACTAL_B
-    mul     s16, s16, s17
-    sld     s17, [s0 + SCR_PBASE]
-    add     s19, s16, s17
+    MM_SLOT s19, s16, s17
     muli    s16, \k0, FRACTAL_B
     add     s19, s19, s16            ; the step's columns of the slot
     muli    s16, s15, FRACTAL_B      ; A row: kt fractals
@@ -536,9 +543,8 @@ loaded\@:
     slli    s15, s20, 3
     sld     s15, [s15 + SCR_PROW]
     beq     s15, s27, load\@         ; its panel is in L1
-    bne     s29, s5, none\@          ; a partial panel: loaded at that tile's start
     andi    s15, s21, MM_LD_STRIP
-    beqz    s15, none\@
+    beqz    s15, none\@              ; without the strips, loaded at that tile's start
     srli    s15, s7, 3
     remu    s15, s15, s19
     beq     s15, s20, none\@         ; its slot is this tile's
@@ -1286,10 +1292,7 @@ sameimg\@:
     beqz    s19, nopanel\@
     ; Tile row ti's panel is in slot ti mod G.
     remu    s26, s27, s19
-    muli    s25, s29, TILE * FRACTAL_B
-    mul     s25, s25, s26
-    sld     s16, [s0 + SCR_PBASE]
-    add     s25, s25, s16            ; after the first 128 KiB, or the two strips
+    MM_SLOT s25, s26, s16
     slli    s26, s26, 3
     sld     s19, [s26 + SCR_PROW]
     beq     s19, s7, nopanel\@       ; the panel of this tile row is in L1
