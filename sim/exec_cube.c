@@ -175,6 +175,19 @@ EXEC(MMDIM)
     memcpy(c->mm_dim, d, sizeof d);
 }
 
+/* Lane pairs of binary64 (and of the fp32 accumulators they add to): the
+ * host's mmad sums 16 elements of C side by side, each in its own order. */
+#define CUBE_LANES 2
+typedef double cube_lanes __attribute__((vector_size(CUBE_LANES * sizeof(double))));
+typedef float cube_acc __attribute__((vector_size(CUBE_LANES * sizeof(float))));
+
+static inline cube_lanes lanes_at(const double *p)
+{
+    cube_lanes v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /* C (m x n fp32 fractals at L0C[sa]) = (zero ? 0 : C) + A (m x k fp16
  * fractals at L0A[sb]) x B (k x n fp16 fractals at L0B[sc]). Each fractal is
  * 16 x 16 elements, row-major; the fractals of a tile are row-major too.
@@ -194,8 +207,9 @@ static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zer
     if (!range_ok(c, what, &cr) || !range_ok(c, what, &ar) || !range_ok(c, what, &br) || !buffers_ok(c, what))
         return;
 
-    /* The operands as binary64, converted once: a row of A against a column
-     * of B is then a run of exact products. */
+    /* The operands as binary64, converted once (their products are then
+     * exact), both in their fractal layout: a row of a B fractal holds the
+     * 16 columns that share one element of A. */
     const uint64_t a_elems = ar.bytes / 2, b_elems = br.bytes / 2;
     double *a = malloc((a_elems + b_elems) * sizeof *a);
     if (!a) {
@@ -209,36 +223,50 @@ static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zer
         memcpy(&h, pa + 2 * i, 2);
         a[i] = f16_to_f32_inline(h);
     }
-    /* B fractals transposed, so that both operands are read along k. */
-    for (uint64_t f = 0; f < k * n; f++)
-        for (unsigned r = 0; r < FRACTAL; r++)
-            for (unsigned col = 0; col < FRACTAL; col++) {
-                uint16_t h;
-                memcpy(&h, pb + f * FRACTAL_F16_BYTES + 2 * (r * FRACTAL + col), 2);
-                b[f * FRACTAL * FRACTAL + col * FRACTAL + r] = f16_to_f32_inline(h);
-            }
+    for (uint64_t i = 0; i < b_elems; i++) {
+        uint16_t h;
+        memcpy(&h, pb + 2 * i, 2);
+        b[i] = f16_to_f32_inline(h);
+    }
 
+    /* A fractal row of C at a time, its 16 columns in lanes: each element's
+     * sum of products still runs in t order from 0, beside the others. */
     uint8_t *pc = c->l0c + cr.addr;
     for (uint64_t i = 0; i < m; i++)
         for (uint64_t j = 0; j < n; j++) {
             float *cf = (float *)(void *)(pc + (i * n + j) * FRACTAL_F32_BYTES);
-            for (unsigned r = 0; r < FRACTAL; r++)
-                for (unsigned col = 0; col < FRACTAL; col++) {
-                    float acc;
-                    if (zero)
-                        acc = 0.0f;
-                    else
-                        memcpy(&acc, &cf[r * FRACTAL + col], sizeof acc);
-                    for (uint64_t kk = 0; kk < k; kk++) {
-                        const double *ar_row = a + ((i * k + kk) * FRACTAL + r) * FRACTAL;
-                        const double *bc_col = b + ((kk * n + j) * FRACTAL + col) * FRACTAL;
-                        double s = 0.0;
-                        for (unsigned t = 0; t < FRACTAL; t++)
-                            s += ar_row[t] * bc_col[t];
-                        acc = (float)((double)acc + s);
+            for (unsigned r = 0; r < FRACTAL; r++) {
+                cube_acc acc[FRACTAL / CUBE_LANES];
+                if (zero)
+                    memset(acc, 0, sizeof acc);
+                else
+                    memcpy(acc, &cf[r * FRACTAL], sizeof acc);
+                for (uint64_t kk = 0; kk < k; kk++) {
+                    const double *ar_row = a + ((i * k + kk) * FRACTAL + r) * FRACTAL;
+                    const double *bf = b + (kk * n + j) * FRACTAL * FRACTAL; /* row t at bf + 16 t */
+                    /* Eight lane pairs: the row's 16 columns, their sums independent. */
+                    cube_lanes s0 = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 }, s4 = { 0 }, s5 = { 0 }, s6 = { 0 },
+                               s7 = { 0 };
+                    for (unsigned t = 0; t < FRACTAL; t++) {
+                        const double at = ar_row[t];
+                        const double *bt = bf + t * FRACTAL;
+                        s0 += at * lanes_at(bt);
+                        s1 += at * lanes_at(bt + 2);
+                        s2 += at * lanes_at(bt + 4);
+                        s3 += at * lanes_at(bt + 6);
+                        s4 += at * lanes_at(bt + 8);
+                        s5 += at * lanes_at(bt + 10);
+                        s6 += at * lanes_at(bt + 12);
+                        s7 += at * lanes_at(bt + 14);
                     }
-                    memcpy(&cf[r * FRACTAL + col], &acc, sizeof acc);
+                    const cube_lanes sum[FRACTAL / CUBE_LANES] = { s0, s1, s2, s3, s4, s5, s6, s7 };
+                    for (unsigned q = 0; q < FRACTAL / CUBE_LANES; q++) {
+                        const cube_lanes wide = __builtin_convertvector(acc[q], cube_lanes);
+                        acc[q] = __builtin_convertvector(wide + sum[q], cube_acc);
+                    }
                 }
+                memcpy(&cf[r * FRACTAL], acc, sizeof acc);
+            }
         }
     free(a);
     issue_pipe(c, in, info, NPU_PIPE_CUBE, 0, m * k * n);

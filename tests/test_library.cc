@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -934,6 +936,39 @@ TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
 }
 
 // ---- fused epilogues: C = f(A B + bias) (docs/cube.md, "Epilogues") ------
+
+TEST(LibraryMatmul, TheChecksDotProductsAreALoopPerElementsBits)
+{
+    // exact_dots computes 16 sums at once in threads; each must still be
+    // the plain k-order sum, bit for bit. Values of every binade of fp16
+    // (products from 2^-48 to 2^32) make the order visible: a pairwise or
+    // reassociated sum would round differently. Ragged rows and columns
+    // cover the blocks' padding.
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<uint16_t> bits(0, 0x7bff);  // finite, positive; the sign apart
+    for (const auto &[rows, k, n] : {std::array<uint64_t, 3>{1, 1, 1}, {7, 300, 5}, {70, 33, 131}, {129, 520, 66}}) {
+        std::vector<double> a(rows * k), b(k * n);
+        for (double &v : a)
+            v = (rng() & 1 ? -1 : 1) * npu_f16_to_f32(bits(rng));
+        for (double &v : b)
+            v = (rng() & 1 ? -1 : 1) * npu_f16_to_f32(bits(rng));
+        std::vector<double> dots, sums;
+        exact_dots(rows, k, n, [&](uint64_t i, uint64_t kk) { return a[i * k + kk]; },
+                   [&](uint64_t kk, uint64_t j) { return b[kk * n + j]; }, dots, sums);
+        ASSERT_EQ(dots.size(), rows * n);
+        ASSERT_EQ(sums.size(), rows * n);
+        for (uint64_t i = 0; i < rows; i++)
+            for (uint64_t j = 0; j < n; j++) {
+                double dot = 0.0, s = 0.0;
+                for (uint64_t kk = 0; kk < k; kk++) {
+                    dot += a[i * k + kk] * b[kk * n + j];
+                    s += std::fabs(a[i * k + kk] * b[kk * n + j]);
+                }
+                ASSERT_EQ(std::memcmp(&dots[i * n + j], &dot, sizeof dot), 0) << rows << "x" << k << "x" << n << " " << i << "," << j;
+                ASSERT_EQ(std::memcmp(&sums[i * n + j], &s, sizeof s), 0) << rows << "x" << k << "x" << n << " " << i << "," << j;
+            }
+    }
+}
 
 TEST(LibraryMatmulEpilogue, BiasAndGeluPassOnShapesThatAreNotMultiplesOf16)
 {

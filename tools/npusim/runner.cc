@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "parallel.h"
 #include "run_limits.h"
 #include "trace.h"
 #include "npusim/asm.h"
@@ -1173,6 +1174,80 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     r.checked = true;
 }
 
+// exact_dots (runner.h) keeps four rows of two columns in vector lanes: 16
+// sums in flight where a loop per element has two, each still added in k
+// order. Row blocks go to threads, and each thread takes B in slices that
+// stay in its cache while its rows pass over them.
+using DotLanes = double __attribute__((vector_size(16)));
+using DotLaneBits = int64_t __attribute__((vector_size(16)));
+constexpr uint64_t kDotLanes = 2, kDotRows = 4;
+
+// One block: the 4 rows at a (K apart; the first `nrows` of them real)
+// against column pairs q0 .. q1 of bq (K lane pairs each), into dots and
+// sums (rows of N, up to column N).
+void dot_block(const double *a, uint64_t nrows, uint64_t K, const double *bq, uint64_t q0, uint64_t q1, uint64_t N,
+               double *dots, double *sums)
+{
+    const DotLaneBits magnitude = {INT64_MAX, INT64_MAX};
+    for (uint64_t q = q0; q < q1; q++) {
+        const double *b = bq + q * K * kDotLanes;
+        DotLanes d0{}, d1{}, d2{}, d3{}, s0{}, s1{}, s2{}, s3{};
+        for (uint64_t k = 0; k < K; k++) {
+            DotLanes bk;
+            std::memcpy(&bk, b + k * kDotLanes, sizeof bk);
+            const DotLanes p0 = bk * a[k], p1 = bk * a[K + k], p2 = bk * a[2 * K + k], p3 = bk * a[3 * K + k];
+            d0 += p0;
+            d1 += p1;
+            d2 += p2;
+            d3 += p3;
+            s0 += (DotLanes)((DotLaneBits)p0 & magnitude);
+            s1 += (DotLanes)((DotLaneBits)p1 & magnitude);
+            s2 += (DotLanes)((DotLaneBits)p2 & magnitude);
+            s3 += (DotLanes)((DotLaneBits)p3 & magnitude);
+        }
+        const DotLanes *d[kDotRows] = {&d0, &d1, &d2, &d3}, *s[kDotRows] = {&s0, &s1, &s2, &s3};
+        for (uint64_t r = 0; r < nrows; r++)
+            for (uint64_t l = 0; l < kDotLanes && q * kDotLanes + l < N; l++) {
+                dots[r * N + q * kDotLanes + l] = (*d[r])[l];
+                sums[r * N + q * kDotLanes + l] = (*s[r])[l];
+            }
+    }
+}
+
+}  // namespace
+
+void exact_dots(uint64_t rows, uint64_t K, uint64_t N, const std::function<double(uint64_t, uint64_t)> &a_at,
+                const std::function<double(uint64_t, uint64_t)> &b_at, std::vector<double> &dots,
+                std::vector<double> &sums)
+{
+    const uint64_t pairs = (N + kDotLanes - 1) / kDotLanes, blocks = (rows + kDotRows - 1) / kDotRows;
+    std::vector<double> bq(pairs * K * kDotLanes, 0.0);  // pair q: b(k, 2q + l) at (q K + k) 2 + l
+    for (uint64_t k = 0; k < K; k++)
+        for (uint64_t j = 0; j < N; j++)
+            bq[(j / kDotLanes * K + k) * kDotLanes + j % kDotLanes] = b_at(k, j);
+    std::vector<double> at(blocks * kDotRows * K, 0.0);  // zero rows past `rows`
+    for (uint64_t i = 0; i < rows; i++)
+        for (uint64_t k = 0; k < K; k++)
+            at[i * K + k] = a_at(i, k);
+    dots.resize(rows * N);
+    sums.resize(rows * N);
+    // A task is 16 blocks (64 rows); it passes its blocks over a slice of B
+    // of 256 KiB at a time.
+    const uint64_t slice = std::max<uint64_t>(1, (256 << 10) / (K * kDotLanes * sizeof(double)));  // pairs per slice
+    constexpr uint64_t kBlocksPerTask = 16;
+    parallel_for((blocks + kBlocksPerTask - 1) / kBlocksPerTask, 0, [&](size_t task) {
+        const uint64_t b0 = task * kBlocksPerTask, b1 = std::min(blocks, b0 + kBlocksPerTask);
+        for (uint64_t q0 = 0; q0 < pairs; q0 += slice)
+            for (uint64_t blk = b0; blk < b1; blk++) {
+                const uint64_t row = blk * kDotRows;
+                dot_block(&at[row * K], std::min(kDotRows, rows - row), K, bq.data(), q0,
+                          std::min(pairs, q0 + slice), N, &dots[row * N], &sums[row * N]);
+            }
+    });
+}
+
+namespace {
+
 // Step 10 of @op matmul: every element of c against the epilogue f of the
 // binary64 z = A B + bias. The cube adds 16 exact products at a time to an
 // fp32 accumulator with one rounding (docs/cube.md), so the accumulator is
@@ -1191,55 +1266,40 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
     const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
     const Placed &pc = g.placed.back();
     const NpyArray &a = g.placed[0].nchw, &b = g.placed[1].nchw, &c = pc.nchw;
-    // B transposed (N rows of K), so that both run along k: a convolution's
-    // weights (cout, cin, k, k) already are, with k in the order of a patch.
-    std::vector<double> bt(mm.k * mm.n);
-    for (uint64_t k = 0; k < mm.k; k++)
-        for (uint64_t j = 0; j < mm.n; j++)
-            bt[j * mm.k + k] = cv.on ? npu_load_lane(b.data.data(), j * mm.k + k, NPU_F16)
-                                     : npu_load_lane(b.data.data(), k * mm.n + j, NPU_F16);
+    // Row i of A: a's row, or the patch of x under output pixel i of its
+    // image (zero outside the map), in w's order (cin, kernel row, column).
+    const uint64_t rows = cv.on ? cv.images * mm.m : mm.m;
+    auto a_at = [&](uint64_t i, uint64_t k) -> double {
+        if (!cv.on)
+            return npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
+        const uint64_t img = i / mm.m, oh = i % mm.m / cv.wo, ow = i % mm.m % cv.wo;
+        const uint64_t ci = k / (cv.kernel * cv.kernel), di = k / cv.kernel % cv.kernel, dj = k % cv.kernel;
+        const int64_t y = int64_t(oh * cv.stride + di) - int64_t(cv.pad);
+        const int64_t x = int64_t(ow * cv.stride + dj) - int64_t(cv.pad);
+        return y < 0 || x < 0 || y >= int64_t(cv.h) || x >= int64_t(cv.w)
+                   ? 0.0
+                   : npu_load_lane(a.data.data(), ((img * cv.cin + ci) * cv.h + uint64_t(y)) * cv.w + uint64_t(x),
+                                   NPU_F16);
+    };
+    // b(k, j): a convolution's weights (cout, cin, k, k) are N rows of K, in
+    // the order of a patch.
+    auto b_at = [&](uint64_t k, uint64_t j) {
+        return npu_load_lane(b.data.data(), cv.on ? j * mm.k + k : k * mm.n + j, NPU_F16);
+    };
+    std::vector<double> dots, sums;
+    exact_dots(rows, mm.k, mm.n, a_at, b_at, dots, sums);
     std::vector<double> bias(mm.n, 0.0);
     if (mm.bias)
         for (uint64_t j = 0; j < mm.n; j++)
             bias[j] = npu_load_lane(g.placed[2].nchw.data.data(), j, NPU_F32);
-    // Row i of A: a's row, or the patch of x under output pixel i of its
-    // image (zero outside the map), in w's order (cin, kernel row, column).
-    std::vector<double> arow(mm.k);
-    auto load_row = [&](uint64_t i) {
-        if (!cv.on) {
-            for (uint64_t k = 0; k < mm.k; k++)
-                arow[k] = npu_load_lane(a.data.data(), i * mm.k + k, NPU_F16);
-            return;
-        }
-        const uint64_t img = i / mm.m, oh = i % mm.m / cv.wo, ow = i % mm.m % cv.wo;
-        uint64_t k = 0;
-        for (uint64_t ci = 0; ci < cv.cin; ci++)
-            for (uint64_t di = 0; di < cv.kernel; di++)
-                for (uint64_t dj = 0; dj < cv.kernel; dj++, k++) {
-                    const int64_t y = int64_t(oh * cv.stride + di) - int64_t(cv.pad);
-                    const int64_t x = int64_t(ow * cv.stride + dj) - int64_t(cv.pad);
-                    arow[k] = y < 0 || x < 0 || y >= int64_t(cv.h) || x >= int64_t(cv.w)
-                                  ? 0.0
-                                  : npu_load_lane(a.data.data(),
-                                                  ((img * cv.cin + ci) * cv.h + uint64_t(y)) * cv.w + uint64_t(x),
-                                                  NPU_F16);
-                }
-    };
     // The cube rounds once per fractal column of A it adds (K1 of them).
     const double k1 = double(mm.a.cols1);
     const double per_s = k1 * std::ldexp(1.0, -24) + double(mm.k) * std::ldexp(1.0, -53);
     const int out_digits = r.dtype == NPU_F16 ? 11 : 24;
     const double *params = cv.on ? nullptr : r.params.data();  // a convolution's are its geometry
-    const uint64_t rows = cv.on ? cv.images * mm.m : mm.m;
     for (uint64_t i = 0; i < rows; i++) {
-        load_row(i);
         for (uint64_t j = 0; j < mm.n; j++) {
-            const double *bc = &bt[j * mm.k];
-            double dot = 0.0, s = 0.0;
-            for (uint64_t k = 0; k < mm.k; k++) {
-                dot += arow[k] * bc[k];
-                s += std::fabs(arow[k] * bc[k]);
-            }
+            const double dot = dots[i * mm.n + j], s = sums[i * mm.n + j];
             double e = per_s * s;
             const double z = dot + bias[j];
             if (mm.bias)

@@ -369,4 +369,13 @@ std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
 // second of host time per million vectors.
 uint64_t default_max_instructions(uint64_t vectors);
 
+// The binary64 A B of a cube kernel's check, rows x n elements:
+// dots[i n + j] the sum over k of a(i, k) b(k, j), and abs_sums[i n + j]
+// the sum of |a(i, k) b(k, j)| (the accumulation bound's S), each added in
+// k order from 0, as one loop per element adds them: the same bits, however
+// many threads compute them.
+void exact_dots(uint64_t rows, uint64_t k, uint64_t n, const std::function<double(uint64_t, uint64_t)> &a_at,
+                const std::function<double(uint64_t, uint64_t)> &b_at, std::vector<double> &dots,
+                std::vector<double> &abs_sums);
+
 }  // namespace npusim
