@@ -3308,9 +3308,12 @@ static void table_put(unsigned char *k, size_t len, pipe_choice ch)
  * The version is a hash of the scheduler's sources (isa/gen_sched_version.py)
  * and the host tag the key's byte order and word size, so a line written by
  * any other build is never taken. The file is read once per process, at the
- * first block the table does not hold, and kept in memory; a block the table
- * does not hold is then looked up among all the file's lines (the first for
- * its key wins), and joins the table. A line that is not whole and well
+ * first block the table does not hold, a slice at a time, into an index of
+ * its lines of this build (where each lies, and a hash of its key); a block
+ * the table does not hold is then looked up in the index, and the lines
+ * whose key hashes alike are read again, parsed and compared whole (the
+ * first for its key wins): a process keeps no copy of the file, however
+ * large. The block joins the table. A line that is not whole and well
  * formed, or for another build, is skipped. A file above DISK_MAX_BYTES is
  * emptied before it is read. Nothing here can change a program: a key holds
  * everything the search reads, and a cached (K, II) that does not schedule
@@ -3331,13 +3334,21 @@ typedef struct {
     size_t timeslen;
 } disk_line_ref;
 
+/* Where a line of this build lies in the file, and its key's hash. */
+typedef struct {
+    off_t at;
+    size_t len; /* without its '\n' */
+    size_t hexlen;
+    uint64_t hash;
+} disk_index;
+
 static struct {
     char *path;  /* NULL: no file */
     int loaded;  /* read once since the path was set */
-    char *text;  /* the file as read, which `lines` point into */
-    disk_line_ref *lines;
+    int fd;      /* open from the first read on (-1: none) */
+    disk_index *lines;
     size_t nlines;
-} disk;
+} disk = { NULL, 0, -1, NULL, 0 };
 
 /* The start of every line of this build: "npusim-schedule VERSION-HOST ",
  * HOST the byte order and pointer bits (le64). */
@@ -3379,20 +3390,43 @@ static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_
     return 1;
 }
 
+/* A key's hex text hashed (FNV-1a over 8-byte words): equal texts, equal
+ * hashes; the index compares these before it reads a line again. */
+static uint64_t disk_hash(const char *hex, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, hex + i, 8);
+        h = (h ^ w) * 0x100000001b3u;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)hex[i]) * 0x100000001b3u;
+    return h;
+}
+
 static void disk_forget(void)
 {
-    free(disk.text);
+    if (disk.fd >= 0)
+        close(disk.fd);
+    disk.fd = -1;
     free(disk.lines);
-    disk.text = NULL;
     disk.lines = NULL;
     disk.nlines = 0;
 }
 
-/* Reads the file, once (pipe_cache.lock held), and lists the lines this
- * build may take; the text stays in memory for disk_find. A file is read
- * whole and only split at its line ends, so a process pays one pass over
- * it however many blocks it looks up, and every line of it can be found
- * (the in-memory table holds only the last PIPE_CACHE_MAX blocks). */
+/* The longest line of this build: the prefix, three numbers, every node's
+ * cycle and the key. Longer lines are skipped unread. */
+enum { DISK_SLICE = 256 << 10,
+       DISK_MAX_LINE = 128 + 11 * (PIPE_MAX_NODES + PIPE_MAX_STREAMS) + 2 * DISK_MAX_KEY };
+
+/* Reads the file, once (pipe_cache.lock held), a slice at a time, and
+ * indexes the lines this build may take: a process pays one pass over the
+ * file however many blocks it looks up, keeps no copy of it, and can find
+ * every line of it (the in-memory table holds only the last PIPE_CACHE_MAX
+ * blocks). */
 static void disk_load(void)
 {
     if (!disk.path || disk.loaded)
@@ -3414,38 +3448,59 @@ static void disk_load(void)
         }
         return;
     }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (buf && got < (size_t)st.st_size) {
-        const ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!buf)
+    const size_t size = DISK_SLICE > DISK_MAX_LINE ? DISK_SLICE : DISK_MAX_LINE + 1;
+    char *buf = malloc(size);
+    if (!buf) {
+        close(fd);
         return;
+    }
     char prefix[96];
     disk_prefix(prefix, sizeof prefix);
-    size_t cap = 0;
-    for (size_t at = 0; at < got;) {
-        const char *nl = memchr(buf + at, '\n', got - at);
-        if (!nl)
-            break; /* a line still being written */
-        disk_line_ref ref;
-        if (disk_parse(buf + at, (size_t)(nl - (buf + at)), prefix, &ref)) {
-            if (disk.nlines == cap) {
-                cap = cap ? 2 * cap : 256;
-                disk_line_ref *grown = realloc(disk.lines, cap * sizeof *grown);
-                if (!grown)
-                    break;
-                disk.lines = grown;
+    size_t cap = 0, have = 0; /* bytes in buf, from file offset base */
+    off_t base = 0;
+    int skipping = 0;         /* inside a line too long to index */
+    for (;;) {
+        const ssize_t r = read(fd, buf + have, size - have);
+        if (r <= 0)
+            break; /* the end (a last line without its end is still being written) */
+        have += (size_t)r;
+        size_t at = 0;
+        for (;;) {
+            const char *nl = memchr(buf + at, '\n', have - at);
+            if (!nl)
+                break;
+            const size_t n = (size_t)(nl - (buf + at));
+            disk_line_ref ref;
+            if (!skipping && disk_parse(buf + at, n, prefix, &ref)) {
+                if (disk.nlines == cap) {
+                    cap = cap ? 2 * cap : 256;
+                    disk_index *grown = realloc(disk.lines, cap * sizeof *grown);
+                    if (!grown)
+                        goto out; /* the lines indexed so far serve */
+                    disk.lines = grown;
+                }
+                disk.lines[disk.nlines++] =
+                    (disk_index){ base + (off_t)at, n, ref.hexlen, disk_hash(ref.hex, ref.hexlen) };
             }
-            disk.lines[disk.nlines++] = ref;
+            skipping = 0;
+            at += n + 1;
         }
-        at = (size_t)(nl - buf) + 1;
+        /* What is left is the start of a line: moved to the front, or
+         * dropped when not even the longest line fits before it ends. */
+        if (at == 0 && have == size) {
+            skipping = 1;
+            at = have;
+        }
+        memmove(buf, buf + at, have - at);
+        base += (off_t)at;
+        have -= at;
     }
-    disk.text = buf;
+out:
+    free(buf);
+    if (disk.nlines)
+        disk.fd = fd;
+    else
+        close(fd);
 }
 
 static const char hex_digits[] = "0123456789abcdef";
@@ -3483,7 +3538,10 @@ static int disk_times(const disk_line_ref *ref, pipe_choice *ch)
     return 0;
 }
 
-/* The file's first line for key k (pipe_cache.lock held): 1 and its choice. */
+/* The file's first line for key k (pipe_cache.lock held): 1 and its
+ * choice. Lines whose key hashes as k's are read again, parsed and compared
+ * whole; a line the file no longer holds as indexed (emptied since) is not
+ * taken. */
 static int disk_find(const unsigned char *k, size_t len, pipe_choice *ch)
 {
     disk_load();
@@ -3496,10 +3554,23 @@ static int disk_find(const unsigned char *k, size_t len, pipe_choice *ch)
         hex[2 * i] = hex_digits[k[i] >> 4];
         hex[2 * i + 1] = hex_digits[k[i] & 15];
     }
+    const uint64_t h = disk_hash(hex, 2 * len);
+    char prefix[96];
+    disk_prefix(prefix, sizeof prefix);
+    char *line = NULL;
     int found = 0;
-    for (size_t i = 0; i < disk.nlines && !found; i++)
-        if (disk.lines[i].hexlen == 2 * len && memcmp(disk.lines[i].hex, hex, 2 * len) == 0)
-            found = disk_times(&disk.lines[i], ch);
+    for (size_t i = 0; i < disk.nlines && !found; i++) {
+        const disk_index *x = &disk.lines[i];
+        if (x->hexlen != 2 * len || x->hash != h)
+            continue;
+        if (!line && !(line = malloc(DISK_MAX_LINE)))
+            break;
+        disk_line_ref ref;
+        if (x->len <= DISK_MAX_LINE && pread(disk.fd, line, x->len, x->at) == (ssize_t)x->len &&
+            disk_parse(line, x->len, prefix, &ref) && ref.hexlen == 2 * len && memcmp(ref.hex, hex, 2 * len) == 0)
+            found = disk_times(&ref, ch);
+    }
+    free(line);
     free(hex);
     return found;
 }

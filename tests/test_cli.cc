@@ -874,6 +874,19 @@ TEST(Cli, KeptSchedulesChangeNothingButTheTime)
         write(file, many);
         EXPECT_TRUE(same(run_json(args), fresh));
         EXPECT_EQ(slurp(file), many) << "a block of the file's start was searched again";
+        // The run's own lines last, after 1.4 MB of lines (the file is read
+        // 256 KiB at a time, so lines straddle the slices) and a line longer
+        // than any of this build (skipped unread): found all the same.
+        std::string after;
+        for (int i = 0; i < 4000; i++) {
+            char key[17];
+            std::snprintf(key, sizeof key, "%016x", i);
+            after += prefix + "1 9 0 - " + std::string(300, 'a') + key + "\n";
+        }
+        after += prefix + "1 9 0 - " + std::string(300000, 'b') + "\n" + kept;
+        write(file, after);
+        EXPECT_TRUE(same(run_json(args), fresh));
+        EXPECT_EQ(slurp(file), after) << "a block kept at the file's end was searched again";
         write(file, kept);
     }
 
