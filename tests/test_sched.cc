@@ -862,3 +862,83 @@ TEST(Sched, RegisterReliefStartsFromTheSwingPlacementToo)
 }
 
 }  // namespace
+
+// The schedule file (npu_asm_cache_set_file) is read by every process that
+// names one, whatever another process or a person wrote into it: any bytes
+// there give the program a search gives, bit for bit, and never a fault.
+// The file here is the block's own line, mutated 300 ways (bytes flipped,
+// line ends added or dropped, cut short, junk around it, lines far longer
+// than any of this build), some of them with the line whole, which must be
+// found (a hit, nothing appended).
+TEST(Sched, AScheduleFileOfAnyBytesGivesTheSearchedProgram)
+{
+    const std::string src = loop("    vld.f32 %x, [s10]\n    vexp.f32 %e, %x\n    vmul.f32 %y, %e, %x\n"
+                                 "    vst.f32 %y, [s11]\n",
+                                 64);
+    const npu_asm_machine m = machine_of(default_timing());
+    char dir[] = "/tmp/npusim_schedfile_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string file = std::string(dir) + "/schedules";
+    auto slurp = [&] {
+        std::ifstream in(file, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    auto assemble = [&](const std::string &content) {
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << content;
+        npu_asm_cache_clear();
+        npu_asm_cache_set_file(file.c_str());
+        Assembled a(src, &m, true);
+        EXPECT_EQ(a.rc, NPU_OK) << a.d.message;
+        return words(a);
+    };
+    npu_asm_cache_set_file(nullptr);
+    npu_asm_cache_clear();
+    const std::vector<uint64_t> searched = [&] {
+        Assembled a(src, &m, true);
+        return words(a);
+    }();
+    ASSERT_FALSE(searched.empty());
+    EXPECT_EQ(assemble(""), searched);
+    const std::string line = slurp();  // the search's own line
+    ASSERT_EQ(line.rfind("npusim-schedule ", 0), 0u) << line;
+    ASSERT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+
+    std::mt19937 rng(2026);
+    auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n ? n - 1 : 0)(rng); };
+    unsigned hits = 0;
+    for (int i = 0; i < 300; i++) {
+        std::string f = line;
+        const bool whole = i % 4 == 0;  // the line kept as it is, somewhere in the file
+        if (!whole)
+            for (int e = 0, n = 1 + int(pick(4)); e < n; e++) {
+                switch (pick(6)) {
+                case 0: f[pick(f.size())] = char(rng()); break;             // a byte flipped
+                case 1: f.insert(pick(f.size() + 1), 1, '\n'); break;       // a line end added
+                case 2: f.erase(pick(f.size()), 1); break;                  // a byte dropped
+                case 3: f.resize(pick(f.size() + 1)); break;                // cut short
+                case 4: f.insert(pick(f.size() + 1), std::string(pick(64), char('0' + pick(10)))); break;
+                default: f += f; break;                                     // twice
+                }
+                if (f.empty())
+                    f = "\n";
+            }
+        std::string junk;
+        for (size_t j = 0, n = pick(3); j < n; j++)
+            junk += pick(8) == 0 ? std::string(300000 + pick(1000), 'f') + "\n"   // past any line of this build
+                                 : line.substr(0, pick(line.size())) + "\n";
+        const std::string content = pick(2) ? junk + f : f + junk;
+        ASSERT_EQ(assemble(content), searched) << "case " << i;
+        unsigned long h1 = 0, m1 = 0;
+        npu_asm_cache_stats(&h1, &m1);  // this assembly's: assemble clears the counts
+        if (whole) {
+            EXPECT_EQ(h1, 1u) << "case " << i << ": the whole line was not found";
+            EXPECT_EQ(slurp(), content) << "case " << i << ": searched again";
+        }
+        hits += unsigned(h1);
+    }
+    EXPECT_GE(hits, 75u);
+    npu_asm_cache_set_file(nullptr);
+    npu_asm_cache_clear();
+    std::remove(file.c_str());
+    rmdir(dir);
+}
