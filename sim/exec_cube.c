@@ -188,6 +188,16 @@ static inline cube_lanes lanes_at(const double *p)
     return v;
 }
 
+/* n fp16 values at src as binary64 at dst. */
+static void widen_halves(const uint8_t *src, double *dst, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        dst[i] = f16_to_f32_inline(h);
+    }
+}
+
 /* C (m x n fp32 fractals at L0C[sa]) = (zero ? 0 : C) + A (m x k fp16
  * fractals at L0A[sb]) x B (k x n fp16 fractals at L0B[sc]). Each fractal is
  * 16 x 16 elements, row-major; the fractals of a tile are row-major too.
@@ -217,17 +227,8 @@ static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zer
         return;
     }
     double *b = a + a_elems;
-    const uint8_t *pa = c->l0a + ar.addr, *pb = c->l0b + br.addr;
-    for (uint64_t i = 0; i < a_elems; i++) {
-        uint16_t h;
-        memcpy(&h, pa + 2 * i, 2);
-        a[i] = f16_to_f32_inline(h);
-    }
-    for (uint64_t i = 0; i < b_elems; i++) {
-        uint16_t h;
-        memcpy(&h, pb + 2 * i, 2);
-        b[i] = f16_to_f32_inline(h);
-    }
+    widen_halves(c->l0a + ar.addr, a, a_elems);
+    widen_halves(c->l0b + br.addr, b, b_elems);
 
     /* A fractal row of C at a time, its 16 columns in lanes: each element's
      * sum of products still runs in t order from 0, beside the others. */

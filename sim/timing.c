@@ -651,19 +651,21 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.unit_busy[d->unit] += ut->interval + extra;
     tc->stats.class_issued[d->cls]++;
 
-    if (!info.has_pipe && !info.has_dma) {
-        if (complete > tc->last_completion)
-            tc->last_completion = complete;
-        if (tc->hook) {
-            const npu_issue_event ev = { tc->seq, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
-                                         tc->dma_count, 0, 0 };
-            tc->hook(tc->hook_ctx, &ev);
-        }
+    /* The issue event: built only when a hook reads it or a DMA or cube
+     * operation completes it. */
+    const int plain = !info.has_pipe && !info.has_dma;
+    if (plain && complete > tc->last_completion)
+        tc->last_completion = complete;
+    if (plain && !tc->hook) {
         tc->seq++;
         return c->state;
     }
     npu_issue_event ev = { tc->seq++, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
                            tc->dma_count, 0, 0 };
+    if (plain) {
+        tc->hook(tc->hook_ctx, &ev);
+        return c->state;
+    }
     if (info.has_pipe) {
         pipe_issue(tc, &info.pipe, &ev, t + ut->latency);
         return c->state;

@@ -935,8 +935,6 @@ TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
     EXPECT_GT(r.accuracy.failures, 40u * 20u / 2);
 }
 
-// ---- fused epilogues: C = f(A B + bias) (docs/cube.md, "Epilogues") ------
-
 TEST(LibraryMatmul, TheChecksDotProductsAreALoopPerElementsBits)
 {
     // exact_dots computes 16 sums at once in threads; each must still be
@@ -969,6 +967,8 @@ TEST(LibraryMatmul, TheChecksDotProductsAreALoopPerElementsBits)
             }
     }
 }
+
+// ---- fused epilogues: C = f(A B + bias) (docs/cube.md, "Epilogues") ------
 
 TEST(LibraryMatmulEpilogue, BiasAndGeluPassOnShapesThatAreNotMultiplesOf16)
 {
