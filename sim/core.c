@@ -1,6 +1,7 @@
 /* The functional core's life cycle and its one-instruction step: fetch,
  * operand-type check, dispatch to the exec_<ID> bodies, retire or trap. */
 #include "exec.h"
+#include "race.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ void npu_core_config_default(npu_core_config *cfg)
     cfg->l0a_bytes = 64 * 1024;
     cfg->l0b_bytes = 64 * 1024;
     cfg->l0c_bytes = 256 * 1024;
+    cfg->race_check = 1;
 }
 
 /* calloc that treats 0 bytes as "no buffer" (NULL, and no failure). */
@@ -70,6 +72,11 @@ int npu_core_init(npu_core *c, const npu_core_config *cfg, const npu_program *pr
     c->cfg = *cfg;
     c->prog = prog;
     c->gm = gm;
+    if (!npu_race_init(c)) {
+        free(c->ub);
+        memset(c, 0, sizeof *c);
+        return NPU_ENOMEM;
+    }
     npu_core_reset(c);
     return NPU_OK;
 }
@@ -81,6 +88,7 @@ void npu_core_fini(npu_core *c)
     free(c->l0a);
     free(c->l0b);
     free(c->l0c);
+    npu_race_free(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -123,6 +131,7 @@ void npu_core_reset(npu_core *c)
         c->dma_desc.ub_stride[d] = 0;
     }
     c->dma_tags_issued = 0;
+    npu_race_reset(c);
     c->state = NPU_CORE_RUNNING;
     memset(&c->trap, 0, sizeof c->trap);
     c->retired = 0;
@@ -145,6 +154,7 @@ const char *npu_trap_name(npu_trap_kind k)
         [NPU_TRAP_DEADLOCK] = "deadlock",
         [NPU_TRAP_DMA_SIZE] = "dma_too_large",
         [NPU_TRAP_CUBE_BOUNDS] = "cube_buffer_out_of_bounds",
+        [NPU_TRAP_RACE] = "race",
     };
     return (unsigned)k < NPU_NUM_TRAP_KINDS ? names[k] : "unknown";
 }

@@ -7,6 +7,7 @@
  * npu_step_info.pipe and complete its tag when its pipe has run it. Every
  * operand range is checked before any byte moves. */
 #include "exec.h"
+#include "race.h"
 
 #include <stdlib.h>
 
@@ -55,10 +56,16 @@ static int buffers_ok(npu_core *c, const char *what)
     return 0;
 }
 
+/* The tag an operation completes (its rd field). */
+static unsigned pipe_tag(const npu_insn *in)
+{
+    return in->rd & (NPU_NUM_DMA_TAGS - 1);
+}
+
 static void issue_pipe(npu_core *c, const npu_insn *in, npu_step_info *info, npu_pipe pipe, uint64_t bytes,
                        uint64_t fractals)
 {
-    const unsigned tag = in->rd & (NPU_NUM_DMA_TAGS - 1);
+    const unsigned tag = pipe_tag(in);
     c->dma_tags_issued |= 1u << tag;
     if (info) {
         info->has_pipe = 1;
@@ -82,7 +89,10 @@ static void move_from_l1(npu_core *c, const npu_insn *in, npu_step_info *info, i
     const cube_range src = { "L1", sreg(c, in->rs2), bytes, c->cfg.l1_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
     const cube_range dst = { to_b ? "L0B" : "L0A", sreg(c, in->rs1), bytes,
                              to_b ? c->cfg.l0b_bytes : c->cfg.l0a_bytes, FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
-    if (!range_ok(c, what, &src) || !range_ok(c, what, &dst) || !buffers_ok(c, what))
+    const npu_span spans[2] = { npu_span_range(NPU_SPACE_L1, 0, src.addr, bytes),
+                                npu_span_range(to_b ? NPU_SPACE_L0B : NPU_SPACE_L0A, 1, dst.addr, bytes) };
+    if (!range_ok(c, what, &src) || !range_ok(c, what, &dst) || !buffers_ok(c, what) ||
+        !npu_race_access(c, NPU_AGENT_MTE1, pipe_tag(in), spans, 2))
         return;
     memcpy((to_b ? c->l0b : c->l0a) + dst.addr, c->l1 + src.addr, bytes);
     issue_pipe(c, in, info, NPU_PIPE_MTE1, bytes, 0);
@@ -142,6 +152,23 @@ EXEC(MVLAI)
     const cube_range src = { "L1", sreg(c, in->rs2), planes > UINT64_MAX / plane ? UINT64_MAX : planes * plane,
                              c->cfg.l1_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
     if (!range_ok(c, "mvlai", &dst) || !range_ok(c, "mvlai", &src) || !buffers_ok(c, "mvlai"))
+        return;
+    /* The map rows it reads (the race check): those of its output pixels'
+     * first to last tap row, in each C1 plane from its first tap's to its
+     * last's; none when every pixel lies past the map's output. */
+    const uint64_t p_end = p0 + m * FRACTAL < ho * wo ? p0 + m * FRACTAL : ho * wo;
+    int64_t row_lo = 0, row_hi = 0; /* [row_lo, row_hi) inside the map */
+    if (p0 < p_end) {
+        row_lo = (int64_t)(p0 / wo * stride) - (int64_t)pad;
+        row_hi = (int64_t)((p_end - 1) / wo * stride + kh) - (int64_t)pad;
+        row_lo = row_lo < 0 ? 0 : row_lo;
+        row_hi = row_hi > (int64_t)h ? (int64_t)h : row_hi;
+    }
+    const uint64_t rows = row_hi > row_lo ? (uint64_t)(row_hi - row_lo) : 0;
+    npu_span spans[2] = { { src.addr + q0 / taps * plane + (uint64_t)row_lo * w * MOVE_BLOCK, rows * w * MOVE_BLOCK,
+                            1, (q0 + k - 1) / taps - q0 / taps + 1, 0, (int64_t)plane, NPU_SPACE_L1, 0 },
+                          npu_span_range(NPU_SPACE_L0A, 1, dst.addr, dst.bytes) };
+    if (!npu_race_access(c, NPU_AGENT_MTE1, pipe_tag(in), rows ? spans : spans + 1, rows ? 2 : 1))
         return;
     uint8_t *out = c->l0a + dst.addr;
     const uint8_t *map = c->l1 + src.addr;
@@ -214,7 +241,11 @@ static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zer
                             FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
     const cube_range br = { "L0B", sreg(c, in->rs3), k * n * FRACTAL_F16_BYTES, c->cfg.l0b_bytes,
                             FRACTAL_F16_BYTES, NPU_TRAP_CUBE_BOUNDS };
-    if (!range_ok(c, what, &cr) || !range_ok(c, what, &ar) || !range_ok(c, what, &br) || !buffers_ok(c, what))
+    const npu_span spans[3] = { npu_span_range(NPU_SPACE_L0A, 0, ar.addr, ar.bytes),
+                                npu_span_range(NPU_SPACE_L0B, 0, br.addr, br.bytes),
+                                npu_span_range(NPU_SPACE_L0C, 1, cr.addr, cr.bytes) };
+    if (!range_ok(c, what, &cr) || !range_ok(c, what, &ar) || !range_ok(c, what, &br) || !buffers_ok(c, what) ||
+        !npu_race_access(c, NPU_AGENT_CUBE, pipe_tag(in), spans, 3))
         return;
 
     /* The operands as binary64, converted once (their products are then
@@ -287,7 +318,10 @@ EXEC(MVUB)
     }
     const cube_range src = { "L0C", sreg(c, in->rs2), bytes, c->cfg.l0c_bytes, MOVE_BLOCK, NPU_TRAP_CUBE_BOUNDS };
     const cube_range dst = { "UB", sreg(c, in->rs1), bytes, c->cfg.ub_bytes, MOVE_BLOCK, NPU_TRAP_UB_BOUNDS };
-    if (!range_ok(c, "mvub", &src) || !range_ok(c, "mvub", &dst) || !buffers_ok(c, "mvub"))
+    const npu_span spans[2] = { npu_span_range(NPU_SPACE_L0C, 0, src.addr, bytes),
+                                npu_span_range(NPU_SPACE_UB, 1, dst.addr, bytes) };
+    if (!range_ok(c, "mvub", &src) || !range_ok(c, "mvub", &dst) || !buffers_ok(c, "mvub") ||
+        !npu_race_access(c, NPU_AGENT_FIX, pipe_tag(in), spans, 2))
         return;
     memcpy(c->ub + dst.addr, c->l0c + src.addr, bytes);
     issue_pipe(c, in, info, NPU_PIPE_FIX, bytes, 0);

@@ -5,6 +5,7 @@
  * The DMA is functional here: a transfer completes when it issues. Timing
  * models see it through npu_step_info.dma. */
 #include "exec.h"
+#include "race.h"
 
 #include <string.h>
 
@@ -41,7 +42,8 @@ static void note_scalar_access(npu_step_info *info, uint64_t addr)
 EXEC(SLD)
 {
     uint64_t addr = sreg(c, in->rs1) + (uint64_t)(int64_t)in->imm;
-    if (!scalar_access_ok(c, "sld", addr))
+    const npu_span span = npu_span_range(NPU_SPACE_UB, 0, addr, 8);
+    if (!scalar_access_ok(c, "sld", addr) || !npu_race_access(c, NPU_AGENT_CORE, 0, &span, 1))
         return;
     uint64_t x = 0;
     for (int k = 7; k >= 0; k--)
@@ -53,7 +55,8 @@ EXEC(SLD)
 EXEC(SST)
 {
     uint64_t addr = sreg(c, in->rs1) + (uint64_t)(int64_t)in->imm;
-    if (!scalar_access_ok(c, "sst", addr))
+    const npu_span span = npu_span_range(NPU_SPACE_UB, 1, addr, 8);
+    if (!scalar_access_ok(c, "sst", addr) || !npu_race_access(c, NPU_AGENT_CORE, 0, &span, 1))
         return;
     uint64_t x = sreg(c, in->rs2);
     for (unsigned k = 0; k < 8; k++)
@@ -102,6 +105,9 @@ static int whole_vector_access(npu_core *c, const npu_insn *in, npu_step_info *i
     const uint64_t es = esize_of(in->dt), bytes = lanes_of(c, in->dt) * es, size = c->cfg.ub_bytes;
     if (in->pm || stride != es || base % es || size < bytes || base > size - bytes)
         return 0;
+    const npu_span span = npu_span_range(NPU_SPACE_UB, store, base, bytes);
+    if (!npu_race_access(c, NPU_AGENT_CORE, 0, &span, 1))
+        return 1;
     uint8_t *v = vreg(c, in->rd);
     if (store)
         memcpy(c->ub + base, v, bytes);
@@ -124,6 +130,20 @@ static void vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, 
     if (!vector_access_ok(c, in, base, stride))
         return;
     unsigned es = esize_of(in->dt), n = lanes_of(c, in->dt), active = 0;
+    if (c->race) { /* the active lanes' bytes, lane order: first to last active lane */
+        unsigned first = n, last = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (lane_active(c, in, i)) {
+                first = i < first ? i : first;
+                last = i;
+            }
+        if (first < n) {
+            npu_span span = { base + (uint64_t)first * stride, es, last - first + 1, 1, (int64_t)stride, 0,
+                              NPU_SPACE_UB, (uint8_t)store };
+            if (!npu_race_access(c, NPU_AGENT_CORE, 0, &span, 1))
+                return;
+        }
+    }
     uint64_t lo = UINT64_MAX, hi = 0;
     uint8_t *v = vreg(c, in->rd);
     for (unsigned i = 0; i < n; i++) {
@@ -293,6 +313,10 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
         npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "dmaldl1: out of host memory for the cube's buffers");
         return;
     }
+    const npu_span span = { ub.base, row, desc->count[0], desc->count[1], desc->ub_stride[0], desc->ub_stride[1],
+                            (uint8_t)(to_l1 ? NPU_SPACE_L1 : NPU_SPACE_UB), (uint8_t)to_ub };
+    if (!npu_race_access(c, NPU_AGENT_DMA, tag, &span, 1))
+        return;
     uint8_t *local = to_l1 ? c->l1 : c->ub;
     uint8_t *gm_data = c->gm ? c->gm->data : NULL;
     for (uint64_t k2 = 0; k2 < desc->count[1]; k2++) {
@@ -336,6 +360,9 @@ EXEC(DMAWAIT)
                        (int)tag, NPU_NUM_DMA_TAGS - 1);
         return;
     }
-    if (!(c->dma_tags_issued & (1u << tag)))
+    if (!(c->dma_tags_issued & (1u << tag))) {
         npu_core_raise(c, NPU_TRAP_DMA_TAG, 0, "dmawait on tag %d, which no DMA or cube operation has used", (int)tag);
+        return;
+    }
+    npu_race_wait(c, (unsigned)tag);
 }

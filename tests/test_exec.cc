@@ -709,16 +709,16 @@ TEST(Exec, InitRejectsConfigurationsOutsideTheirRanges)
     std::memset(&prog, 0, sizeof prog);
     npu_core c;
     const npu_core_config bad[] = {
-        { 96, 4096, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0 },    // VLEN not a power of two
-        { 4096, 4096, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0 },  // VLEN too large
-        { 256, 0, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0 },      // no UB
-        { 256, 4096, 1, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0 },   // core id out of range
-        { 256, 4096, 0, 1, NPU_SFU_APPROX, 30, 0, 0, 0, 0 },
-        { 256, 4096, 0, 1, NPU_SFU_EXACT, 12, 1000, 0, 0, 0 }, // L1 not whole fractals  // sfu bits out of range
+        { 96, 4096, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0, 1 },    // VLEN not a power of two
+        { 4096, 4096, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0, 1 },  // VLEN too large
+        { 256, 0, 0, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0, 1 },      // no UB
+        { 256, 4096, 1, 1, NPU_SFU_EXACT, 12, 0, 0, 0, 0, 1 },   // core id out of range
+        { 256, 4096, 0, 1, NPU_SFU_APPROX, 30, 0, 0, 0, 0, 1 },
+        { 256, 4096, 0, 1, NPU_SFU_EXACT, 12, 1000, 0, 0, 0, 1 }, // L1 not whole fractals  // sfu bits out of range
     };
     for (const npu_core_config &cfg : bad)
         EXPECT_EQ(npu_core_init(&c, &cfg, &prog, nullptr), NPU_EINVAL);
-    const npu_core_config good{ 128, 4096, 2, 4, NPU_SFU_APPROX, 10, 0, 0, 0, 0 };
+    const npu_core_config good{ 128, 4096, 2, 4, NPU_SFU_APPROX, 10, 0, 0, 0, 0, 1 };
     ASSERT_EQ(npu_core_init(&c, &good, &prog, nullptr), NPU_OK);
     EXPECT_EQ(c.spr[NPU_SPR_COREID], 2u);
     EXPECT_EQ(c.spr[NPU_SPR_NCORES], 4u);

@@ -201,7 +201,8 @@ TEST(Exec, OneDimensionalDmaCopiesOneRowAndReportsIt)
     EXPECT_EQ(info.dma.shape.count[0], 1u);
     EXPECT_EQ(m.c.dma_tags_issued, 1u << 4);
 
-    // And back out to another GM place.
+    // And back out to another GM place, once the load has landed.
+    ASSERT_EQ(m.exec(insn(NPU_OP_DMAWAIT, 0, 0, 0, 0, 0, 4)), NPU_CORE_HALTED) << m.c.trap.message;
     m.c.s[2] = 4096;
     ASSERT_EQ(m.exec(dma(NPU_OP_DMAST, 1, 2, 3, 5), &info), NPU_CORE_HALTED);
     EXPECT_EQ(info.dma.to_ub, 0);
@@ -257,7 +258,7 @@ TEST(Exec, ThreeDimensionalDmaWalksDimensionOneInsideDimensionTwo)
     // Store it back transposed-ish with a negative GM stride on dimension 1.
     m.c.s[2] = (uint64_t)-64;
     m.c.s[5] = 8192;
-    m.load({ dmadim(1, 1, 2, 3), dma(NPU_OP_DMAST, 4, 5, 6, 1), halt() });
+    m.load({ insn(NPU_OP_DMAWAIT, 0, 0, 0, 0, 0, 31), dmadim(1, 1, 2, 3), dma(NPU_OP_DMAST, 4, 5, 6, 1), halt() });
     ASSERT_EQ(m.run(), NPU_CORE_HALTED) << m.c.trap.message;
     for (unsigned k2 = 0; k2 < 3; k2++)
         for (unsigned k1 = 0; k1 < 2; k1++)

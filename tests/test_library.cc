@@ -935,6 +935,36 @@ TEST(LibraryMatmul, AKernelThatDropsAStepFailsItsCheck)
     EXPECT_GT(r.accuracy.failures, 40u * 20u / 2);
 }
 
+TEST(LibraryMatmul, AKernelThatReadsATileBeforeItsWaitIsARaceNotAPass)
+{
+    // The skeleton without the wait for the last tile's move out of L0C
+    // (tag 6): the tile's store then reads UB bytes the FIX pipe may still
+    // be writing. Every operation takes effect at its issue, so unchecked
+    // the run passes its accuracy check, with cycles no machine could give;
+    // the race check traps at the store, naming the move.
+    const std::string path = mutated_kernel(
+        "matmul", "matmul_no_wait",
+        {{"    dmawait 6                        ; the last tile's accumulators are in the UB\n", "\n"}});
+    RunResult r = run_kernel(options(path, "fp32", {1, 40, 300, 20}));
+    ASSERT_EQ(r.traps.size(), 1u) << describe(r);
+    const TrapReport &t = r.traps[0];
+    EXPECT_EQ(t.trap.kind, NPU_TRAP_RACE);
+    EXPECT_EQ(t.disasm.rfind("dmast", 0), 0u) << t.disasm;
+    const std::string m = t.trap.message;
+    EXPECT_EQ(m.rfind("dmast reads UB at 0x", 0), 0u) << m;
+    EXPECT_NE(m.find(", which mvub at pc "), std::string::npos) << m;
+    EXPECT_NE(m.find(" (matmul_no_wait.s:"), std::string::npos) << m;
+    EXPECT_NE(m.find("(tag 6) may still be writing: no dmawait 6 between them"), std::string::npos) << m;
+    EXPECT_FALSE(r.passed());
+
+    RunResult unchecked = run_kernel(options(path, "fp32", {1, 40, 300, 20}, {"sim.race_check=no"}));
+    EXPECT_TRUE(unchecked.traps.empty()) << describe(unchecked);
+    EXPECT_TRUE(unchecked.passed()) << describe(unchecked);
+    RunResult shipped = run_kernel(options("matmul", "fp32", {1, 40, 300, 20}));
+    ASSERT_TRUE(shipped.passed()) << describe(shipped);
+    EXPECT_LT(unchecked.stats.cycles, shipped.stats.cycles);
+}
+
 TEST(LibraryMatmul, TheChecksDotProductsAreALoopPerElementsBits)
 {
     // exact_dots computes 16 sums at once in threads; each must still be

@@ -500,7 +500,7 @@ TEST(DmaBackend, GivesTheTransferCompletionAndKeepsTheEngineRate)
     // Two 3200-byte loads: the second starts when the engine has pushed the
     // first's bytes (100 cycles later); each completes 1000 cycles after its
     // start, as the backend says, instead of bytes/32 + 20.
-    const char *src = "li s1, 0\nli s2, 0\nli s3, 3200\ndmald s1, s2, s3, 0\ndmald s1, s2, s3, 1\n"
+    const char *src = "li s1, 0\nli s2, 0\nli s3, 3200\ndmald s1, s2, s3, 0\ndmald s3, s2, s3, 1\n"
                       "dmawait 0\ndmawait 1\nhalt\n";
     FakeBackend be;
     npu_core_stats s = run_with_backend(src, &be);

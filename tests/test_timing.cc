@@ -171,7 +171,7 @@ TEST(Timing, DmaQueueDepthLimitsTransfersInFlight)
     npu_timing_config c = defaults();
     c.dma_queue_depth = 1;
     c.dma_latency = 10;
-    Timed t("li s3, 320\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", c);
+    Timed t("li s3, 320\ndmald s0, s0, s3, 0\ndmald s3, s0, s3, 1\ndmawait 1\nhalt\n", c);
     // First: issue 1, start 2, done 2+10+10 = 22; the second waits for a free
     // queue entry until 22, starts 23, done 43.
     const npu_core_stats &s = t.stats();

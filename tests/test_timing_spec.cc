@@ -350,7 +350,7 @@ TEST(TimingSpec, BackToBackDmaWaitsForTheEngine)
     // start max(3, 10) = 10, engine_free 18, done 10+8+20 = 38. dmawait 1 @38,
     // halt@39, cycles 40. dma_wait 3..37.
     // slots: c0 3 raw; c1 3 unit_busy; c2 3 + 140 = 143 dma_wait; c38 3 unit_busy; c39 3 drain.
-    SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", spec_defaults());
+    SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s3, s0, s3, 1\ndmawait 1\nhalt\n", spec_defaults());
     expect_core(r.stats(), r.width, 40, 5, 5, {{DMA_WAIT, 35}},
                 {{RAW, 3}, {NPU_UNIT_BUSY, 6}, {DMA_WAIT, 143}, {DRAIN, 3}});
 }
@@ -363,7 +363,7 @@ TEST(TimingSpec, DmaQueueDepthOneSerialisesTransfers)
     // slots: c0 3 raw; c1 3 + 112 + c30 3 + 112 = 230 dma_wait; c59 3 unit_busy; c60 3 drain.
     npu_timing_config c = spec_defaults();
     c.dma_queue_depth = 1;
-    SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s0, s0, s3, 1\ndmawait 1\nhalt\n", c);
+    SpecRun r("li s3, 256\ndmald s0, s0, s3, 0\ndmald s3, s0, s3, 1\ndmawait 1\nhalt\n", c);
     expect_core(r.stats(), r.width, 61, 5, 5, {{DMA_WAIT, 56}},
                 {{RAW, 3}, {DMA_WAIT, 230}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
@@ -388,7 +388,7 @@ TEST(TimingSpec, DmawaitWaitsOnlyForItsTag)
     // dma_wait 3..29; drain 32..129.
     // slots: c0 3 unit_busy; c1 2 raw (s4 and the DMA unit both at 2: tie -> raw);
     // c2 3 + 108 = 111 dma_wait; c30 3 unit_busy; c31 3 + 392 = 395 drain.
-    SpecRun r("li s3, 256\nli s4, 3200\ndmald s0, s0, s3, 0\ndmald s0, s0, s4, 1\ndmawait 0\nhalt\n",
+    SpecRun r("li s3, 256\nli s4, 3200\ndmald s0, s0, s3, 0\ndmald s3, s0, s4, 1\ndmawait 0\nhalt\n",
               spec_defaults());
     expect_core(r.stats(), r.width, 130, 6, 5, {{DMA_WAIT, 27}, {DRAIN, 98}},
                 {{RAW, 2}, {DMA_WAIT, 111}, {NPU_UNIT_BUSY, 6}, {DRAIN, 395}});
@@ -661,8 +661,10 @@ TEST(TimingSpec, CubeQueueDepthOneHoldsTheNextMmadAtIssue)
     // The pipes are independent: a move beside a running mmad is not held.
     // mmadz@4 (cube [5, 69), done 77); li@4 beside it; mvla@5 enters MTE1 at
     // 6, 1 cycle, done 11; dmawait@11, halt@12; the mmad drains to 77.
-    SpecRun both("li s1, 4\nli s2, 4\nli s3, 4\nmmdim s1, s2, s3\n"
-                 "mmadz s0, s0, s0, 0\nli s4, 512\nmvla s0, s0, s4, 2\ndmawait 2\nhalt\n",
+    // (m, k, n = 1, 1, 64: the same 64 fractal products, A one fractal, so
+    // that the move writes L0A beside it, not over what the mmad reads.)
+    SpecRun both("li s1, 1\nli s2, 1\nli s3, 64\nmmdim s1, s2, s3\n"
+                 "mmadz s0, s0, s0, 0\nli s4, 512\nmvla s4, s0, s4, 2\ndmawait 2\nhalt\n",
                  one);
     EXPECT_EQ(both.stats().cycles, 77u);
     EXPECT_EQ(both.stats().stall[DRAIN], 77u - 13u);

@@ -35,6 +35,10 @@ typedef struct npu_core_config {
      * and L0B (the cube's operands, filled from L1) and L0C (its fp32
      * accumulators, read out to the UB). Each a multiple of 512 bytes. */
     size_t l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes;
+    /* Trap on a race: an access to local bytes that a DMA or cube operation
+     * still in flight (issued, its tag not yet waited for) writes, or reads
+     * while the access writes them (docs/timing.md, "Races"). On by default. */
+    int race_check;
 } npu_core_config;
 
 /* Global memory as the core sees it: one flat byte array. */
@@ -64,6 +68,7 @@ typedef enum npu_trap_kind {
     NPU_TRAP_DEADLOCK,      /* no core can make progress */
     NPU_TRAP_DMA_SIZE,      /* one DMA would move more bytes than global memory holds */
     NPU_TRAP_CUBE_BOUNDS,   /* a cube move or mmad outside L1, L0A, L0B or L0C */
+    NPU_TRAP_RACE,          /* an access to bytes a DMA or cube operation in flight may still move */
     NPU_NUM_TRAP_KINDS
 } npu_trap_kind;
 
@@ -153,6 +158,7 @@ typedef struct npu_core {
     uint64_t mm_dim[3];            /* mmdim: m, k, n in 16-element fractals */
     uint64_t im2_dim[6];           /* im2dim: H, W, kh, kw, stride, pad of mvlai's feature map */
     int cube_used;                 /* the cube's buffers exist (zeroed at their creation) */
+    struct npu_race *race;         /* operations in flight, when cfg.race_check (sim/race.c) */
     npu_core_state state;
     npu_trap trap;
     uint64_t retired;                  /* instructions executed (a trapping one is not) */
@@ -162,7 +168,7 @@ typedef struct npu_core {
 /* The default core, the one place its values live (configs/default.yaml and
  * `npusim config show` give the same): VLEN 256, a 256 KiB unified buffer,
  * core 0 of 1, an exact SFU (12 bits when approximate), a cube with a 1 MiB
- * L1, 64 KiB L0A and L0B and a 256 KiB L0C. */
+ * L1, 64 KiB L0A and L0B and a 256 KiB L0C, and the race check on. */
 NPU_API void npu_core_config_default(npu_core_config *cfg);
 
 /* Allocates the UB and resets the state. prog and gm stay owned by the host. */

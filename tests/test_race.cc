@@ -1,0 +1,180 @@
+// The race check (docs/timing.md, "Races"; sim/race.c): an access to local
+// bytes that a DMA or cube operation still in flight moves, before a
+// dmawait on its tag, traps naming both instructions; what the machine
+// orders by itself does not.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "npusim/npusim.h"
+
+namespace {
+
+struct Outcome {
+    npu_core_state state;
+    npu_trap trap;
+};
+
+// Runs `src` (assembled as r.s) on one functional core of the default
+// config, its race check as given.
+Outcome run(const std::string &src, bool check = true)
+{
+    npu_program prog;
+    npu_program_init(&prog);
+    npu_diag d{};
+    if (npu_assemble("r.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
+        ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
+    std::vector<uint8_t> bytes(1 << 16);
+    npu_gm gm{bytes.data(), bytes.size()};
+    npu_core_config cfg;
+    npu_core_config_default(&cfg);
+    EXPECT_EQ(cfg.race_check, 1);  // on by default
+    cfg.race_check = check;
+    npu_core c;
+    EXPECT_EQ(npu_core_init(&c, &cfg, &prog, &gm), NPU_OK);
+    for (int i = 0; i < 10000 && c.state == NPU_CORE_RUNNING; i++)
+        npu_core_step(&c, nullptr);
+    Outcome o{c.state, c.trap};
+    npu_core_fini(&c);
+    npu_program_free(&prog);
+    return o;
+}
+
+void expect_race(const std::string &src, uint64_t pc, const std::string &message)
+{
+    Outcome o = run(src);
+    ASSERT_EQ(o.state, NPU_CORE_TRAPPED) << src;
+    EXPECT_EQ(o.trap.kind, NPU_TRAP_RACE);
+    EXPECT_EQ(o.trap.pc, pc);
+    EXPECT_EQ(std::string(o.trap.message), message);
+    EXPECT_STREQ(npu_trap_name(o.trap.kind), "race");
+    // Unchecked, the same program runs to its end: every operation takes
+    // effect at its issue, so nothing else would have noticed.
+    EXPECT_EQ(run(src, false).state, NPU_CORE_HALTED) << src;
+}
+
+void expect_clean(const std::string &src)
+{
+    Outcome o = run(src);
+    EXPECT_EQ(o.state, NPU_CORE_HALTED) << src << "\n" << o.trap.message;
+}
+
+}  // namespace
+
+TEST(Race, AVectorLoadBeforeItsTransfersWaitTrapsNamingBoth)
+{
+    // dmald UB [0, 64) tag 1; the vld reads [32, 64) of it.
+    const std::string load = "li s3, 64\nli s4, 32\ndmald s0, s0, s3, 1\n";
+    expect_race(load + "vld.f16 v0, [s4]\ndmawait 1\nhalt\n", 3,
+                "vld reads UB at 0x20, which dmald at pc 2 (r.s:3) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+    expect_clean(load + "dmawait 1\nvld.f16 v0, [s4]\nhalt\n");
+    // A wait on another tag does not retire it.
+    expect_race(load + "dmald s3, s3, s3, 2\ndmawait 2\nsld s5, [s4 + 8]\ndmawait 1\nhalt\n", 5,
+                "sld reads UB at 0x28, which dmald at pc 2 (r.s:3) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+    // Bytes beside the transfer's are free: double buffering.
+    expect_clean(load + "vld.f16 v0, [s3]\nvst.f16 v0, [s3 + 32]\ndmawait 1\nhalt\n");
+}
+
+TEST(Race, AStoreOverBytesATransferStillReadsOrWritesTraps)
+{
+    // dmast reads UB [0, 64) as it sends them: a vst over them is a race...
+    expect_race("li s3, 64\ndmast s0, s0, s3, 3\nvst.f32 v1, [s0 + 32]\nhalt\n", 2,
+                "vst writes UB at 0x20, which dmast at pc 1 (r.s:2) (tag 3) may still be reading: "
+                "no dmawait 3 between them");
+    // ... a vld of them is not (both read).
+    expect_clean("li s3, 64\ndmast s0, s0, s3, 3\nvld.f32 v1, [s0 + 32]\nhalt\n");
+}
+
+TEST(Race, StridedRowsMeetOnlyWhereTheirBytesDo)
+{
+    // dmald: 4 rows of 32 bytes, 128 apart in the UB (0, 128, 256, 384).
+    const std::string rows = "li s1, 4\nli s2, 32\nli s5, 128\ndmadim 1, s1, s2, s5\ndmald s0, s0, s2, 0\n";
+    expect_clean(rows + "li s6, 32\nvld.f32 v0, [s6]\nli s6, 416\nvld.f32 v0, [s6]\nhalt\n");
+    expect_race(rows + "li s6, 368\nvld.f32 v0, [s6]\nhalt\n", 6,
+                "vld reads UB at 0x170, which dmald at pc 4 (r.s:5) (tag 0) may still be writing: "
+                "no dmawait 0 between them");
+    // A strided vector load: lanes 4 bytes at 96 + 32 i touch 96, 128, ...:
+    // the second lane meets row 1.
+    expect_race(rows + "li s6, 96\nvlds.f32 v0, [s6], s2\nhalt\n", 6,
+                "vlds reads UB at 0x60, which dmald at pc 4 (r.s:5) (tag 0) may still be writing: "
+                "no dmawait 0 between them");
+    // Lanes of 4 bytes at 64 + 128 i all fall between the rows.
+    expect_clean(rows + "li s6, 64\nvlds.f32 v0, [s6], s5\nhalt\n");
+}
+
+TEST(Race, TheCubesPipesOrderTheirOwnOperationsNotEachOthers)
+{
+    const std::string dims = "li s1, 1\nmmdim s1, s1, s1\nli s4, 512\n";
+    // mvla (MTE1) writes L0A [0, 512); the mmad (cube) reads it.
+    expect_race(dims + "mvla s0, s0, s4, 0\nmmadz s0, s0, s0, 1\ndmawait 1\nhalt\n", 4,
+                "mmadz reads L0A at 0x0, which mvla at pc 3 (r.s:4) (tag 0) may still be writing: "
+                "no dmawait 0 between them");
+    expect_clean(dims + "mvla s0, s0, s4, 0\ndmawait 0\nmmadz s0, s0, s0, 1\nmmad s0, s0, s0, 2\n"
+                        "dmawait 2\nhalt\n");  // two mmads into one L0C: one pipe, in order
+    // mvub (FIX) reads L0C while the mmad writes it, and writes the UB the vector unit reads.
+    expect_race(dims + "mmadz s0, s0, s0, 1\nmvub s0, s0, s4, 2\nhalt\n", 4,
+                "mvub reads L0C at 0x0, which mmadz at pc 3 (r.s:4) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+    expect_race(dims + "mvub s0, s0, s4, 2\nvld.f32 v0, [s0 + 480]\nhalt\n", 4,
+                "vld reads UB at 0x1e0, which mvub at pc 3 (r.s:4) (tag 2) may still be writing: "
+                "no dmawait 2 between them");
+    // dmaldl1 lands in L1; mvla reads it.
+    expect_race(dims + "dmaldl1 s0, s0, s4, 5\nmvlb s0, s0, s4, 6\nhalt\n", 4,
+                "mvlb reads L1 at 0x0, which dmaldl1 at pc 3 (r.s:4) (tag 5) may still be writing: "
+                "no dmawait 5 between them");
+}
+
+TEST(Race, TheDmaEngineSendsInOrderSoAStoresReadComesFirst)
+{
+    // dmast reads UB [0, 64) before a later dmald's bytes can land there.
+    expect_clean("li s3, 64\ndmast s0, s0, s3, 0\ndmald s0, s3, s3, 1\ndmawait 0\ndmawait 1\nhalt\n");
+    // Not the other way: the store may send bytes the load has not yet written.
+    expect_race("li s3, 64\ndmald s0, s3, s3, 1\ndmast s0, s0, s3, 0\nhalt\n", 2,
+                "dmast reads UB at 0x0, which dmald at pc 1 (r.s:2) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+    // Two loads into the same bytes may land in either order.
+    expect_race("li s3, 64\ndmald s0, s3, s3, 1\ndmald s0, s0, s3, 2\nhalt\n", 2,
+                "dmald writes UB at 0x0, which dmald at pc 1 (r.s:2) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+}
+
+TEST(Race, AWaitForACubeOperationRetiresTheEarlierOnesOfItsPipe)
+{
+    // The cube completes in issue order: the last mmad's tag says every
+    // earlier mmad has landed (the matmul skeleton waits so).
+    const std::string dims = "li s1, 1\nmmdim s1, s1, s1\nli s4, 512\n";
+    expect_clean(dims + "mmadz s0, s0, s0, 4\nmmad s0, s0, s0, 5\ndmawait 5\nmvub s0, s0, s4, 6\n"
+                        "dmawait 6\nhalt\n");
+    // Not the later ones, and not another pipe's.
+    expect_race(dims + "mmadz s0, s0, s0, 4\nmmad s0, s0, s0, 5\ndmawait 4\nmvub s0, s0, s4, 6\nhalt\n", 6,
+                "mvub reads L0C at 0x0, which mmad at pc 4 (r.s:5) (tag 5) may still be writing: "
+                "no dmawait 5 between them");
+    // DMA transfers land when the memory answers, in any order: waiting for
+    // the second says nothing of the first.
+    expect_race("li s3, 64\ndmald s0, s0, s3, 1\ndmald s3, s3, s3, 2\ndmawait 2\nvld.f32 v0, [s0]\nhalt\n", 4,
+                "vld reads UB at 0x0, which dmald at pc 1 (r.s:2) (tag 1) may still be writing: "
+                "no dmawait 1 between them");
+}
+
+TEST(Race, AnIm2colMoveReadsTheMapRowsOfItsPixelsOnly)
+{
+    // An 8 x 4 map (rows of 4 x 32 bytes), 1 x 1 kernel: 16 output pixels
+    // are its rows 0 .. 3, L1 [0, 512). Loading rows 4 .. 7 beside the move
+    // is a convolution's next band; loading over row 3 is a race.
+    const std::string move = "li s1, 8\nli s2, 4\nli s3, 65793\nim2dim s1, s2, s3\nli s4, 1\nmmdim s4, s4, s4\n"
+                             "mvlai s0, s0, s0, 0\n";
+    expect_clean(move + "li s5, 512\ndmaldl1 s5, s0, s5, 1\nhalt\n");
+    expect_race(move + "li s5, 480\nli s6, 64\ndmaldl1 s5, s0, s6, 1\nhalt\n", 9,
+                "dmaldl1 writes L1 at 0x1e0, which mvlai at pc 6 (r.s:7) (tag 0) may still be reading: "
+                "no dmawait 0 between them");
+    // With a 3 x 3 kernel and padding 1, the same pixels' 9 taps read rows 0 .. 4.
+    const std::string padded = "li s1, 8\nli s2, 4\nli s3, 16843523\nim2dim s1, s2, s3\nli s4, 1\nli s7, 9\n"
+                               "mmdim s4, s7, s4\nmvlai s0, s0, s0, 0\n";
+    expect_race(padded + "li s5, 512\nli s6, 64\ndmaldl1 s5, s0, s6, 1\nhalt\n", 10,
+                "dmaldl1 writes L1 at 0x200, which mvlai at pc 7 (r.s:8) (tag 0) may still be reading: "
+                "no dmawait 0 between them");
+    expect_clean(padded + "li s5, 640\ndmaldl1 s5, s0, s5, 1\nhalt\n");
+}
