@@ -63,7 +63,7 @@ static unsigned pipe_tag(const npu_insn *in)
 }
 
 static void issue_pipe(npu_core *c, const npu_insn *in, npu_step_info *info, npu_pipe pipe, uint64_t bytes,
-                       uint64_t fractals)
+                       uint64_t fractals, uint64_t ub_addr)
 {
     const unsigned tag = pipe_tag(in);
     c->dma_tags_issued |= 1u << tag;
@@ -73,6 +73,7 @@ static void issue_pipe(npu_core *c, const npu_insn *in, npu_step_info *info, npu
         info->pipe.tag = tag;
         info->pipe.bytes = bytes;
         info->pipe.fractals = fractals;
+        info->pipe.ub_addr = ub_addr;
     }
 }
 
@@ -95,7 +96,7 @@ static void move_from_l1(npu_core *c, const npu_insn *in, npu_step_info *info, i
         !npu_race_access(c, NPU_AGENT_MTE1, pipe_tag(in), spans, 2))
         return;
     memcpy((to_b ? c->l0b : c->l0a) + dst.addr, c->l1 + src.addr, bytes);
-    issue_pipe(c, in, info, NPU_PIPE_MTE1, bytes, 0);
+    issue_pipe(c, in, info, NPU_PIPE_MTE1, bytes, 0, 0);
 }
 
 EXEC(MVLA) { move_from_l1(c, in, info, 0); }
@@ -185,7 +186,7 @@ EXEC(MVLAI)
                     memcpy(row, map + c1 * plane + ((ih - pad) * w + (iw - pad)) * MOVE_BLOCK, MOVE_BLOCK);
             }
         }
-    issue_pipe(c, in, info, NPU_PIPE_MTE1, dst.bytes, 0);
+    issue_pipe(c, in, info, NPU_PIPE_MTE1, dst.bytes, 0, 0);
 }
 
 EXEC(MMDIM)
@@ -301,7 +302,7 @@ static void matmul(npu_core *c, const npu_insn *in, npu_step_info *info, int zer
             }
         }
     free(a);
-    issue_pipe(c, in, info, NPU_PIPE_CUBE, 0, m * k * n);
+    issue_pipe(c, in, info, NPU_PIPE_CUBE, 0, m * k * n, 0);
 }
 
 EXEC(MMAD) { matmul(c, in, info, 0); }
@@ -324,5 +325,5 @@ EXEC(MVUB)
         !npu_race_access(c, NPU_AGENT_FIX, pipe_tag(in), spans, 2))
         return;
     memcpy(c->ub + dst.addr, c->l0c + src.addr, bytes);
-    issue_pipe(c, in, info, NPU_PIPE_FIX, bytes, 0);
+    issue_pipe(c, in, info, NPU_PIPE_FIX, bytes, 0, dst.addr);
 }

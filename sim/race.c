@@ -131,6 +131,12 @@ static int rows_meet(const shape *sa, const shape *sb)
     return 0;
 }
 
+int npu_spans_meet(const npu_span *a, const npu_span *b)
+{
+    const shape x = shape_of(a), y = shape_of(b);
+    return rows_meet(&x, &y);
+}
+
 /* ---- conflicts ------------------------------------------------------------- */
 
 /* Whether a later access by `agent` to span x must wait for span p of the

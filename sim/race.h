@@ -51,6 +51,9 @@ static inline npu_span npu_span_range(npu_space space, int write, uint64_t base,
     return s;
 }
 
+/* Whether two spans share a byte (their spaces are not compared). */
+int npu_spans_meet(const npu_span *a, const npu_span *b);
+
 /* Checks the spans an instruction is about to touch against the operations
  * still in flight. On a race, traps (NPU_TRAP_RACE) and returns 0, before
  * anything changes. Otherwise returns 1 and, for an asynchronous agent,

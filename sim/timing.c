@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "race.h"
+
 /* Register ids in the scoreboard: s0..s31, v0..v31, p0..p7. */
 enum { RID_S = 0, RID_V = 32, RID_P = 64, NUM_RIDS = 72, MAX_SRCS = 6, MAX_DSTS = 2 };
 enum { DMA_FIFO = 64, PIPE_FIFO = 64 };
@@ -19,6 +21,13 @@ typedef struct pipe_state {
     uint64_t fifo[PIPE_FIFO];
     unsigned head, count;
 } pipe_state;
+
+/* One of the core's UB loads or stores still completing (T7): the lowest
+ * byte of its active lanes, one past the highest, its completion cycle. */
+typedef struct ub_flight {
+    uint64_t lo, hi, done;
+    int store;
+} ub_flight;
 
 /* What the timing model needs of one static instruction, computed once. */
 typedef struct pc_deps {
@@ -72,6 +81,9 @@ struct npu_timed_core {
     void *dma_ctx;
     int dma_pending;
     uint64_t ub_bank_free[64];     /* UB banks, shared by every LSU: next free cycle */
+    ub_flight *fly;                /* UB loads and stores in flight, in issue order (a ring) */
+    unsigned fly_head, fly_count, fly_cap;
+    uint64_t fly_lost;             /* the latest completion of one not kept (out of host memory) */
     /* A transfer issued into a DMA backend but not yet booked there (the run
      * loop books transfers of all cores in start order, see run.h). */
     npu_dma_request pending_rq;
@@ -284,6 +296,7 @@ void npu_timed_core_free(npu_timed_core *tc)
     if (!tc)
         return;
     free(tc->deps);
+    free(tc->fly);
     free(tc->pc_stalls);
     free(tc->pc_issued);
     free(tc);
@@ -445,6 +458,47 @@ static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
 /* An operation enters its cube pipe at cycle `entry` (units.dma.latency
  * after its issue), starts when the pipe has finished the one before, keeps
  * the pipe busy for its work and completes its tag the pipe's latency later. */
+/* Keeps a UB load or store issued at t until it completes; those that
+ * completed by t are dropped (no later transfer starts before t). */
+static void fly_push(npu_timed_core *tc, uint64_t t, uint64_t lo, uint64_t hi, uint64_t done, int store)
+{
+    while (tc->fly_count && tc->fly[tc->fly_head].done <= t) {
+        tc->fly_head = (tc->fly_head + 1) % tc->fly_cap;
+        tc->fly_count--;
+    }
+    if (tc->fly_count == tc->fly_cap) {
+        const unsigned cap = tc->fly_cap ? 2 * tc->fly_cap : 64;
+        ub_flight *grown = malloc(cap * sizeof *grown);
+        if (!grown) { /* then every later UB transfer waits for it, whatever its bytes */
+            tc->fly_lost = done > tc->fly_lost ? done : tc->fly_lost;
+            return;
+        }
+        for (unsigned i = 0; i < tc->fly_count; i++)
+            grown[i] = tc->fly[(tc->fly_head + i) % tc->fly_cap];
+        free(tc->fly);
+        tc->fly = grown;
+        tc->fly_head = 0;
+        tc->fly_cap = cap;
+    }
+    tc->fly[(tc->fly_head + tc->fly_count++) % tc->fly_cap] = (ub_flight){ lo, hi, done, store };
+}
+
+/* The latest completion of the core's UB stores (and loads, when `loads`)
+ * in flight that touch a byte of `sp` (T7). */
+static uint64_t fly_hazard(const npu_timed_core *tc, const npu_span *sp, int loads)
+{
+    uint64_t h = tc->fly_lost;
+    for (unsigned i = 0; i < tc->fly_count; i++) {
+        const ub_flight *f = &tc->fly[(tc->fly_head + i) % tc->fly_cap];
+        if ((f->store || loads) && f->done > h) {
+            const npu_span access = npu_span_range(NPU_SPACE_UB, 0, f->lo, f->hi - f->lo);
+            if (npu_spans_meet(&access, sp))
+                h = f->done;
+        }
+    }
+    return h;
+}
+
 static void pipe_issue(npu_timed_core *tc, const npu_pipe_request *rq, npu_issue_event *ev, uint64_t entry)
 {
     const npu_timing_config *cfg = &tc->cfg;
@@ -467,6 +521,11 @@ static void pipe_issue(npu_timed_core *tc, const npu_pipe_request *rq, npu_issue
         busy = (rq->bytes + cfg->fix_bytes_per_cycle - 1) / cfg->fix_bytes_per_cycle;
         latency = cfg->fix_latency;
         break;
+    }
+    if (rq->pipe == NPU_PIPE_FIX) { /* its UB bytes: after the core's loads and stores of them */
+        const npu_span ub = npu_span_range(NPU_SPACE_UB, 1, rq->ub_addr, rq->bytes);
+        const uint64_t h = fly_hazard(tc, &ub, 1);
+        entry = h > entry ? h : entry;
     }
     const uint64_t start = entry > p->free ? entry : p->free;
     const uint64_t done = start + busy + latency;
@@ -651,6 +710,10 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.unit_busy[d->unit] += ut->interval + extra;
     tc->stats.class_issued[d->cls]++;
 
+    if (info.ub_lanes) /* a UB load or store (T7: transfers over its bytes wait for it) */
+        fly_push(tc, t, info.ub_addr, info.ub_addr + (info.ub_bytes ? info.ub_bytes : 8), complete,
+                 npu_insn_table[in->op].category == NPU_CAT_MEM && d->ndst == 0);
+
     /* The issue event: built only when a hook reads it or a DMA or cube
      * operation completes it. */
     const int plain = !info.has_pipe && !info.has_dma;
@@ -678,7 +741,13 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         tc->dma_head = (tc->dma_head + 1) % DMA_FIFO;
         tc->dma_count--;
     }
-    const uint64_t issued = t + ut->latency;
+    uint64_t issued = t + ut->latency;
+    if (!rq->to_l1) { /* its UB bytes: after the core's stores of them (and loads, when it writes them) */
+        const npu_span ub = { rq->ub_addr, rq->row_bytes, rq->shape.count[0], rq->shape.count[1],
+                              rq->shape.ub_stride[0], rq->shape.ub_stride[1], NPU_SPACE_UB, (uint8_t)rq->to_ub };
+        const uint64_t h = fly_hazard(tc, &ub, rq->to_ub);
+        issued = h > issued ? h : issued;
+    }
     const uint64_t start = issued > tc->dma_engine_free ? issued : tc->dma_engine_free;
     const uint64_t transfer = (rq->total_bytes + cfg->dma_bytes_per_cycle - 1) / cfg->dma_bytes_per_cycle;
     tc->dma_engine_free = start + transfer;

@@ -380,6 +380,37 @@ TEST(TimingSpec, DmaUnitLatencyDelaysTheTransferStart)
                 {{RAW, 3}, {DMA_WAIT, 131}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
 }
 
+TEST(TimingSpec, ATransferWaitsForTheCoresLoadsAndStoresOfItsUbBytes)
+{
+    // units.lsu.latency 10. li s3@0 and vst [0, 32) @0 (complete 10); the
+    // dmast of UB [0, 32) @1 (the mem slot was taken at 0) would start at
+    // 1+1 = 2, but reads bytes the store completes at 10: start 10, done
+    // 10+1+20 = 31; dmawait@31, halt@32, cycles 33.
+    npu_timing_config c = spec_defaults();
+    c.unit[NPU_UNIT_LSU].latency = 10;
+    // dma_wait 2..30. slots: c0 2 raw (s3); c1 3 + 29 x 4 = 119 dma_wait;
+    // c31 3 unit_busy; c32 3 drain.
+    SpecRun st("li s3, 32\nvst.f32 v1, [s0]\ndmast s0, s0, s3, 0\ndmawait 0\nhalt\n", c);
+    expect_core(st.stats(), st.width, 33, 5, 4, {{DMA_WAIT, 29}},
+                {{RAW, 2}, {DMA_WAIT, 119}, {NPU_UNIT_BUSY, 3}, {DRAIN, 3}});
+    // The store's bytes beside the transfer's: start 2, done 23; dmawait@23,
+    // halt@24, cycles 25.
+    SpecRun beside("li s3, 32\nvst.f32 v1, [s0 + 32]\ndmast s0, s0, s3, 0\ndmawait 0\nhalt\n", c);
+    EXPECT_EQ(beside.stats().cycles, 25u);
+    // A dmald lands after the older loads of its bytes have read them: the
+    // vld of [0, 32) @0 completes at 10, so the dmald over them starts at 10.
+    SpecRun ld("li s3, 32\nvld.f32 v1, [s0]\ndmald s0, s0, s3, 0\ndmawait 0\nhalt\n", c);
+    EXPECT_EQ(ld.stats().cycles, 33u);
+    // A dmast after a load of its bytes does not wait (both read): 25.
+    SpecRun rr("li s3, 32\nvld.f32 v1, [s0]\ndmast s0, s0, s3, 0\ndmawait 0\nhalt\n", c);
+    EXPECT_EQ(rr.stats().cycles, 25u);
+    // mvub's UB bytes too: it enters the FIX pipe at 10, not 2; busy 1 (32
+    // bytes at 128 per cycle), latency 4: done 15; dmawait@15, halt@16,
+    // cycles 17 (unheld: done 7, and the store's 10 would end the run).
+    SpecRun fix("li s3, 32\nvst.f32 v1, [s0]\nmvub s0, s0, s3, 1\ndmawait 1\nhalt\n", c);
+    EXPECT_EQ(fix.stats().cycles, 17u);
+}
+
 TEST(TimingSpec, DmawaitWaitsOnlyForItsTag)
 {
     // li s3@0, li s4@1 (scalar busy); dmald 256 B tag 0 @1 (beside li s4):

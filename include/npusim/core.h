@@ -114,6 +114,7 @@ typedef struct npu_pipe_request {
     unsigned tag;
     uint64_t bytes;    /* moves: bytes moved */
     uint64_t fractals; /* mmad: 16x16x16 fractal products (m x k x n) */
+    uint64_t ub_addr;  /* mvub: the UB address it writes `bytes` at */
 } npu_pipe_request;
 
 /* What one executed instruction did, for timing models and traces. */
