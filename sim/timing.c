@@ -455,9 +455,6 @@ static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
         tc->hook(tc->hook_ctx, ev);
 }
 
-/* An operation enters its cube pipe at cycle `entry` (units.dma.latency
- * after its issue), starts when the pipe has finished the one before, keeps
- * the pipe busy for its work and completes its tag the pipe's latency later. */
 /* Keeps a UB load or store issued at t until it completes; those that
  * completed by t are dropped (no later transfer starts before t). */
 static void fly_push(npu_timed_core *tc, uint64_t t, uint64_t lo, uint64_t hi, uint64_t done, int store)
@@ -499,6 +496,11 @@ static uint64_t fly_hazard(const npu_timed_core *tc, const npu_span *sp, int loa
     return h;
 }
 
+/* An operation enters its cube pipe at cycle `entry` (units.dma.latency
+ * after its issue; an mvub no earlier than the core's loads and stores of its
+ * UB bytes complete, T7), starts when the pipe has finished the one before,
+ * keeps the pipe busy for its work and completes its tag the pipe's latency
+ * later. */
 static void pipe_issue(npu_timed_core *tc, const npu_pipe_request *rq, npu_issue_event *ev, uint64_t entry)
 {
     const npu_timing_config *cfg = &tc->cfg;
