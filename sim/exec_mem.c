@@ -313,8 +313,7 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
         npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "dmaldl1: out of host memory for the cube's buffers");
         return;
     }
-    const npu_span span = { ub.base, row, desc->count[0], desc->count[1], desc->ub_stride[0], desc->ub_stride[1],
-                            (uint8_t)(to_l1 ? NPU_SPACE_L1 : NPU_SPACE_UB), (uint8_t)to_ub };
+    const npu_span span = npu_span_dma(to_l1 ? NPU_SPACE_L1 : NPU_SPACE_UB, to_ub, ub.base, row, desc);
     if (!npu_race_access(c, NPU_AGENT_DMA, tag, &span, 1))
         return;
     uint8_t *local = to_l1 ? c->l1 : c->ub;

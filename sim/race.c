@@ -155,7 +155,7 @@ static int conflicts(const race_op *op, const shape *p, npu_agent agent, const s
     return rows_meet(p, x);
 }
 
-static const char *agent_insn(const npu_core *c, uint64_t pc)
+static const char *mnemonic_at(const npu_core *c, uint64_t pc)
 {
     return c->prog && pc < c->prog->count ? npu_insn_table[c->prog->insns[pc].op].mnemonic : "?";
 }
@@ -176,7 +176,7 @@ static void raise_race(npu_core *c, const race_op *op, const shape *p, const npu
 {
     char at[96];
     where(c, op->pc, at, sizeof at);
-    const char *mine = agent_insn(c, c->pc), *theirs = agent_insn(c, op->pc);
+    const char *mine = mnemonic_at(c, c->pc), *theirs = mnemonic_at(c, op->pc);
     npu_core_raise(c, NPU_TRAP_RACE, x->base,
                    "%s %s %s at 0x%llx, which %s at pc %llu%s (tag %u) may still be %s: no dmawait %u between them",
                    mine, x->write ? "writes" : "reads", space_names[x->space], (unsigned long long)x->base, theirs,

@@ -51,6 +51,14 @@ static inline npu_span npu_span_range(npu_space space, int write, uint64_t base,
     return s;
 }
 
+/* The local side of a transfer: its rows as a DMA descriptor lays them. */
+static inline npu_span npu_span_dma(npu_space space, int write, uint64_t base, uint64_t row, const npu_dma_desc *d)
+{
+    npu_span s = { base, row, d->count[0], d->count[1], d->ub_stride[0], d->ub_stride[1], (uint8_t)space,
+                   (uint8_t)write };
+    return s;
+}
+
 /* Whether two spans share a byte (their spaces are not compared). */
 int npu_spans_meet(const npu_span *a, const npu_span *b);
 

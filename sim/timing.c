@@ -22,11 +22,12 @@ typedef struct pipe_state {
     unsigned head, count;
 } pipe_state;
 
-/* One of the core's UB loads or stores still completing (T7): the lowest
- * byte of its active lanes, one past the highest, its completion cycle. */
+/* One of the core's UB loads or stores still completing (T7): its bytes
+ * (lowest to highest of its active lanes; `write` for a store) and its
+ * completion cycle. */
 typedef struct ub_flight {
-    uint64_t lo, hi, done;
-    int store;
+    npu_span bytes;
+    uint64_t done;
 } ub_flight;
 
 /* What the timing model needs of one static instruction, computed once. */
@@ -457,7 +458,7 @@ static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
 
 /* Keeps a UB load or store issued at t until it completes; those that
  * completed by t are dropped (no later transfer starts before t). */
-static void fly_push(npu_timed_core *tc, uint64_t t, uint64_t lo, uint64_t hi, uint64_t done, int store)
+static void fly_push(npu_timed_core *tc, uint64_t t, npu_span bytes, uint64_t done)
 {
     while (tc->fly_count && tc->fly[tc->fly_head].done <= t) {
         tc->fly_head = (tc->fly_head + 1) % tc->fly_cap;
@@ -477,7 +478,7 @@ static void fly_push(npu_timed_core *tc, uint64_t t, uint64_t lo, uint64_t hi, u
         tc->fly_head = 0;
         tc->fly_cap = cap;
     }
-    tc->fly[(tc->fly_head + tc->fly_count++) % tc->fly_cap] = (ub_flight){ lo, hi, done, store };
+    tc->fly[(tc->fly_head + tc->fly_count++) % tc->fly_cap] = (ub_flight){ bytes, done };
 }
 
 /* The latest completion of the core's UB stores (and loads, when `loads`)
@@ -487,11 +488,8 @@ static uint64_t fly_hazard(const npu_timed_core *tc, const npu_span *sp, int loa
     uint64_t h = tc->fly_lost;
     for (unsigned i = 0; i < tc->fly_count; i++) {
         const ub_flight *f = &tc->fly[(tc->fly_head + i) % tc->fly_cap];
-        if ((f->store || loads) && f->done > h) {
-            const npu_span access = npu_span_range(NPU_SPACE_UB, 0, f->lo, f->hi - f->lo);
-            if (npu_spans_meet(&access, sp))
-                h = f->done;
-        }
+        if ((f->bytes.write || loads) && f->done > h && npu_spans_meet(&f->bytes, sp))
+            h = f->done;
     }
     return h;
 }
@@ -713,8 +711,10 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     tc->stats.class_issued[d->cls]++;
 
     if (info.ub_lanes) /* a UB load or store (T7: transfers over its bytes wait for it) */
-        fly_push(tc, t, info.ub_addr, info.ub_addr + (info.ub_bytes ? info.ub_bytes : 8), complete,
-                 npu_insn_table[in->op].category == NPU_CAT_MEM && d->ndst == 0);
+        fly_push(tc, t,
+                 npu_span_range(NPU_SPACE_UB, npu_insn_table[in->op].category == NPU_CAT_MEM && d->ndst == 0,
+                                info.ub_addr, info.ub_bytes),
+                 complete);
 
     /* The issue event: built only when a hook reads it or a DMA or cube
      * operation completes it. */
@@ -745,8 +745,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     }
     uint64_t issued = t + ut->latency;
     if (!rq->to_l1) { /* its UB bytes: after the core's stores of them (and loads, when it writes them) */
-        const npu_span ub = { rq->ub_addr, rq->row_bytes, rq->shape.count[0], rq->shape.count[1],
-                              rq->shape.ub_stride[0], rq->shape.ub_stride[1], NPU_SPACE_UB, (uint8_t)rq->to_ub };
+        const npu_span ub = npu_span_dma(NPU_SPACE_UB, rq->to_ub, rq->ub_addr, rq->row_bytes, &rq->shape);
         const uint64_t h = fly_hazard(tc, &ub, rq->to_ub);
         issued = h > issued ? h : issued;
     }
