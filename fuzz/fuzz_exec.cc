@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     static std::vector<uint8_t> gm_bytes(1 << 16);
     std::memset(gm_bytes.data(), 0x3c, gm_bytes.size());
-    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+    npu_gm gm{gm_bytes.data(), gm_bytes.size(), nullptr};
     npu_core_config cfg{};
     cfg.vlen_bits = 128u << (size % 5);  // 128 .. 2048
     cfg.ub_bytes = 32768;

@@ -316,6 +316,9 @@ static void dma_transfer(npu_core *c, const npu_insn *in, npu_step_info *info, i
     const npu_span span = npu_span_dma(to_l1 ? NPU_SPACE_L1 : NPU_SPACE_UB, to_ub, ub.base, row, desc);
     if (!npu_race_access(c, NPU_AGENT_DMA, tag, &span, 1))
         return;
+    const npu_span gm_span = npu_span_dma_gm(!to_ub, gm.base, row, desc);
+    if (!npu_race_gm(c, tag, &gm_span))
+        return;
     uint8_t *local = to_l1 ? c->l1 : c->ub;
     uint8_t *gm_data = c->gm ? c->gm->data : NULL;
     for (uint64_t k2 = 0; k2 < desc->count[1]; k2++) {

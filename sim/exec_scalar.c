@@ -1,6 +1,7 @@
 /* Semantics of the scalar, control-flow, predicate, special-register and
  * synchronisation instructions (see the description column of insns.def). */
 #include "exec.h"
+#include "race.h"
 
 #include <string.h>
 
@@ -134,6 +135,7 @@ EXEC(BARRIER)
 {
     (void)in;
     c->state = NPU_CORE_AT_BARRIER;
+    npu_race_barrier(c);
 }
 
 /* ---- predicates ------------------------------------------------------------ */

@@ -32,7 +32,7 @@ typedef struct npu_race {
     unsigned n;
 } npu_race;
 
-static const char *const space_names[] = { "UB", "L1", "L0A", "L0B", "L0C" };
+static const char *const space_names[] = { "UB", "L1", "L0A", "L0B", "L0C", "GM" };
 
 /* ---- a span's rows --------------------------------------------------------
  * Normalized: non-negative strides, a stride of 0 or a count of 1 dropped,
@@ -217,6 +217,8 @@ int npu_race_access(npu_core *c, npu_agent agent, unsigned tag, const npu_span *
     return 1;
 }
 
+static void gm_wait(npu_core *c, unsigned tag);
+
 /* A cube pipe completes its operations in issue order (each starts when
  * the one before has left the pipe, and every one of a pipe has the same
  * latency: docs/timing.md, T7a), so an operation that has landed has every
@@ -227,6 +229,7 @@ void npu_race_wait(npu_core *c, unsigned tag)
     npu_race *r = c->race;
     if (!r)
         return;
+    gm_wait(c, tag);
     unsigned last[NPU_AGENT_FIX + 1] = { 0 }; /* 1 + the latest landed operation's index, per pipe */
     for (unsigned i = 0; i < r->n; i++)
         if (r->ops[i].tag == tag && r->ops[i].agent != NPU_AGENT_DMA)
@@ -238,20 +241,246 @@ void npu_race_wait(npu_core *c, unsigned tag)
     r->n = kept;
 }
 
+/* ---- global memory, between cores -------------------------------------------
+ * A core's transfers reach GM in issue order (the engine sends in order), so
+ * one core's transfers never race each other there. Two cores' transfers are
+ * ordered only by a barrier after a dmawait: transfer P of core A comes before
+ * transfer X of core B when A waited for P before a barrier that B passed
+ * before issuing X. Barriers are the whole machine's (every running core
+ * meets at each one, docs/timing.md T9), so counting the barriers each core
+ * has executed names them: P is ordered before X when A had passed fewer
+ * barriers at P's dmawait than B had at X's issue. No core runs past a
+ * barrier another core has yet to reach, so P, kept when X is checked, was
+ * issued no later than X's barrier count: the other order never holds. */
+
+enum { GM_MAX_OPS = 4096 }; /* transfers kept per core; the oldest is forgotten past this */
+#define NOT_WAITED UINT64_MAX
+
+typedef struct gm_op {
+    shape span;
+    uint64_t pc;
+    uint64_t waited; /* barriers its core had executed at the dmawait that retired it, or NOT_WAITED */
+    uint8_t tag;
+} gm_op;
+
+typedef struct gm_core {
+    npu_core *core;
+    uint64_t barriers;     /* barriers this core has executed */
+    gm_op *ops;            /* a ring, oldest first: ops[(first + i) % GM_MAX_OPS], i < n */
+    unsigned first, n;
+    uint64_t lo[2], hi[2]; /* the extent of its kept reads [0] and writes [1] */
+} gm_core;
+
+struct npu_gm_race {
+    gm_core *cores; /* in the order they joined */
+    unsigned n, cap;
+    uint64_t pruned; /* the least barrier count of the cores at the last pruning */
+};
+
+static gm_core *gm_core_of(const npu_core *c)
+{
+    if (!c->race || c->cfg.num_cores < 2 || !c->gm) /* no record joined (gm_join) */
+        return NULL;
+    struct npu_gm_race *g = c->gm->race;
+    if (g)
+        for (unsigned i = 0; i < g->n; i++)
+            if (g->cores[i].core == c)
+                return &g->cores[i];
+    return NULL;
+}
+
+static gm_op *gm_op_at(gm_core *k, unsigned i)
+{
+    return &k->ops[(k->first + i) % GM_MAX_OPS];
+}
+
+static void gm_extents(gm_core *k)
+{
+    k->lo[0] = k->lo[1] = UINT64_MAX;
+    k->hi[0] = k->hi[1] = 0;
+    for (unsigned i = 0; i < k->n; i++) {
+        const shape *h = &gm_op_at(k, i)->span;
+        if (h->lo < k->lo[h->write])
+            k->lo[h->write] = h->lo;
+        if (h->hi > k->hi[h->write])
+            k->hi[h->write] = h->hi;
+    }
+}
+
+/* The core joins its GM's record when its run has other cores to race. */
+static int gm_join(npu_core *c)
+{
+    if (!c->cfg.race_check || c->cfg.num_cores < 2 || !c->gm)
+        return 1;
+    struct npu_gm_race *g = c->gm->race;
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g)
+            return 0;
+        c->gm->race = g;
+    }
+    if (g->n == g->cap) {
+        const unsigned cap = g->cap ? 2 * g->cap : 4;
+        gm_core *more = realloc(g->cores, cap * sizeof *more);
+        if (!more) {
+            if (!g->n) {
+                free(g);
+                c->gm->race = NULL;
+            }
+            return 0;
+        }
+        g->cores = more;
+        g->cap = cap;
+    }
+    gm_core *k = &g->cores[g->n++];
+    memset(k, 0, sizeof *k);
+    k->core = c;
+    gm_extents(k);
+    return 1;
+}
+
+static void gm_leave(npu_core *c)
+{
+    gm_core *k = gm_core_of(c);
+    if (!k)
+        return;
+    struct npu_gm_race *g = c->gm->race;
+    free(k->ops);
+    const unsigned i = (unsigned)(k - g->cores);
+    memmove(k, k + 1, (g->n - i - 1) * sizeof *k); /* keep the others' order */
+    if (--g->n == 0) {
+        free(g->cores);
+        free(g);
+        c->gm->race = NULL;
+    }
+}
+
+static void raise_gm_race(npu_core *c, const gm_core *o, const gm_op *op, const npu_span *x)
+{
+    char at[96], why[96];
+    where(o->core, op->pc, at, sizeof at);
+    const unsigned id = o->core->cfg.core_id, tag = op->tag;
+    if (op->waited == NOT_WAITED)
+        snprintf(why, sizeof why, "no dmawait %u on core %u, then a barrier, between them", tag, id);
+    else
+        snprintf(why, sizeof why, "no barrier between them after core %u's dmawait %u", id, tag);
+    npu_core_raise(c, NPU_TRAP_RACE, x->base, "%s %s GM at 0x%llx, which %s at pc %llu%s on core %u (tag %u) may still be %s: %s",
+                   mnemonic_at(c, c->pc), x->write ? "writes" : "reads", (unsigned long long)x->base,
+                   mnemonic_at(o->core, op->pc), (unsigned long long)op->pc, at, id, tag,
+                   op->span.write ? "writing" : "reading", why);
+}
+
+int npu_race_gm(npu_core *c, unsigned tag, const npu_span *gm_span)
+{
+    gm_core *me = gm_core_of(c);
+    if (!me)
+        return 1;
+    const struct npu_gm_race *g = c->gm->race;
+    const shape x = shape_of(gm_span);
+    for (unsigned j = 0; j < g->n; j++) {
+        const gm_core *o = &g->cores[j];
+        if (o == me)
+            continue;
+        for (int w = !x.write; w < 2; w++) { /* a read meets only writes; a write both */
+            if (o->hi[w] <= x.lo || x.hi <= o->lo[w])
+                continue;
+            for (unsigned i = 0; i < o->n; i++) {
+                const gm_op *op = gm_op_at((gm_core *)o, i);
+                if (op->span.write != w || (op->waited != NOT_WAITED && op->waited < me->barriers))
+                    continue;
+                if (rows_meet(&op->span, &x)) {
+                    raise_gm_race(c, o, op, gm_span);
+                    return 0;
+                }
+            }
+        }
+    }
+    if (!me->ops && !(me->ops = malloc(GM_MAX_OPS * sizeof *me->ops)))
+        return 1; /* no host memory to keep it: this transfer goes unchecked */
+    if (me->n == GM_MAX_OPS) { /* forget the oldest */
+        me->first = (me->first + 1) % GM_MAX_OPS;
+        me->n--;
+    }
+    gm_op *op = gm_op_at(me, me->n++);
+    op->span = x;
+    op->pc = c->pc;
+    op->waited = NOT_WAITED;
+    op->tag = (uint8_t)tag;
+    if (x.lo < me->lo[x.write])
+        me->lo[x.write] = x.lo;
+    if (x.hi > me->hi[x.write])
+        me->hi[x.write] = x.hi;
+    return 1;
+}
+
+static void gm_wait(npu_core *c, unsigned tag)
+{
+    gm_core *me = gm_core_of(c);
+    if (!me)
+        return;
+    for (unsigned i = 0; i < me->n; i++) {
+        gm_op *op = gm_op_at(me, i);
+        if (op->tag == tag && op->waited == NOT_WAITED)
+            op->waited = me->barriers;
+    }
+}
+
+/* A transfer waited for before the barrier count every core has reached is
+ * ordered before whatever any core issues from now on: forget it. */
+void npu_race_barrier(npu_core *c)
+{
+    gm_core *me = gm_core_of(c);
+    if (!me)
+        return;
+    me->barriers++;
+    struct npu_gm_race *g = c->gm->race;
+    uint64_t least = UINT64_MAX;
+    for (unsigned j = 0; j < g->n; j++)
+        if (g->cores[j].barriers < least)
+            least = g->cores[j].barriers;
+    if (least <= g->pruned)
+        return;
+    g->pruned = least;
+    for (unsigned j = 0; j < g->n; j++) {
+        gm_core *k = &g->cores[j];
+        unsigned kept = 0;
+        for (unsigned i = 0; i < k->n; i++) {
+            const gm_op *op = gm_op_at(k, i);
+            if (op->waited == NOT_WAITED || op->waited >= least)
+                *gm_op_at(k, kept++) = *op;
+        }
+        k->n = kept;
+        gm_extents(k);
+    }
+}
+
 int npu_race_init(npu_core *c)
 {
     c->race = c->cfg.race_check ? calloc(1, sizeof *c->race) : NULL;
-    return !c->cfg.race_check || c->race;
+    if (c->cfg.race_check && (!c->race || !gm_join(c))) {
+        free(c->race);
+        c->race = NULL;
+        return 0;
+    }
+    return 1;
 }
 
 void npu_race_reset(npu_core *c)
 {
     if (c->race)
         c->race->n = 0;
+    gm_core *me = gm_core_of(c);
+    if (me) {
+        me->n = me->first = 0;
+        me->barriers = 0;
+        gm_extents(me);
+        c->gm->race->pruned = 0;
+    }
 }
 
 void npu_race_free(npu_core *c)
 {
+    gm_leave(c);
     free(c->race);
     c->race = NULL;
 }

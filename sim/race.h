@@ -9,8 +9,11 @@
  * writes) is a race: it traps, naming both instructions. Two operations that
  * their own unit orders (one cube pipe's, in issue order; a transfer's read
  * of local bytes before a later transfer's write, the engine sending in
- * order) do not race. The check follows program order, not time, so a
- * kernel that passes it passes on every config. */
+ * order) do not race. Between cores, global memory is checked too: a
+ * transfer whose GM bytes another core's transfer touches (one of the two
+ * writing them) races unless that one was waited for before a barrier this
+ * core has passed since. The check follows program order, not time, so a
+ * kernel that passes it passes on every config and every sim.quantum. */
 #ifndef NPUSIM_SIM_RACE_H
 #define NPUSIM_SIM_RACE_H
 
@@ -24,7 +27,8 @@ typedef enum npu_space {
     NPU_SPACE_L1,
     NPU_SPACE_L0A,
     NPU_SPACE_L0B,
-    NPU_SPACE_L0C
+    NPU_SPACE_L0C,
+    NPU_SPACE_GM /* global memory, shared by the cores: checked between cores */
 } npu_space;
 
 /* Who touches the bytes: the core itself (scalar and vector loads and
@@ -59,6 +63,14 @@ static inline npu_span npu_span_dma(npu_space space, int write, uint64_t base, u
     return s;
 }
 
+/* The GM side of a transfer: its rows at the descriptor's GM strides. */
+static inline npu_span npu_span_dma_gm(int write, uint64_t base, uint64_t row, const npu_dma_desc *d)
+{
+    npu_span s = { base, row, d->count[0], d->count[1], d->gm_stride[0], d->gm_stride[1], (uint8_t)NPU_SPACE_GM,
+                   (uint8_t)write };
+    return s;
+}
+
 /* Whether two spans share a byte (their spaces are not compared). */
 int npu_spans_meet(const npu_span *a, const npu_span *b);
 
@@ -71,6 +83,17 @@ int npu_race_access(npu_core *c, npu_agent agent, unsigned tag, const npu_span *
 
 /* `dmawait tag`: every operation with that tag has landed. */
 void npu_race_wait(npu_core *c, unsigned tag);
+
+/* Checks the GM bytes of a transfer about to be issued against the other
+ * cores' transfers that no barrier orders before it (one of the two writing
+ * them). On a race, traps and returns 0; otherwise keeps the transfer and
+ * returns 1. A core whose run has one core, or without the check, always
+ * returns 1. */
+int npu_race_gm(npu_core *c, unsigned tag, const npu_span *gm_span);
+
+/* `barrier`: what follows it on this core is ordered after every transfer
+ * another core waited for before the same barrier. */
+void npu_race_barrier(npu_core *c);
 
 /* The state, when c->cfg.race_check asks for it: 1, or 0 without memory
  * (npu_core_init); forgetting every operation (npu_core_reset); freeing the

@@ -35,7 +35,7 @@ int main(void)
     float gm_data[32];
     for (int i = 0; i < 16; i++)
         gm_data[i] = (float)(i - 8);
-    npu_gm gm = { (uint8_t *)gm_data, sizeof gm_data };
+    npu_gm gm = { (uint8_t *)gm_data, sizeof gm_data, NULL };
     npu_core_config cfg;
     npu_core_config_default(&cfg);
     cfg.ub_bytes = 32768;

@@ -69,6 +69,7 @@ public:
             gmem[i] = (uint8_t)(i * 7 + 3);
         gm.data = gmem.data();
         gm.size = gmem.size();
+        gm.race = nullptr;
         std::memset(&prog, 0, sizeof prog);
         init_rc = npu_core_init(&c, &cfg, &prog, &gm);
     }

@@ -26,7 +26,7 @@ struct CubeMachine {
         npu_diag d{};
         if (npu_assemble("t.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
             ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
-        gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
+        gm = npu_gm{gm_bytes.data(), gm_bytes.size(), nullptr};
         npu_core_config cfg;
         npu_core_config_default(&cfg);
         cfg.l1_bytes = l1_bytes;

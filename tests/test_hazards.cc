@@ -75,7 +75,7 @@ std::vector<Issue> run(const std::string &src, std::string *error)
         return issues;
     }
     std::vector<uint8_t> gm_bytes(1 << 16);
-    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+    npu_gm gm{gm_bytes.data(), gm_bytes.size(), nullptr};
     npu_core_config cc;
     npu_core_config_default(&cc);
     cc.ub_bytes = 65536;

@@ -254,3 +254,43 @@ TEST(Quantum, CliTwoCoreReluGivesOneCycleCountForEveryQuantum)
             EXPECT_EQ(j.dump(), first) << "quantum " << q;
     }
 }
+
+// A kernel whose cores race in GM: core 1 copies the output tensor over
+// itself (reading it early, writing it back late) while core 0 writes it,
+// with no barrier between them. Unchecked,
+// its accuracy check failed at quantum 1 and 100 and passed at 1,000 and
+// 100,000 (the host's order of the cores decided what core 1 read); the
+// race check traps it at every quantum and in both modes.
+TEST(Quantum, ACrossCoreRaceInGmTrapsAtEveryQuantum)
+{
+    const std::string src = tmpdir() + "/gm_race.s";
+    std::ofstream(src) << "; @kernel gm_race\n; @input x range=-8,8\n; @output y\n; @dtypes fp32\n"
+                          "; @split blocks\n; @reference relu\n; @tolerance fp32 ulp=0\n"
+                          "    srd s5, coreid\n    li s3, 128\n    bnez s5, other\n"
+                          "    li s6, 100\nwait0:\n    addi s6, s6, -1\n    bnez s6, wait0\n"
+                          "    dmald s0, s1, s3, 1\n    dmawait 1\n"
+                          "    vld.f32 v0, [s0]\n    vmaxi.f32 v0, v0, 0.0\n    vst.f32 v0, [s0]\n"
+                          "    li s7, 32\n    vld.f32 v1, [s7]\n    vmaxi.f32 v1, v1, 0.0\n    vst.f32 v1, [s7]\n"
+                          "    li s7, 64\n    vld.f32 v1, [s7]\n    vmaxi.f32 v1, v1, 0.0\n    vst.f32 v1, [s7]\n"
+                          "    li s7, 96\n    vld.f32 v1, [s7]\n    vmaxi.f32 v1, v1, 0.0\n    vst.f32 v1, [s7]\n"
+                          "    dmast s0, s2, s3, 2\n    dmawait 2\n    halt\n"
+                          "other:\n    dmald s0, s2, s3, 1\n    dmawait 1\n"
+                          "    li s6, 400\nwait1:\n    addi s6, s6, -1\n    bnez s6, wait1\n"
+                          "    dmast s0, s2, s3, 2\n    dmawait 2\n"
+                          "    halt\n";
+    for (const char *set : {"sim.quantum=1", "sim.quantum=100", "sim.quantum=1000", "sim.quantum=100000",
+                            "sim.mode=functional"}) {
+        Result r = run_cli("run " + src + " --shape 1,8,2,2 --set system.cores=2 --set " + set + " --json -");
+        EXPECT_EQ(r.status, 1) << set << "\n" << r.err;
+        json j = json::parse(r.out, nullptr, false);
+        ASSERT_TRUE(j.is_object()) << set << "\n" << r.out << r.err;
+        ASSERT_GE(j["traps"].size(), 1u) << set;
+        EXPECT_EQ(j["traps"][0]["kind"], "race") << set;
+        const std::string message = j["traps"][0]["message"];
+        EXPECT_NE(message.find(" GM at 0x"), std::string::npos) << set << ": " << message;
+        // With the check off, the same kernel runs to its end on every quantum.
+        Result off = run_cli("run " + src + " --shape 1,8,2,2 --set system.cores=2 --set " + set +
+                             " --set sim.race_check=no --json -");
+        EXPECT_TRUE(json::parse(off.out, nullptr, false)["traps"].empty()) << set << off.out;
+    }
+}

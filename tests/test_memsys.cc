@@ -473,7 +473,7 @@ npu_core_stats run_with_backend(const char *src, FakeBackend *be)
     npu_diag diag{};
     EXPECT_EQ(npu_assemble("t.s", src, std::strlen(src), nullptr, &prog, &diag), NPU_OK) << diag.message;
     std::vector<uint8_t> gm_bytes(1 << 16);
-    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+    npu_gm gm{gm_bytes.data(), gm_bytes.size(), nullptr};
     npu_core_config cc;
     npu_core_config_default(&cc);
     cc.ub_bytes = 65536;

@@ -26,7 +26,7 @@ Outcome run(const std::string &src, bool check = true)
     if (npu_assemble("r.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
         ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
     std::vector<uint8_t> bytes(1 << 16);
-    npu_gm gm{bytes.data(), bytes.size()};
+    npu_gm gm{bytes.data(), bytes.size(), nullptr};
     npu_core_config cfg;
     npu_core_config_default(&cfg);
     EXPECT_EQ(cfg.race_check, 1);  // on by default
@@ -177,4 +177,157 @@ TEST(Race, AnIm2colMoveReadsTheMapRowsOfItsPixelsOnly)
                 "dmaldl1 writes L1 at 0x200, which mvlai at pc 7 (r.s:8) (tag 0) may still be reading: "
                 "no dmawait 0 between them");
     expect_clean(padded + "li s5, 640\ndmaldl1 s5, s0, s5, 1\nhalt\n");
+}
+
+// ---- global memory, between cores -------------------------------------------
+
+namespace {
+
+struct Cores {
+    std::vector<Outcome> core;  // by core index
+    unsigned trapped;
+};
+
+// Runs `src` on `n` functional cores sharing one GM (the run loop of
+// sim/run.c, cores taking turns and meeting at barriers), with the race
+// check on. `order` lists the core indices in the order the loop visits
+// them: the host's order, which a kernel's result must not depend on.
+Cores run_cores(const std::string &src, const std::vector<unsigned> &order)
+{
+    npu_program prog;
+    npu_program_init(&prog);
+    npu_diag d{};
+    if (npu_assemble("r.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
+        ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
+    std::vector<uint8_t> bytes(1 << 16);
+    npu_gm gm{bytes.data(), bytes.size(), nullptr};
+    const unsigned n = static_cast<unsigned>(order.size());
+    std::vector<npu_core> cores(n);
+    std::vector<npu_core *> visit;
+    for (unsigned k = 0; k < n; k++) {
+        npu_core_config cfg;
+        npu_core_config_default(&cfg);
+        cfg.core_id = k;
+        cfg.num_cores = n;
+        EXPECT_EQ(npu_core_init(&cores[k], &cfg, &prog, &gm), NPU_OK);
+    }
+    EXPECT_NE(gm.race, nullptr);  // the cores' record of their transfers
+    for (unsigned k : order)
+        visit.push_back(&cores[k]);
+    npu_run_limits lim{};
+    lim.max_instructions = 100000;
+    Cores out{{}, npu_run_functional(visit.data(), n, &lim)};
+    for (npu_core &c : cores) {
+        out.core.push_back({c.state, c.trap});
+        npu_core_fini(&c);
+    }
+    EXPECT_EQ(gm.race, nullptr);  // freed with the last core
+    npu_program_free(&prog);
+    return out;
+}
+
+// Core 0 runs `zero`, core 1 `one` (s1 = 0x100, s3 = 64 on both).
+std::string two(const std::string &zero, const std::string &one)
+{
+    return "li s1, 256\nli s3, 64\nsrd s5, coreid\nbnez s5, one\n" + zero + "halt\none:\n" + one + "halt\n";
+}
+
+// Which core trapped on a race, and its message; every other core halted.
+std::pair<int, std::string> race_of(const Cores &r)
+{
+    int who = -1;
+    std::string message;
+    for (size_t k = 0; k < r.core.size(); k++) {
+        if (r.core[k].state == NPU_CORE_TRAPPED && r.core[k].trap.kind == NPU_TRAP_RACE) {
+            EXPECT_EQ(who, -1) << "two cores trapped";
+            who = static_cast<int>(k);
+            message = r.core[k].trap.message;
+        } else {
+            EXPECT_EQ(r.core[k].state, NPU_CORE_HALTED) << k << ": " << r.core[k].trap.message;
+        }
+    }
+    return {who, message};
+}
+
+void expect_clean_cores(const std::string &src)
+{
+    for (const std::vector<unsigned> &order : {std::vector<unsigned>{0, 1}, std::vector<unsigned>{1, 0}}) {
+        Cores r = run_cores(src, order);
+        EXPECT_EQ(r.trapped, 0u) << src;
+        EXPECT_EQ(race_of(r).first, -1) << src;
+    }
+}
+
+}  // namespace
+
+TEST(Race, ACoreReadingGmAnotherCoreWritesWithoutABarrierTrapsInEitherHostOrder)
+{
+    // Core 0 stores UB [0, 64) to GM 0x100; core 1 loads GM 0x100.
+    const std::string src = two("dmast s0, s1, s3, 2\ndmawait 2\n", "dmald s0, s1, s3, 1\ndmawait 1\n");
+    // Core 0 first: core 1's load finds the store kept, waited for but
+    // with no barrier after the wait.
+    auto r = race_of(run_cores(src, {0, 1}));
+    EXPECT_EQ(r.first, 1);
+    EXPECT_EQ(r.second, "dmald reads GM at 0x100, which dmast at pc 4 (r.s:5) on core 0 (tag 2) may still be writing: "
+                        "no barrier between them after core 0's dmawait 2");
+    // Core 1 first: core 0's store finds the load kept.
+    r = race_of(run_cores(src, {1, 0}));
+    EXPECT_EQ(r.first, 0);
+    EXPECT_EQ(r.second, "dmast writes GM at 0x100, which dmald at pc 7 (r.s:9) on core 1 (tag 1) may still be reading: "
+                        "no barrier between them after core 1's dmawait 1");
+}
+
+TEST(Race, AWaitThenABarrierOrdersOneCoresTransfersBeforeAnothers)
+{
+    // The producer waits for its store, then both meet at a barrier.
+    expect_clean_cores(two("dmast s0, s1, s3, 2\ndmawait 2\nbarrier\n", "barrier\ndmald s0, s1, s3, 1\ndmawait 1\n"));
+    // A barrier without a wait before it orders nothing: the store may land
+    // after the load reads (here core 0 never waits; a wait after the barrier
+    // is no better, and the message then names it).
+    auto r = race_of(run_cores(two("dmast s0, s1, s3, 2\nbarrier\n", "barrier\ndmald s0, s1, s3, 1\ndmawait 1\n"),
+                               {0, 1}));
+    EXPECT_EQ(r.first, 1);
+    EXPECT_EQ(r.second, "dmald reads GM at 0x100, which dmast at pc 4 (r.s:5) on core 0 (tag 2) may still be writing: "
+                        "no dmawait 2 on core 0, then a barrier, between them");
+    // A read before a later write needs the same (the load may still be reading).
+    expect_clean_cores(two("barrier\ndmast s0, s1, s3, 2\ndmawait 2\n", "dmald s0, s1, s3, 1\ndmawait 1\nbarrier\n"));
+    r = race_of(run_cores(two("barrier\ndmast s0, s1, s3, 2\ndmawait 2\n", "dmald s0, s1, s3, 1\nbarrier\n"), {1, 0}));
+    EXPECT_EQ(r.first, 0);
+    EXPECT_EQ(r.second, "dmast writes GM at 0x100, which dmald at pc 8 (r.s:10) on core 1 (tag 1) may still be reading: "
+                        "no dmawait 1 on core 1, then a barrier, between them");
+}
+
+TEST(Race, CoresSharingReadsOrDisjointGmBytesDoNotRace)
+{
+    // Both read GM 0x100: no write, no race.
+    expect_clean_cores(two("dmald s0, s1, s3, 1\ndmawait 1\n", "dmald s0, s1, s3, 1\ndmawait 1\n"));
+    // Core 0 writes [0x100, 0x140), core 1 [0x140, 0x180): an elementwise
+    // kernel's split.
+    expect_clean_cores(two("dmast s0, s1, s3, 2\n", "add s1, s1, s3\ndmast s0, s1, s3, 2\n"));
+    // Rows: core 0 writes 4 rows of 32 bytes 64 apart from 0x100, core 1
+    // the 32 bytes between the first two.
+    const std::string rows = "li s6, 4\nli s7, 32\nli s8, 64\ndmadim 1, s6, s8, s7\ndmast s0, s1, s7, 2\n";
+    expect_clean_cores(two(rows, "addi s1, s1, 32\nli s7, 32\ndmast s0, s1, s7, 2\n"));
+    auto r = race_of(run_cores(two(rows, "addi s1, s1, 64\nli s7, 32\ndmast s0, s1, s7, 2\n"), {0, 1}));
+    EXPECT_EQ(r.first, 1);
+    EXPECT_EQ(r.second, "dmast writes GM at 0x140, which dmast at pc 8 (r.s:9) on core 0 (tag 2) may still be writing: "
+                        "no dmawait 2 on core 0, then a barrier, between them");
+}
+
+TEST(Race, OneCoresOwnGmTransfersAreOrderedByItsEngine)
+{
+    // One core stores GM 0x100 and loads it back without a wait: its engine
+    // sends them in order; and a run of one core keeps no GM record.
+    expect_clean("li s1, 256\nli s3, 64\ndmast s0, s1, s3, 2\ndmald s3, s1, s3, 1\ndmawait 1\ndmawait 2\nhalt\n");
+    expect_clean_cores(two("dmast s0, s1, s3, 2\ndmald s3, s1, s3, 1\n", ""));
+}
+
+TEST(Race, TransfersOrderedByManyBarriersAreForgotten)
+{
+    // 5,000 rounds of: core 0 stores GM 0x100 and waits, a barrier, core 1
+    // loads it and waits, a barrier. More transfers than a core keeps
+    // (4,096), all ordered: the barriers let the record drop them.
+    expect_clean_cores("li s1, 256\nli s3, 64\nli s9, 5000\nsrd s5, coreid\nround:\nbnez s5, one\n"
+                       "dmast s0, s1, s3, 2\ndmawait 2\nbarrier\nj meet\none:\nbarrier\ndmald s0, s1, s3, 1\n"
+                       "dmawait 1\nmeet:\nbarrier\naddi s9, s9, -1\nbnez s9, round\nhalt\n");
 }

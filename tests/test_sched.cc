@@ -73,7 +73,7 @@ Outcome run(const npu_program &p, const npu_timing_config *timing, const std::ve
 {
     Outcome r;
     std::vector<uint8_t> gm_bytes(4096);
-    npu_gm gm{gm_bytes.data(), gm_bytes.size()};
+    npu_gm gm{gm_bytes.data(), gm_bytes.size(), nullptr};
     npu_core core;
     npu_core_config cc;
     npu_core_config_default(&cc);

@@ -27,7 +27,7 @@ struct TimedRun {
         npu_diag d{};
         if (npu_assemble("t.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
             ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
-        gm = npu_gm{gm_bytes.data(), gm_bytes.size()};
+        gm = npu_gm{gm_bytes.data(), gm_bytes.size(), nullptr};
         cores.resize(ncores);
         for (unsigned k = 0; k < ncores; k++) {
             npu_core_config cc;

@@ -37,14 +37,23 @@ typedef struct npu_core_config {
     size_t l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes;
     /* Trap on a race: an access to local bytes that a DMA or cube operation
      * still in flight (issued, its tag not yet waited for) writes, or reads
-     * while the access writes them (docs/timing.md, "Races"). On by default. */
+     * while the access writes them; and, between the cores of a run (those
+     * sharing one npu_gm, num_cores > 1), a transfer over GM bytes another
+     * core's transfer touches with no dmawait and barrier between them
+     * (docs/timing.md, "Races"). On by default. */
     int race_check;
 } npu_core_config;
 
-/* Global memory as the core sees it: one flat byte array. */
+/* Global memory as the cores see it: one flat byte array, shared by every
+ * core of a run. `race` is the library's: the race check's record of the
+ * cores' transfers (docs/timing.md, "Races"), made by the first core that
+ * needs it and freed by the last core's npu_core_fini. Start it at NULL
+ * (`npu_gm gm = { data, size }` does) and leave it alone while cores use
+ * this GM. */
 typedef struct npu_gm {
     uint8_t *data;
     uint64_t size;
+    struct npu_gm_race *race;
 } npu_gm;
 
 typedef enum npu_core_state {

@@ -185,8 +185,9 @@ std::vector<ConfigKey> build_schema()
                   [](const Config &c) { return int64_t(c.timed ? 0 : 1); }, false, ""},
         ConfigKey{"sim.race_check", KeyType::Enum, "yes", 0, 0, "yes|no", "",
                   "yes: an access to UB, L1 or L0 bytes that a DMA or cube operation still in flight (its tag not yet "
-                  "waited for) writes, or reads while the access writes them, traps naming both (docs/timing.md, Races); "
-                  "no: unchecked, every operation takes effect at its issue",
+                  "waited for) writes, or reads while the access writes them, traps naming both, as does a transfer over GM "
+                  "bytes another core's transfer touches with no dmawait and barrier between them (docs/timing.md, "
+                  "Races); no: unchecked, every operation takes effect at its issue",
                   [](Config &c, int64_t v) { c.core.race_check = v == 0; },
                   [](const Config &c) { return int64_t(c.core.race_check ? 0 : 1); }, false, ""},
     };

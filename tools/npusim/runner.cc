@@ -877,7 +877,7 @@ void place_tensors(GlobalMemory &g, const RunResult &r, const RunOptions &opts, 
         else  // poison: an element the kernel never writes reads as NaN
             std::memset(dst, 0xff, npu_layout_bytes(&r.layout));
     }
-    g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
+    g.gm = npu_gm{g.bytes.data(), g.bytes.size(), nullptr};
 }
 
 // @op conv2d: the weights (cout, cin, k, k) as B, the fractal matrix of
@@ -944,7 +944,7 @@ void place_matrices(GlobalMemory &g, const RunResult &r, const RunOptions &opts,
         else  // poison: an element the kernel never writes reads as NaN
             std::memset(dst, 0xff, npu_matrix_layout_bytes(l));
     }
-    g.gm = npu_gm{g.bytes.data(), g.bytes.size()};
+    g.gm = npu_gm{g.bytes.data(), g.bytes.size(), nullptr};
 }
 
 // Step 6: the cores, under the calling convention: s1.. = tensor addresses
