@@ -47,12 +47,12 @@ static int settle_barrier(npu_core *const *cores, unsigned n, int *released)
 static int over_limit(npu_core *c, uint64_t cycles, const npu_run_limits *lim)
 {
     if (lim && lim->max_instructions && c->retired >= lim->max_instructions) {
-        npu_core_raise(c, NPU_TRAP_MAX_INSNS, 0, "stopped after %llu instructions (--max-instructions)",
+        npu_core_raise(c, NPU_TRAP_MAX_INSNS, 0, "stopped after %llu instructions, the run's instruction limit",
                        (unsigned long long)c->retired);
         return 1;
     }
     if (lim && lim->max_cycles && cycles >= lim->max_cycles) {
-        npu_core_raise(c, NPU_TRAP_MAX_CYCLES, 0, "stopped at cycle %llu (--max-cycles)",
+        npu_core_raise(c, NPU_TRAP_MAX_CYCLES, 0, "stopped at cycle %llu, the run's cycle limit",
                        (unsigned long long)cycles);
         return 1;
     }

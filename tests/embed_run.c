@@ -82,6 +82,43 @@ int main(void)
             CHECK(y[i] == (x[i] > 0 ? x[i] : 0.0f), "y[%u] = %g", i, (double)y[i]);
         npu_sim_result_free(r);
     }
+    /* A shape given with the array must be the array's (it used to be dropped). */
+    opts.shape[0] = 1, opts.shape[1] = 2, opts.shape[2] = 3, opts.shape[3] = 5;
+    CHECK(npu_sim_run(cfg, "relu", &opts, err, sizeof err) == NULL, "a shape against the input ran");
+    CHECK(strcmp(err, "input 'x': shape (1,2,3,4) does not match the run's NCHW shape (1,2,3,5)") == 0, "message: %s",
+          err);
+    opts.shape[3] = 4;
+    r = npu_sim_run(cfg, "relu", &opts, err, sizeof err);
+    CHECK(r != NULL, "relu with its input's shape: %s", err);
+    npu_sim_result_free(r);
+
+    /* matmul: 2-D fp16 a (M x K) and b (K x N) in, c (M x N) out, rank 2; shape 1, M, K, N. */
+    uint16_t a[2 * 3], b[3 * 4];
+    for (unsigned i = 0; i < 6; i++)
+        a[i] = 0x3c00; /* 1.0 */
+    for (unsigned i = 0; i < 12; i++)
+        b[i] = 0x4000; /* 2.0 */
+    npu_sim_tensor ab[2] = {{"a", NPU_F16, 2, {2, 3, 0, 0}, a}, {"b", NPU_F16, 2, {3, 4, 0, 0}, b}};
+    npu_sim_run_options_default(&opts);
+    opts.inputs = ab;
+    opts.num_inputs = 2;
+    opts.shape[0] = 1, opts.shape[1] = 2, opts.shape[2] = 3, opts.shape[3] = 4;
+    r = npu_sim_run(cfg, "matmul", &opts, err, sizeof err);
+    CHECK(r != NULL, "matmul: %s", err);
+    if (r) {
+        unsigned rank;
+        uint64_t shape[4];
+        const float *c = npu_sim_result_tensor(r, "c", NULL, &rank, shape);
+        CHECK(c && rank == 2 && shape[0] == 2 && shape[1] == 4 && shape[2] == 0, "c's shape");
+        for (unsigned i = 0; c && i < 8; i++)
+            CHECK(c[i] == 6.0f, "c[%u] = %g", i, (double)c[i]);
+        CHECK(npu_sim_result_tensor(r, "a", NULL, &rank, shape) && rank == 2 && shape[1] == 3, "a's shape");
+        npu_sim_result_free(r);
+    }
+    opts.shape[1] = 4;
+    CHECK(npu_sim_run(cfg, "matmul", &opts, err, sizeof err) == NULL, "a shape against the matrices ran");
+    CHECK(strcmp(err, "input 'a': shape (2,3) does not match the run's M,K,N (4,3,4): a is M x K") == 0,
+          "message: %s", err);
 
     /* The tiles given: the JSON says so; a cap not a multiple of 256 bytes is one line. */
     npu_sim_run_options_default(&opts);

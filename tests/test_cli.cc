@@ -113,6 +113,22 @@ TEST(Cli, InputAloneSetsDtypeAndShapeAsTheReadmeSays)
     EXPECT_EQ(bad.err, x + ": dtype f16 does not match the run's dtype fp32\n");
 }
 
+TEST(Cli, AShapeGivenWithAnInputMustBeTheInputs)
+{
+    // --shape beside --input used to be dropped without a word: the run took
+    // the file's shape.
+    const std::string x = tmpdir() + "/x4332.npy";
+    Result made = run_cli("run relu --shape 1,4,3,2 --output y=" + x + " -q");
+    ASSERT_EQ(made.status, 0) << made.err;
+    Result bad = run_cli("run relu --shape 1,4,3,6 --input x=" + x);
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, x + ": shape (1,4,3,2) does not match the run's NCHW shape (1,4,3,6)\n");
+    EXPECT_EQ(bad.out, "");
+    nlohmann::json same = run_json("relu --shape 4,3,2 --input x=" + x);  // equal, with leading 1s: fine
+    EXPECT_EQ(same["shape"], nlohmann::json::array({1, 4, 3, 2}));
+    EXPECT_EQ(same["cycles"], run_json("relu --input x=" + x)["cycles"]);
+}
+
 TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
 {
     // max(x, 0) against tanh's reference on x = -0: every value is right
@@ -790,9 +806,16 @@ TEST(Cli, RunErrorPathsExitWithTheirOneLine)
         {"relu --param alpha=1", "parameter alpha: kernel 'relu' has no such parameter\n"},
         {"relu --input nope=x.npy", "input nope: kernel 'relu' has no input of that name\n"},
         {"relu --input x=/nonexistent-dir/x.npy", "/nonexistent-dir/x.npy: cannot open: No such file or directory\n"},
+        // The library's words, as Python's run(dtype=...) and run(tiling=...) give them.
+        {"relu --dtype fp64", "dtype: unknown dtype 'fp64' (fp16, fp32)\n"},
+        {"relu --dtype ''", "dtype: unknown dtype '' (fp16, fp32)\n"},
+        {"compare relu --dtype fp64", "dtype: unknown dtype 'fp64' (fp16, fp32)\n"},
+        {"relu --tiling guess", "tiling: 'guess' is not rule or measure\n"},
+        {"relu --shape ''", "shape: expected 1 to 4 dimensions N,C,H,W, got ''\n"},
     };
     for (const auto &c : cases) {
-        Result r = run_cli(std::string("run ") + c.args);
+        const std::string args = c.args;
+        Result r = run_cli(args.rfind("compare ", 0) == 0 ? args : "run " + args);
         EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
         EXPECT_EQ(r.err, c.err) << c.args;
         EXPECT_EQ(r.out, "") << c.args;

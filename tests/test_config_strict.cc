@@ -95,6 +95,18 @@ TEST(ConfigStrict, DuplicateKeyNamesItsSecondOccurrence)
                  p + ":2:1: base: duplicate key (first at line 1, column 1)");
 }
 
+TEST(ConfigStrict, ASectionThatIsNotAMappingSaysSo)
+{
+    // These said "units: unknown key", of a section every config has.
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "units: 5\n"), p + ":1:8: units: expected a mapping");
+    expect_error(show_file(p, "units: [1, 2]\n"), p + ":1:8: units: expected a mapping");
+    expect_error(show_file(p, "units:\n  sfu: 7\n"), p + ":2:8: units.sfu: expected a mapping");
+    expect_error(show_file(p, "units: {sfu: 7}\n"), p + ":1:14: units.sfu: expected a mapping");
+    expect_error(show_file(p, "core:\n"), p + ":1:1: core: expected a mapping");
+    expect_error(show_file(p, "unit: 5\n"), p + ":1:1: unit: unknown key");
+}
+
 // ---- 3: a second document ----------------------------------------------------------------
 
 TEST(ConfigStrict, SecondYamlDocumentIsAnError)

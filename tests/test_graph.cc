@@ -152,7 +152,7 @@ TEST(Graph, BadSpecsAreOneLineErrorsWithTheirPlaceAndKeyPath)
         run_graph(bad, default_config(), {"w"}, 1);
         ADD_FAILURE() << "no error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "--variant w: g.yaml has no such variant");
+        EXPECT_EQ(std::string(e.what()), "variant w: g.yaml has no such variant");
     }
 }
 
@@ -252,6 +252,6 @@ TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySideAndTheVariantsIt
         run_graph(spec, default_config(), {"fused"}, 1, dir + "/nosuch");
         ADD_FAILURE() << "no error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "--trace-dir " + dir + "/nosuch: not a folder");
+        EXPECT_EQ(std::string(e.what()), "trace folder " + dir + "/nosuch: not a folder");
     }
 }

@@ -1089,6 +1089,57 @@ TEST(LibraryMatmulEpilogue, TheCheckFailsAKernelWithAnotherEpilogueOrNoBias)
 }
 
 
+namespace {
+
+// An array of `dims` zeros.
+NpyArray zeros(npu_dtype dt, std::vector<uint64_t> dims)
+{
+    NpyArray a;
+    a.dtype = dt;
+    a.shape = dims;
+    uint64_t n = 1;
+    for (uint64_t d : dims)
+        n *= d;
+    a.data.assign(n * npu_dtype_bytes(dt), 0);
+    return a;
+}
+
+}  // namespace
+
+TEST(LibraryRun, AShapeGivenWithInputsMustBeEachInputsShape)
+{
+    // A given shape used to give way to the first input's without a word;
+    // empty, it is not given (the inputs', else 1,16,8,8).
+    RunOptions o = options("relu", "fp32", {1, 4, 3, 6});
+    o.input_arrays["x"] = zeros(NPU_F32, {1, 4, 3, 5});
+    EXPECT_EQ(run_error(o), "input 'x': shape (1,4,3,5) does not match the run's NCHW shape (1,4,3,6)");
+    o.shape = {1, 4, 3, 5};
+    EXPECT_EQ(run_error(o), "(no error)");
+    o.shape = {};
+    EXPECT_EQ(run_kernel(o).layout.w, 5u);
+    EXPECT_EQ(run_kernel(options("relu", "fp32", {})).layout.c, 16u);
+    // Two inputs: the second must have the first's shape (or the given one).
+    RunOptions two = options("swiglu", "fp32", {});
+    two.input_arrays["a"] = zeros(NPU_F32, {2, 3});
+    two.input_arrays["b"] = zeros(NPU_F32, {3, 2});
+    EXPECT_EQ(run_error(two), "input 'b': shape (1,1,3,2) does not match the run's NCHW shape (1,1,2,3)");
+    // matmul: a is M x K, b K x N.
+    RunOptions mm = options("matmul", "fp32", {1, 64, 64, 64});
+    mm.input_arrays["a"] = zeros(NPU_F16, {16, 32});
+    mm.input_arrays["b"] = zeros(NPU_F16, {32, 16});
+    EXPECT_EQ(run_error(mm), "input 'a': shape (16,32) does not match the run's M,K,N (64,64,64): a is M x K");
+    mm.shape = {1, 16, 32, 8};
+    EXPECT_EQ(run_error(mm), "input 'b': shape (32,16) does not match the run's M,K,N (16,32,8): b is K x N");
+    mm.shape = {1, 16, 32, 16};
+    EXPECT_EQ(run_error(mm), "(no error)");
+    mm.shape = {};
+    EXPECT_EQ(run_kernel(mm).matmul.n, 16u);
+    // conv2d: x's N, C, H, W.
+    RunOptions cv = options("conv2d", "fp16", {1, 16, 8, 9});
+    cv.input_arrays["x"] = zeros(NPU_F16, {1, 16, 8, 8});
+    EXPECT_EQ(run_error(cv), "input 'x': shape (1,16,8,8) does not match the run's NCHW shape (1,16,8,9)");
+}
+
 TEST(LibraryMatmul, BadShapesAndInputsAreOneLineErrors)
 {
     EXPECT_EQ(run_error(options("matmul", "fp32", {2, 16, 16, 16})), "shape: a matmul takes M,K,N");

@@ -464,7 +464,7 @@ TEST(Sweep, PointStoppedByALimitFailsNamingItAndTheSweepGoesOn)
     }
     EXPECT_EQ(read_all(loop_status),
               "failed: trap: core 0: max_cycles at pc 0 (j @0) [" + loop_kernel() +
-                  ":8], core stopped at cycle 1000, after 1001 instructions: stopped at cycle 1000 (--max-cycles)\n");
+                  ":8], core stopped at cycle 1000, after 1001 instructions: stopped at cycle 1000, the run's cycle limit\n");
     EXPECT_EQ(read_all(dir + "/points/" + points[1].id + "/status"), "ok\n");
     // The flags override the spec's limits; the same spec resumes (limits are
     // not part of it) and reruns only the failed point.
@@ -474,7 +474,7 @@ TEST(Sweep, PointStoppedByALimitFailsNamingItAndTheSweepGoesOn)
     EXPECT_EQ(WEXITSTATUS(st), 1);
     EXPECT_NE(again.err().find("2/2 points done (1 skipped as already done, 1 failed)"), std::string::npos)
         << again.err();
-    EXPECT_NE(read_all(loop_status).find("after 500 instructions: stopped after 500 instructions (--max-instructions)"),
+    EXPECT_NE(read_all(loop_status).find("after 500 instructions: stopped after 500 instructions, the run's instruction limit"),
               std::string::npos)
         << read_all(loop_status);
 }

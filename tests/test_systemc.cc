@@ -129,7 +129,7 @@ TEST(SystemCEngine, InstructionLimitStopsTheSameCoresAtTheSameInstruction)
     EXPECT_EQ(sc.summary, c);
     ASSERT_FALSE(c.at("traps").empty());
     EXPECT_EQ(c.at("traps")[0].at("kind"), "max_instructions");
-    EXPECT_EQ(c.at("traps")[0].at("message"), "stopped after 9000 instructions (--max-instructions)");
+    EXPECT_EQ(c.at("traps")[0].at("message"), "stopped after 9000 instructions, the run's instruction limit");
 }
 
 TEST(SystemCEngine, CycleLimitTrapsWithTheSameMessage)

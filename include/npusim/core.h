@@ -72,8 +72,8 @@ typedef enum npu_trap_kind {
     NPU_TRAP_MISALIGNED,    /* access not aligned to its element size */
     NPU_TRAP_DMA_TAG,       /* dmawait on a tag that was never issued */
     NPU_TRAP_BARRIER,       /* cores disagree on barriers (some halted) */
-    NPU_TRAP_MAX_CYCLES,    /* --max-cycles reached */
-    NPU_TRAP_MAX_INSNS,     /* --max-instructions reached */
+    NPU_TRAP_MAX_CYCLES,    /* npu_run_limits.max_cycles reached */
+    NPU_TRAP_MAX_INSNS,     /* npu_run_limits.max_instructions reached */
     NPU_TRAP_DEADLOCK,      /* no core can make progress */
     NPU_TRAP_DMA_SIZE,      /* one DMA would move more bytes than global memory holds */
     NPU_TRAP_CUBE_BOUNDS,   /* a cube move or mmad outside L1, L0A, L0B or L0C */

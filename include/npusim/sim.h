@@ -49,7 +49,10 @@ NPU_API void npu_sim_config_free(npu_sim_config *cfg);
 
 /* An input given by the caller: NCHW, `rank` 1 to 4 dimensions (fewer are
  * read with leading 1s), lanes of `dtype` (NPU_F16 as IEEE binary16 bits,
- * NPU_F32), C order. A per-channel input is 1-D, C long. */
+ * NPU_F32), C order. A per-channel input is 1-D, C long. The cube's kernels
+ * (docs/cube.md) take matrices: matmul's a (M x K) and b (K x N) rank 2,
+ * NPU_F16, a bias 1-D, N long, NPU_F32; conv2d's x (N, C, H, W) and w (cout,
+ * cin, k, k) rank 4, NPU_F16. */
 typedef struct npu_sim_tensor {
     const char *name;
     npu_dtype dtype;
@@ -65,7 +68,10 @@ typedef struct npu_sim_param {
 
 typedef struct npu_sim_run_options {
     const char *dtype;        /* "fp16" or "fp32"; NULL: the first given input's, else fp32 */
-    uint64_t shape[4];        /* N, C, H, W; all 0: the first given input's, else 1,16,8,8 */
+    /* N, C, H, W (matmul: 1, M, K, N; conv2d: x's N, C, H, W); all 0: the
+     * given inputs', else 1,16,8,8. Given with inputs, each input must have
+     * it (err names the input, its shape and this one). */
+    uint64_t shape[4];
     uint64_t seed;            /* of the generated inputs */
     int schedule;             /* non-zero: .pipeline loops modulo-scheduled for the config */
     uint64_t max_cycles;      /* per core; 0: no limit */
@@ -106,9 +112,12 @@ NPU_API int npu_sim_result_passed(const npu_sim_result *r);             /* no tr
 NPU_API double npu_sim_result_efficiency(const npu_sim_result *r);      /* bound / cycles */
 /* The report of `npusim run --json`, NUL-terminated, owned by the result. */
 NPU_API const char *npu_sim_result_json(const npu_sim_result *r);
-/* A tensor after the run (inputs and outputs): NCHW (rank 4), or C (rank
- * 1) for a per-channel input, C order, owned by the result; NULL if the
- * kernel has no tensor of that name. dtype, rank and shape may be NULL. */
+/* A tensor after the run (inputs and outputs), C order, owned by the
+ * result: NCHW (rank 4), or C (rank 1) for a per-channel input; for matmul
+ * a matrix (rank 2: a M x K, b K x N, c M x N) or the bias (rank 1, N);
+ * for conv2d x and y NCHW and w (cout, cin, k, k), rank 4. NULL if the
+ * kernel has no tensor of that name. dtype, rank and shape may be NULL
+ * (shape's dimensions past rank are 0). */
 NPU_API const void *npu_sim_result_tensor(const npu_sim_result *r, const char *name, npu_dtype *dtype,
                                           unsigned *rank, uint64_t shape[4]);
 NPU_API void npu_sim_result_free(npu_sim_result *r);

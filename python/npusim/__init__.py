@@ -12,17 +12,21 @@ back as Python values and NumPy arrays.
     npusim.run("mish", config={"units": {"sfu": {"latency": 30}}})
 
     npusim.compare(["relu", "gelu_tanh", "mish"], dtype="fp16", shape=(1, 64, 56, 56))
-    npusim.sweep("configs/sweeps/sfu_latency.yaml")
+    npusim.sweep("configs/sweeps/sfu.yaml")
     npusim.cache("trace.din", set={"l2.size_bytes": 65536})  # a din trace through the L2
 
 A run is the same as `npusim run` with the same arguments: `Result.json` is
 its `--json` report (the C engine runs it here; the CLI's SystemC engine
 gives the same figures). compare() and sweep() return rows: a pandas
 DataFrame where pandas is installed, else a list of dicts. Bad input raises
-npusim.Error (a ValueError) with the CLI's one-line message.
+npusim.Error (a ValueError) with the CLI's one-line message; an argument of
+the wrong type (a list for a dict, a str for a number) raises TypeError.
 """
 import json as _json
+import numbers as _numbers
+import operator as _operator
 import os as _os
+from collections.abc import Mapping as _Mapping
 
 import numpy as _np
 
@@ -35,33 +39,101 @@ class Result:
     """One run. Attributes: cycles, passed, stalls (reason -> cycles), l2
     (None without an L2), bound, accuracy, schedule (the .pipeline loops),
     outputs (tensor name -> NumPy array, NCHW) and json (the whole report,
-    as `npusim run --json -` prints it)."""
+    as `npusim run --json -` prints it). A functional run (sim.mode:
+    functional) counts no cycles: its cycles and bound are None."""
 
     def __init__(self, report, outputs):
         self.json = report
         self.outputs = outputs
 
-    cycles = property(lambda self: self.json["cycles"])
+    cycles = property(lambda self: self.json.get("cycles"))
     passed = property(lambda self: self.json["passed"])
     stalls = property(lambda self: self.json.get("stalls", {}))
     l2 = property(lambda self: self.json.get("l2"))
-    bound = property(lambda self: self.json["bound"])
+    bound = property(lambda self: self.json.get("bound"))
     accuracy = property(lambda self: self.json["accuracy"])
     schedule = property(lambda self: self.json.get("schedule", []))
 
     def __repr__(self):
         j = self.json
-        return (f"<npusim.Result {j['kernel']} {j['dtype']} {'x'.join(map(str, j['shape']))}: "
-                f"{j['cycles']} cycles, efficiency {j['bound']['efficiency']:.3f}, "
-                f"{'passed' if j['passed'] else 'FAILED'}>")
+        shape = "x".join(map(str, j.get("shape", [])))
+        efficiency = (self.bound or {}).get("efficiency")
+        if self.cycles is None:
+            timing = "functional, no cycles"
+        elif efficiency is None:
+            timing = f"{self.cycles} cycles"
+        else:
+            timing = f"{self.cycles} cycles, efficiency {efficiency:.3f}"
+        return (f"<npusim.Result {j.get('kernel')} {j.get('dtype')} {shape}: {timing}, "
+                f"{'passed' if j.get('passed') else 'FAILED'}>")
+
+
+def _text(what, value):
+    """A name or path for the native half: a str without NUL characters (a C
+    string would end at the first, silently)."""
+    if isinstance(value, _os.PathLike):
+        value = _os.fspath(value)
+    if isinstance(value, bytes):
+        value = _os.fsdecode(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: expected a str, got {type(value).__name__}")
+    if "\0" in value:
+        raise Error(f"{what}: {value!r} contains a NUL character")
+    return value
+
+
+def _names(what, value):
+    """A list of names, where one str is a list of one (not of its characters)."""
+    if isinstance(value, (str, bytes, _os.PathLike)):
+        return [_text(what, value)]
+    return [_text(what, v) for v in value]
+
+
+def _whole(what, value):
+    """A seed, limit or cap as the CLI reads its text: a whole number in 0 ..
+    2^64 - 1 (10.9 and -1 are refused, as `--seed 10.9` and `--seed -1` are)."""
+    if isinstance(value, (bool, _np.bool_)) or not isinstance(value, _numbers.Number):
+        raise TypeError(f"{what}: expected an int, got {type(value).__name__}")
+    try:
+        text = str(_operator.index(value))
+    except TypeError:
+        text = str(value)  # 10.9, 10.0: not a whole number's text
+    return _npusim.parse_whole(what, text)
+
+
+def _mapping(what, value, form):
+    if value is None:
+        return {}
+    if not isinstance(value, _Mapping):
+        raise TypeError(f"{what}: expected a dict {form}, got {type(value).__name__}")
+    return value
 
 
 def _setting(value):
-    """A --set value as the CLI reads it."""
-    if isinstance(value, bool):
+    """A --set value as the CLI reads it: booleans as yes and no, lists joined
+    by commas, everything else as str() writes it."""
+    if isinstance(value, (bool, _np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
         return ",".join(_setting(v) for v in value)
+    return _text("set", str(value))
+
+
+def _yaml_value(value):
+    """A config dict's value as the YAML loader reads what `set` takes:
+    booleans as yes and no, NumPy scalars as Python's, lists and dicts
+    element by element, numbers and str as they are, anything else as str()
+    writes it."""
+    if isinstance(value, _np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, _Mapping):
+        return {str(k): _yaml_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_yaml_value(v) for v in value]
+    if value is None or isinstance(value, (int, float, str)):
+        return value
     return str(value)
 
 
@@ -69,29 +141,51 @@ def _config(config, set):
     """(path, YAML text, ["key=value", ...]) for a config given as a path, a
     dict (the YAML file's structure) or None, and the `set` overrides."""
     path, text = "", ""
-    if isinstance(config, dict):
-        text = _json.dumps(config, indent=1)  # JSON is YAML: the loader reads it as a config file
+    if isinstance(config, _Mapping):
+        text = _json.dumps(_yaml_value(config), indent=1)  # JSON is YAML: the loader reads it as a config file
+    elif isinstance(config, (str, bytes, _os.PathLike)):
+        path = _text("config", config)
     elif config is not None:
-        path = _os.fspath(config)
+        raise TypeError(f"config: expected a YAML path or a dict, got {type(config).__name__}")
     sets = []
-    for key, value in (set or {}).items():
-        sets.append(f"{key}={_setting(value)}")
+    for key, value in _mapping("set", set, "{key: value}").items():
+        sets.append(f"{_text('set', str(key))}={_setting(value)}")
     return path, text, sets
 
 
 def _shape(shape):
+    """The CLI's text of a shape (None: none given). Each dimension an int;
+    anything else goes as str() writes it, for the library to refuse as
+    `--shape 1,2.7` is refused."""
     if shape is None:
-        return ""
+        return None
     if isinstance(shape, str):
-        return shape
-    return ",".join(str(int(d)) for d in shape)
+        return _text("shape", shape)
+    dims = []
+    for d in shape:
+        try:
+            dims.append(str(_operator.index(d)) if not isinstance(d, (bool, _np.bool_)) else str(d))
+        except TypeError:
+            dims.append(str(d))
+    return _text("shape", ",".join(dims))
 
 
-def _input(name, array):
-    a = _np.ascontiguousarray(array)  # the native half refuses a dtype a kernel does not run on
+def _input(array):
+    a = _np.asarray(array)  # 0-D stays 0-D, for the library to refuse; the native half refuses other dtypes
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))  # the same values in this machine's byte order
-    return (str(a.dtype), list(a.shape), a.tobytes())
+    return (str(a.dtype), list(a.shape), a.tobytes(order="C"))
+
+
+def _params(params):
+    out = {}
+    for name, value in _mapping("params", params, "{name: number}").items():
+        name = _text("params", name)
+        try:
+            out[name] = float(value)
+        except (TypeError, ValueError):
+            raise Error(f"parameter {name}: '{value}' is not a number") from None
+    return out
 
 
 def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, params=None, seed=1,
@@ -100,33 +194,43 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     a Result.
 
     dtype: "fp16" or "fp32" (default: the first input array's, else fp32).
-    shape: (N, C, H, W), or fewer dimensions read with leading 1s (default:
-    the first input array's, else 1,16,8,8); (M, K, N) for matmul; x's (N, C, H, W) for conv2d,
-    whose geometry (cout, kernel, stride, pad) is in params. config: a YAML path, a dict
-    in the YAML file's structure, or None for the defaults. set: {key: value}
-    overrides, applied after config (`npusim config docs` lists the keys).
-    inputs: {name: array} (float16 or float32, NCHW); inputs not given are
-    generated from seed. params: {name: number}, the kernel's parameters.
-    schedule: False runs .pipeline blocks in written order. max_cycles and
-    max_instructions: per core limits (0: none; None: derived from the work).
+    shape: (N, C, H, W) of ints, or fewer dimensions read with leading 1s, or
+    the CLI's text "N,C,H,W" (default: the first input array's, else
+    1,16,8,8; given with inputs, every input must have it); (M, K, N) for
+    matmul; x's (N, C, H, W) for conv2d, whose geometry (cout, kernel,
+    stride, pad) is in params. config: a YAML path, a dict in the YAML
+    file's structure (its values as set takes them), or None for the
+    defaults. set: {key: value} overrides, applied after config (`npusim
+    config docs` lists the keys; True and False are yes and no). inputs:
+    {name: array} (float16 or float32, 1-D to 4-D, NCHW); inputs not given
+    are generated from seed. params: {name: number}, the kernel's
+    parameters. seed, max_cycles, max_instructions and tile_max are whole
+    numbers (an int or a NumPy integer). schedule: False runs .pipeline
+    blocks in written order. max_cycles and max_instructions: per core
+    limits (0: none; None: derived from the work).
     tile_max: cap the kernel's tiles at this many bytes (a multiple of 256); 0 lets
     npusim choose for the config and shape (Result.json["tiling"] says how):
     tiling="rule" from the schedule and the config, "measure" by simulating
     the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest.
     """
-    if tiling not in ("rule", "measure"):
-        raise Error("tiling: %r is not rule or measure" % (tiling,))
+    kernel = _text("kernel", kernel)
+    dtype = None if dtype is None else _text("dtype", dtype)
+    tiling = _text("tiling", tiling)
+    if not isinstance(schedule, (bool, _np.bool_)):
+        raise TypeError(f"schedule: expected True or False, got {type(schedule).__name__}")
     path, text, sets = _config(config, set)
-    arrays = {name: _input(name, a) for name, a in (inputs or {}).items()}
-    return _run(kernel, dtype or "", _shape(shape), path, text, sets, arrays,
-                {k: float(v) for k, v in (params or {}).items()}, int(seed), bool(schedule), int(max_cycles),
-                max_instructions, int(tile_max), tiling == "measure")
+    arrays = {_text("inputs", name): _input(a)
+              for name, a in _mapping("inputs", inputs, "{name: array}").items()}
+    return _run(kernel, dtype, _shape(shape), path, text, sets, arrays, _params(params), _whole("seed", seed),
+                bool(schedule), _whole("max_cycles", max_cycles),
+                None if max_instructions is None else _whole("max_instructions", max_instructions),
+                _whole("tile_max", tile_max), tiling)
 
 
 def _run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule, max_cycles, max_instructions,
-         tile_max=0, measure_tiles=False):
+         tile_max=0, tiling="rule"):
     report, outputs = _npusim.run(kernel, dtype, shape, path, text, sets, arrays, params, seed, schedule,
-                                  max_cycles, max_instructions, tile_max, measure_tiles)
+                                  max_cycles, max_instructions, tile_max, tiling)
     out = {}
     for name, (code, dims, data) in outputs.items():
         out[name] = _np.frombuffer(data, dtype=code).reshape(dims).copy()
@@ -157,6 +261,7 @@ def _in_threads(fn, items, jobs):
     in order; the first exception, in order, is raised. Runs release the GIL,
     so they proceed at once."""
     items = list(items)
+    jobs = None if jobs is None else _whole("jobs", jobs)
     jobs = min(jobs or _os.cpu_count() or 1, max(len(items), 1))
     if jobs <= 1:
         return [fn(x) for x in items]
@@ -165,13 +270,19 @@ def _in_threads(fn, items, jobs):
         return list(pool.map(fn, items))
 
 
-def compare(kernels, dtype="fp16", shape=(1, 64, 56, 56), jobs=None, **kwargs):
-    """Runs each kernel on the same inputs and config (the other arguments are
-    run()'s; dtype and shape default as `npusim compare`'s do) and returns one
+def compare(kernels, dtype=None, shape=None, jobs=None, **kwargs):
+    """Runs each kernel (a list of names or paths; one str is one kernel) on
+    the same inputs and config (the other arguments are run()'s; without
+    inputs, dtype and shape default as `npusim compare`'s do, to fp16 and
+    1x64x56x56; with inputs, as run()'s, to the arrays') and returns one
     row per kernel: the figures of `npusim compare --json` (cycles, stall
     cycles by reason as stalls.REASON, L2 hit rate, efficiency, what binds),
     "passed", and the run's Result as "result". jobs: kernels run at once, in
     threads (None: one per core; the rows are the same)."""
+    kernels = _names("kernels", kernels)
+    if not kwargs.get("inputs"):
+        dtype = "fp16" if dtype is None else dtype
+        shape = (1, 64, 56, 56) if shape is None else shape
     results = _in_threads(lambda k: run(k, dtype=dtype, shape=shape, **kwargs), kernels, jobs)
     rows = []
     for result, row in zip(results, _json.loads(_npusim.compare_rows([_json.dumps(r.json) for r in results]))):
@@ -191,11 +302,11 @@ def sweep(spec, jobs=None):
     the run's report flattened (cycles, stalls.raw, l2.hit_rate, ...).
     jobs: points run at once, in threads (None: one per core; the rows are
     the same, in the points' order)."""
-    if isinstance(spec, dict):
+    if isinstance(spec, _Mapping):
         points, max_cycles, max_instructions, measure = _npusim.sweep_points("", _json.dumps(spec, indent=1),
                                                                              "sweep")
     else:
-        points, max_cycles, max_instructions, measure = _npusim.sweep_points(_os.fspath(spec), "", "")
+        points, max_cycles, max_instructions, measure = _npusim.sweep_points(_text("spec", spec), "", "")
     return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions, measure), points, jobs))
 
 
@@ -206,15 +317,16 @@ def graph(spec, config=None, set=None, variants=None, jobs=None):
     l2_hit_rate, cube_busy_cycles, vector_busy_cycles, dma_busy_cycles,
     overlap_cycles_at_least, passed, and steps (a list of dicts, one per
     kernel run). config: a YAML path or a dict (default: the spec's config);
-    set: {key: value} overrides. variants: names to run (default: all).
-    jobs: variants run at once, in threads (None: one per core; the rows are
-    the same)."""
+    set: {key: value} overrides. variants: names to run (default: all; one
+    str is one variant). jobs: variants run at once, in threads (None: one
+    per core; the rows are the same)."""
     path, text, sets = _config(config, set)
-    if isinstance(spec, dict):
-        doc = _npusim.graph("", _json.dumps(spec, indent=1), "graph", path, text, sets, list(variants or []),
-                            jobs or 0)
+    variants = [] if variants is None else _names("variants", variants)
+    jobs = 0 if jobs is None else _whole("jobs", jobs)
+    if isinstance(spec, _Mapping):
+        doc = _npusim.graph("", _json.dumps(spec, indent=1), "graph", path, text, sets, variants, jobs)
     else:
-        doc = _npusim.graph(_os.fspath(spec), "", "", path, text, sets, list(variants or []), jobs or 0)
+        doc = _npusim.graph(_text("spec", spec), "", "", path, text, sets, variants, jobs)
     return _rows(_json.loads(doc)["variants"])
 
 
@@ -227,7 +339,7 @@ def _sweep_row(point, max_cycles, max_instructions, measure=False):
     try:
         # The point's resolved config, as `npusim sweep` writes it to the point's config.yaml.
         r = _run(kernel, dtype, shape, "", config_yaml, [], {}, {}, 1, True, max_cycles or 0, max_instructions,
-                 0, measure)
+                 0, "measure" if measure else "rule")
     except Error as e:
         row["point.status"] = f"failed: {e}"
         row["kernel"], row["dtype"] = kernel, dtype
@@ -272,4 +384,4 @@ def cache(trace, config=None, set=None):
     cache` does, and returns its --json document as a dict: records, cycles,
     and the report's `l2` and `dram` objects. config and set as for run()."""
     path, text, sets = _config(config, set)
-    return _json.loads(_npusim.replay(_os.fspath(trace), path, text, sets))
+    return _json.loads(_npusim.replay(_text("trace", trace), path, text, sets))

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,19 +78,25 @@ npusim::Config make_config(const std::string &path, const std::string &text, con
     return cfg;
 }
 
-// One run. Returns (the JSON report as text, {tensor name: array} for every
-// output, in NCHW).
+// One run. dtype and shape: the CLI's text, or None (from the inputs, else
+// the defaults). Returns (the JSON report as text, {tensor name: array} for
+// every output, in NCHW).
 std::tuple<std::string, std::map<std::string, Array>>
-run(const std::string &kernel, const std::string &dtype, const std::string &shape, const std::string &config_path,
-    const std::string &config_text, const std::vector<std::string> &sets, const std::map<std::string, Array> &inputs,
-    const std::map<std::string, double> &params, uint64_t seed, bool schedule, uint64_t max_cycles,
-    py::object max_instructions, uint64_t tile_max, bool measure_tiles)
+run(const std::string &kernel, const std::optional<std::string> &dtype, const std::optional<std::string> &shape,
+    const std::string &config_path, const std::string &config_text, const std::vector<std::string> &sets,
+    const std::map<std::string, Array> &inputs, const std::map<std::string, double> &params, uint64_t seed,
+    bool schedule, uint64_t max_cycles, std::optional<uint64_t> max_instructions, uint64_t tile_max,
+    const std::string &tiling)
 {
     npusim::RunOptions opts;
     opts.kernel = kernel;
-    opts.dtype = dtype;
-    if (!shape.empty())
-        opts.shape = npusim::parse_shape(shape);
+    if (dtype) {
+        npusim::parse_dtype(*dtype);  // "" too: an empty dtype is not the default
+        opts.dtype = *dtype;
+    }
+    if (shape)
+        opts.shape = npusim::parse_shape(*shape);
+    opts.measure_tiles = npusim::parse_tiling(tiling);
     opts.config = make_config(config_path, config_text, "config", sets);
     for (const auto &kv : inputs)
         opts.input_arrays.emplace(kv.first, to_npy(kv.first, kv.second));
@@ -98,9 +105,8 @@ run(const std::string &kernel, const std::string &dtype, const std::string &shap
     opts.schedule = schedule;
     opts.max_cycles = max_cycles;
     opts.tile_max = tile_max;
-    opts.measure_tiles = measure_tiles;
-    if (!max_instructions.is_none())
-        opts.max_instructions = max_instructions.cast<uint64_t>();
+    if (max_instructions)
+        opts.max_instructions = *max_instructions;
     npusim::RunResult r;
     {
         // The run touches no Python object: other Python threads (and their
@@ -178,7 +184,9 @@ PYBIND11_MODULE(_npusim, m)
     py::register_exception<npusim::Error>(m, "Error", PyExc_ValueError);
     m.def("run", &run, py::arg("kernel"), py::arg("dtype"), py::arg("shape"), py::arg("config_path"),
           py::arg("config_text"), py::arg("sets"), py::arg("inputs"), py::arg("params"), py::arg("seed"),
-          py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"), py::arg("tile_max"), py::arg("measure_tiles"));
+          py::arg("schedule"), py::arg("max_cycles"), py::arg("max_instructions"), py::arg("tile_max"), py::arg("tiling"));
+    // A seed, limit or cap's text as the CLI reads it, or npusim.Error with the CLI's words.
+    m.def("parse_whole", &npusim::parse_whole, py::arg("what"), py::arg("text"));
     m.def("kernels", &kernel_names);
     m.def("replay", &replay, py::arg("trace"), py::arg("config_path"), py::arg("config_text"), py::arg("sets"));
     m.def("sweep_points", &sweep_points, py::arg("path"), py::arg("text"), py::arg("name"));

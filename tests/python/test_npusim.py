@@ -194,8 +194,73 @@ class BadInput(unittest.TestCase):
     def test_bad_shape_dtype_and_parameter(self):
         self.check(["relu", "--shape", "1,0,2"], kernel="relu", shape=(1, 0, 2))
         self.check(["relu", "--param", "beta=1"], kernel="relu", params={"beta": 1})
-        with self.assertRaisesRegex(npusim.Error, r"^dtype: unknown dtype 'fp64' \(fp16, fp32\)$"):
-            npusim.run("mish", dtype="fp64")  # the CLI's parser refuses it before the run: --dtype: fp64 not in ...
+        self.check(["mish", "--dtype", "fp64"], kernel="mish", dtype="fp64")
+        self.check(["mish", "--dtype", ""], kernel="mish", dtype="")
+        self.check(["relu", "--tiling", "guess"], kernel="relu", tiling="guess")
+
+    def test_a_shape_is_taken_as_written_or_refused_as_the_cli_refuses_its_text(self):
+        # int(2.7) made 2; (), [] and "" ran the default 1,16,8,8.
+        self.check(["relu", "--shape", "1,2.7,4,4"], kernel="relu", shape=(1, 2.7, 4, 4))
+        self.check(["relu", "--shape", "1,2.0,4,4"], kernel="relu", shape=(1, 2.0, 4, 4))
+        self.check(["relu", "--shape", "1,-2,4,4"], kernel="relu", shape=(1, -2, 4, 4))
+        for empty in [(), [], ""]:
+            self.check(["relu", "--shape", ""], kernel="relu", shape=empty)
+        self.assertEqual(npusim.run("relu", shape=(np.int64(2), 3)).json["shape"], [1, 1, 2, 3])
+
+    def test_seeds_limits_and_caps_are_whole_numbers(self):
+        # Floats were cut (seed=1.9 ran seed 1); negatives gave a TypeError
+        # with pybind's dump of every argument, the arrays' bytes among them.
+        x = np.ones((1, 64, 56, 56), np.float16)
+        for flag, arg in [("--seed", "seed"), ("--max-cycles", "max_cycles"), ("--tile-max", "tile_max"),
+                          ("--max-instructions", "max_instructions")]:
+            for value in [-1, 1.9, 256.0, 2 ** 64]:
+                problem = (f"'{value}' is {'out of range' if value == 2 ** 64 else 'not a whole number'} "
+                           "(0 .. 18446744073709551615)")
+                r = cli("run", "relu", flag, str(value), check=False)
+                self.assertEqual((r.returncode, r.stderr.splitlines()[0]), (2, f"{flag}: {problem}"))
+                with self.assertRaises(npusim.Error) as e:
+                    npusim.run("relu", inputs={"x": x}, **{arg: value})
+                self.assertEqual(str(e.exception), f"{arg}: {problem}")
+            with self.assertRaisesRegex(TypeError, f"^{arg}: expected an int, got str$"):
+                npusim.run("relu", **{arg: "10"})
+        self.assertEqual(npusim.run("relu", seed=np.uint64(5)).json["seed"], 5)
+        self.assertEqual(npusim.run("relu", seed=2 ** 64 - 1).json["seed"], 2 ** 64 - 1)
+
+    def test_arguments_of_the_wrong_type_are_a_short_type_error(self):
+        x = np.ones((1, 64, 56, 56), np.float16)
+        for kwargs, message in [({"set": [("units.sfu.latency", 3)]}, "set: expected a dict {key: value}, got list"),
+                                ({"inputs": {1: x}}, "inputs: expected a str, got int"),
+                                ({"inputs": [x]}, "inputs: expected a dict {name: array}, got list"),
+                                ({"params": [0.5]}, "params: expected a dict {name: number}, got list"),
+                                ({"config": 42}, "config: expected a YAML path or a dict, got int"),
+                                ({"kernel": 5}, "kernel: expected a str, got int"),
+                                ({"dtype": np.float16}, "dtype: expected a str, got type"),
+                                ({"schedule": "off"}, "schedule: expected True or False, got str")]:
+            kwargs = dict({"kernel": "relu"}, **kwargs)
+            with self.assertRaises(TypeError) as e:
+                npusim.run(**kwargs)
+            self.assertEqual(str(e.exception), message)
+
+    def test_a_parameter_that_is_not_a_number_is_named(self):
+        with self.assertRaisesRegex(npusim.Error, r"^parameter alpha: 'x' is not a number$"):
+            npusim.run("leaky_relu", params={"alpha": "x"})
+        self.assertEqual(comparable(npusim.run("leaky_relu", params={"alpha": "0.25"}).json),
+                         comparable(npusim.run("leaky_relu", params={"alpha": 0.25}).json))
+
+    def test_a_nul_character_is_refused_not_cut(self):
+        # A C string ends at the first NUL: edge.yaml\0junk loaded edge.yaml.
+        edge = os.path.join(ROOT, "configs", "edge.yaml")
+        for kwargs, what, text in [({"config": edge + "\0junk"}, "config", edge + "\0junk"),
+                                   ({"kernel": "relu\0junk"}, "kernel", "relu\0junk"),
+                                   ({"set": {"units.sfu.latency": "30\0junk"}}, "set", "30\0junk"),
+                                   ({"inputs": {"x\0y": np.ones(4, np.float32)}}, "inputs", "x\0y")]:
+            kwargs = dict({"kernel": "relu"}, **kwargs)
+            with self.assertRaises(npusim.Error) as e:
+                npusim.run(**kwargs)
+            self.assertEqual(str(e.exception), f"{what}: {text!r} contains a NUL character")
+        with self.assertRaises(npusim.Error) as e:
+            npusim.cache("t.din\0")
+        self.assertEqual(str(e.exception), "trace: 't.din\\x00' contains a NUL character")
 
     def test_config_file_errors_name_the_file_line_and_column(self):
         with tempfile.TemporaryDirectory() as d:
@@ -219,6 +284,110 @@ class BadInput(unittest.TestCase):
             npusim.run("relu", inputs={"z": np.zeros(4, np.float32)})
         with self.assertRaisesRegex(npusim.Error, r"^input 'x': expected a 1-D to 4-D array, got 5-D$"):
             npusim.run("relu", inputs={"x": np.zeros((1, 1, 1, 1, 4), np.float32)})
+        # A 0-D array ran as 1x1x1x1 (np.ascontiguousarray made it 1-D); the CLI refuses a 0-D .npy.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x0.npy")
+            np.save(path, np.float32(3))
+            self.assertEqual(cli("run", "relu", "--input", f"x={path}", check=False).stderr,
+                             f"{path}: expected a 1-D to 4-D array, got 0-D\n")
+        for zero_d in [np.float32(3), np.array(3, np.float32)]:
+            with self.assertRaisesRegex(npusim.Error, r"^input 'x': expected a 1-D to 4-D array, got 0-D$"):
+                npusim.run("relu", inputs={"x": zero_d})
+
+
+class ShapeWithInputs(unittest.TestCase):
+    """A shape given beside arrays must be theirs: it used to be dropped."""
+
+    def test_a_shape_against_the_arrays_names_the_input_and_both_shapes(self):
+        x = np.ones((1, 4, 3, 5), np.float32)
+        with self.assertRaises(npusim.Error) as e:
+            npusim.run("relu", shape=(1, 4, 3, 6), inputs={"x": x})
+        self.assertEqual(str(e.exception), "input 'x': shape (1,4,3,5) does not match the run's NCHW shape (1,4,3,6)")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.npy")
+            np.save(path, x)
+            r = cli("run", "relu", "--shape", "1,4,3,6", "--input", f"x={path}", check=False)
+            self.assertEqual((r.returncode, r.stderr), (2, f"{path}: shape (1,4,3,5) does not match the run's NCHW "
+                                                           "shape (1,4,3,6)\n"))
+            want = cli_json("relu", "--shape", "4,3,5", "--input", f"x={path}")
+        self.assertEqual(comparable(npusim.run("relu", shape=(4, 3, 5), inputs={"x": x}).json), comparable(want))
+
+    def test_matmul_shape_against_its_matrices(self):
+        a, b = np.ones((16, 32), np.float16), np.ones((32, 16), np.float16)
+        with self.assertRaisesRegex(npusim.Error, r"^input 'a': shape \(16,32\) does not match the run's M,K,N "
+                                                  r"\(64,64,64\): a is M x K$"):
+            npusim.run("matmul", shape=(64, 64, 64), inputs={"a": a, "b": b})
+        r = npusim.run("matmul", shape=(16, 32, 16), inputs={"a": a, "b": b})
+        np.testing.assert_array_equal(r.outputs["c"], np.full((16, 16), 32, np.float32))
+
+    def test_compare_takes_its_shape_and_dtype_from_the_arrays(self):
+        x = np.linspace(-3, 3, 2 * 16 * 3, dtype=np.float32).reshape(2, 16, 3)
+        rows = npusim.compare(["relu", "silu"], inputs={"x": x})
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        self.assertEqual([(r["result"].json["dtype"], r["result"].json["shape"]) for r in rows],
+                         [("fp32", [1, 2, 16, 3])] * 2)
+
+
+class FunctionalRuns(unittest.TestCase):
+    def test_a_functional_run_has_no_cycles_and_still_prints(self):
+        # cycles, bound and repr() raised KeyError; so did printing compare()'s rows.
+        r = npusim.run("relu", shape=(1, 4, 4, 4), set={"sim.mode": "functional"})
+        self.assertNotIn("cycles", r.json)
+        self.assertIsNone(r.cycles)
+        self.assertIsNone(r.bound)
+        self.assertTrue(r.passed)
+        self.assertEqual(repr(r), "<npusim.Result relu fp32 1x4x4x4: functional, no cycles, passed>")
+        timed = npusim.run("relu", shape=(1, 4, 4, 4))
+        self.assertEqual(repr(timed), f"<npusim.Result relu fp32 1x4x4x4: {timed.cycles} cycles, efficiency "
+                                      f"{timed.bound['efficiency']:.3f}, passed>")
+        rows = npusim.compare(["relu", "gelu_tanh"], shape=(1, 4, 4, 4), set={"sim.mode": "functional"})
+        self.assertIn("<npusim.Result relu fp16 1x4x4x4: functional", str(rows))
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        self.assertEqual([row["result"].cycles for row in rows], [None, None])
+        self.assertEqual(repr(rows[1]["result"]), "<npusim.Result gelu_tanh fp16 1x4x4x4: functional, no cycles, "
+                                                  "passed>")
+
+
+class PythonValues(unittest.TestCase):
+    def test_a_config_dict_takes_what_set_takes(self):
+        # False was 'false' (not yes|no) in a dict and "no" in set; a NumPy int was not JSON.
+        for config, sets in [({"sim": {"race_check": False}}, {"sim.race_check": False}),
+                             ({"memory": {"warm_inputs": np.True_}}, {"memory.warm_inputs": True}),
+                             ({"units": {"sfu": {"latency": np.int64(30)}}}, {"units.sfu.latency": np.int64(30)})]:
+            by_dict, by_set = npusim.run("gelu_tanh", config=config), npusim.run("gelu_tanh", set=sets)
+            self.assertEqual(by_dict.cycles, by_set.cycles, config)
+            self.assertEqual({k: v for k, v in by_dict.json["config"].items() if k != "source"},
+                             {k: v for k, v in by_set.json["config"].items() if k != "source"})
+        self.assertNotEqual(npusim.run("gelu_tanh", config={"units": {"sfu": {"latency": 30}}}).cycles,
+                            npusim.run("gelu_tanh").cycles)
+
+    def test_a_section_that_is_not_a_mapping_says_so(self):
+        with self.assertRaisesRegex(npusim.Error, r"^config:2:11: units: expected a mapping$"):
+            npusim.run("relu", config={"units": 5})
+        with self.assertRaisesRegex(npusim.Error, r"^config:3:10: units\.sfu: expected a mapping$"):
+            npusim.run("relu", config={"units": {"sfu": 7}})
+
+    def test_one_str_is_one_kernel_or_variant_not_its_characters(self):
+        # compare("relu") ran 'r', 'e', 'l', 'u'; variants="fused" asked for variant 'f'.
+        rows = npusim.compare("relu", shape=(1, 16, 2, 2))
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        self.assertEqual([row["kernel"] for row in rows], ["relu"])
+        spec = {"name": "tiny", "tensors": {"x": {"shape": [20, 33]}, "w": {"shape": [33, 18]}},
+                "variants": {"plain": [{"kernel": "matmul", "inputs": {"a": "x", "b": "w"}, "output": "y"}],
+                             "other": [{"kernel": "matmul", "inputs": {"a": "x", "b": "w"}, "output": "y"}]}}
+        rows = npusim.graph(spec, variants="other")
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        self.assertEqual([row["name"] for row in rows], ["other"])
+        with self.assertRaises(npusim.Error) as e:  # it began `--variant nope:`, a flag Python has not
+            npusim.graph(spec, variants=["nope"])
+        self.assertEqual(str(e.exception), "variant nope: graph has no such variant")
+
+    def test_limits_in_a_report_name_no_cli_flag(self):
+        r = npusim.run("relu", max_cycles=100)
+        self.assertFalse(r.passed)
+        self.assertRegex(r.json["traps"][0]["message"], r"^stopped at cycle \d+, the run's cycle limit$")
+        r = npusim.run("relu", max_instructions=50)
+        self.assertEqual(r.json["traps"][0]["message"], "stopped after 50 instructions, the run's instruction limit")
 
 
 class ManyRunsPerProcess(unittest.TestCase):

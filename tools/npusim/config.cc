@@ -429,17 +429,20 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, F
         std::string key = kv.first.Scalar();
         std::string path = prefix.empty() ? key : prefix + "." + key;
         const ConfigKey *k = find_key(path);
-        if (!k && kv.second.IsMap()) {
+        if (!k) {
             bool is_section = false;
             for (const ConfigKey &s : schema())
                 is_section |= s.path.rfind(path + ".", 0) == 0;
             if (!is_section)
                 throw Error(yaml_where(file, kv.first.Mark()) + shown(path) + ": unknown key");
+            if (!kv.second.IsMap()) {  // `units: 5`: a section, not a key that is not there
+                const bool none = kv.second.IsNull() || kv.second.Mark().line < 0;  // `units:` points past itself
+                const YAML::Mark at = none ? kv.first.Mark() : kv.second.Mark();
+                throw Error(yaml_where(file, at) + shown(path) + ": expected a mapping");
+            }
             load_node(cfg, kv.second, path, given);
             continue;
         }
-        if (!k)
-            throw Error(yaml_where(file, kv.first.Mark()) + shown(path) + ": unknown key");
         // `core.vlen: 1` beside `core: {vlen: 2}` is the same key twice.
         auto ins = given.key_at.emplace(path, kv.first.Mark());
         if (!ins.second)

@@ -436,9 +436,9 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
     if (!trace_dir.empty()) {
         struct stat st;
         if (stat(trace_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-            throw Error("--trace-dir " + trace_dir + ": not a folder");
+            throw Error("trace folder " + trace_dir + ": not a folder");
         if (!config.timed)
-            throw Error("--trace-dir needs timing (sim.mode: timed)");
+            throw Error("traces need timing (sim.mode: timed)");
     }
     GraphResult g;
     g.spec = spec;
@@ -447,7 +447,7 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
     for (const std::string &name : only)
         if (std::none_of(spec.variants.begin(), spec.variants.end(),
                          [&](const GraphVariant &v) { return v.name == name; }))
-            throw Error("--variant " + name + ": " + spec.path + " has no such variant");
+            throw Error("variant " + name + ": " + spec.path + " has no such variant");
     for (const GraphVariant &v : spec.variants)
         if (only.empty() || std::find(only.begin(), only.end(), v.name) != only.end())
             todo.push_back(&v);

@@ -98,13 +98,15 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
     }
 }
 
+// shape: --shape's text, or nullptr without one (the first input's, else the default).
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
-            const std::string &shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
+            const std::string *shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
             const std::vector<std::string> &params, const std::string &json_path, bool quiet, const TraceFlags &tf)
 {
     RunOptions opts = base;
     opts.config = build_config(config_file, sets);
-    opts.shape = parse_shape(shape);
+    if (shape)
+        opts.shape = parse_shape(*shape);
     for (const std::string &s : inputs)
         opts.inputs.insert(split_assignment("--input", s));
     std::vector<std::pair<std::string, std::string>> files = {
@@ -368,16 +370,7 @@ int cmd_kernels(bool json)
 
 // A whole number in 0 .. 2^64 - 1, written in decimal: CLI11 would wrap
 // `-1` or saturate a 30-digit seed without a word.
-const CLI::Validator kUint64(
-    [](std::string &text) -> std::string {
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-            return "'" + text.substr(0, 40) + "' is not a whole number (0 .. 18446744073709551615)";
-        if (text.size() > 20 || (text.size() == 20 && text > "18446744073709551615"))
-            return "'" + text.substr(0, 40) + (text.size() > 40 ? "..." : "") +
-                   "' is out of range (0 .. 18446744073709551615)";
-        return "";
-    },
-    "UINT64");
+const CLI::Validator kUint64([](std::string &text) { return whole_number_problem(text); }, "UINT64");
 
 #if NPUSIM_HAVE_SYSTEMC
 int sc_main(int argc, char **argv)
@@ -396,13 +389,18 @@ int main(int argc, char **argv)
                "change no result, only assembly time).");
 
     RunOptions ropts;
-    std::string config_file, shape = "1,16,8,8", json_path;
+    std::string config_file, shape, json_path;
     std::vector<std::string> sets, inputs, outputs, params;
     bool quiet = false;
     auto *run = app.add_subcommand("run", "Run a kernel on a tensor and check it against its reference");
     run->add_option("kernel", ropts.kernel, "Kernel name from kernels/ or a path to a .s file")->required();
-    run->add_option("--dtype", ropts.dtype, "Element type: fp16 or fp32 (default: the first --input .npy file's, else fp32)")->check(CLI::IsMember({"fp16", "fp32"}));
-    run->add_option("--shape", shape, "Logical NCHW shape, e.g. 1,64,56,56");
+    // --dtype's, --shape's and --tiling's text goes to the library, whose messages Python's callers read too.
+    auto *dtype_opt = run->add_option("--dtype", ropts.dtype,
+                                      "Element type: fp16 or fp32 (default: the first --input .npy file's, else fp32)");
+    auto *shape_opt = run->add_option(
+        "--shape", shape,
+        "Logical NCHW shape, e.g. 1,64,56,56, or fewer dimensions with leading 1s (default: the first --input "
+        ".npy file's, else 1,16,8,8; every --input must have it); matmul: M,K,N");
     run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
     run->add_option("--seed", ropts.seed, "Seed of the random inputs")->check(kUint64);
@@ -426,8 +424,7 @@ int main(int argc, char **argv)
     std::string tiling = "rule";
     run->add_option("--tiling", tiling,
                     "rule: pick the tiles from the schedule and the config; measure: simulate the rule's pick and "
-                    "16, 8, 4 and 2 KiB, keep the fastest (several runs)")
-        ->check(CLI::IsMember({"rule", "measure"}));
+                    "16, 8, 4 and 2 KiB, keep the fastest (several runs)");
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,
@@ -502,8 +499,11 @@ int main(int argc, char **argv)
     try {
         if (*run) {
             ropts.schedule = schedule == "on";
-            ropts.measure_tiles = tiling == "measure";
-            return cmd_run(ropts, config_file, sets, shape, inputs, outputs, params, json_path, quiet, trace_flags);
+            ropts.measure_tiles = parse_tiling(tiling);
+            if (dtype_opt->count())
+                parse_dtype(ropts.dtype);  // `--dtype ''` too: an empty dtype is not the default
+            return cmd_run(ropts, config_file, sets, shape_opt->count() ? &shape : nullptr, inputs, outputs, params,
+                           json_path, quiet, trace_flags);
         }
         if (*cache)
             return cmd_cache(cache_trace, cache_config, cache_sets, cache_json);

@@ -19,6 +19,8 @@
 #include "npusim/run.h"
 
 namespace npusim {
+const std::vector<uint64_t> RunOptions::kDefaultShape = {1, 16, 8, 8};
+
 // The program's .pipeline loops, with their iterations per core (the runs of
 // an instruction that executes once per iteration).
 std::vector<ScheduledLoop> scheduled_loops(const npu_program &prog, const std::vector<npu_timed_core *> &timed)
@@ -76,6 +78,31 @@ constexpr uint64_t kGmAlign = 4096;  // tensors start on page boundaries in GM
 constexpr size_t kMaxFailedShown = 8;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Dimensions as messages give them: "1,4,3,5".
+std::string dims_text(const std::vector<uint64_t> &dims)
+{
+    std::string s;
+    for (uint64_t d : dims)
+        s += (s.empty() ? "" : ",") + std::to_string(d);
+    return s;
+}
+
+// A tensor input's shape with leading dimensions of 1 (1-D to 3-D arrays are
+// read as a shape is); other ranks as they are.
+std::vector<uint64_t> nchw_of(std::vector<uint64_t> dims)
+{
+    if (!dims.empty())
+        while (dims.size() < 4)
+            dims.insert(dims.begin(), 1);
+    return dims;
+}
+
+std::string nchw_mismatch(const std::string &source, const std::vector<uint64_t> &dims,
+                          const std::vector<uint64_t> &run)
+{
+    return source + ": shape (" + dims_text(dims) + ") does not match the run's NCHW shape (" + dims_text(run) + ")";
+}
 
 struct Placed {
     const TensorDecl *decl;
@@ -138,17 +165,14 @@ NpyArray make_input(const TensorDecl &t, const RunOptions &opts, GivenInputs &gi
         NpyArray a = given.array(t.name);
         if (a.dtype != dt)
             throw Error(source + ": dtype " + npu_dtype_name(a.dtype) + " does not match the run's dtype " + dtype_name);
-        if (!t.per_channel && !a.shape.empty())  // 1-D to 3-D: leading dimensions of 1, as a shape is read
-            while (a.shape.size() < 4)
-                a.shape.insert(a.shape.begin(), 1);
+        if (!t.per_channel)
+            a.shape = nchw_of(a.shape);
         if (a.shape != shape) {
-            std::string s;
-            for (uint64_t d : a.shape)
-                s += (s.empty() ? "" : ",") + std::to_string(d);
             if (t.per_channel)
-                throw Error(source + ": shape (" + s + ") does not match the run's channels: per-channel input '" +
-                            t.name + "' is (" + std::to_string(nchw[1]) + ")");
-            throw Error(source + ": shape (" + s + ") does not match the run's NCHW shape");
+                throw Error(source + ": shape (" + dims_text(a.shape) +
+                            ") does not match the run's channels: per-channel input '" + t.name + "' is (" +
+                            std::to_string(nchw[1]) + ")");
+            throw Error(nchw_mismatch(source, a.shape, shape));
         }
         return a;
     }
@@ -506,6 +530,31 @@ std::vector<uint64_t> parse_shape(const std::string &text)
     return dims;
 }
 
+std::string whole_number_problem(const std::string &text)
+{
+    const std::string shown = "'" + text.substr(0, 40) + (text.size() > 40 ? "..." : "") + "'";
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        return shown + " is not a whole number (0 .. 18446744073709551615)";
+    if (text.size() > 20 || (text.size() == 20 && text > "18446744073709551615"))
+        return shown + " is out of range (0 .. 18446744073709551615)";
+    return "";
+}
+
+uint64_t parse_whole(const std::string &what, const std::string &text)
+{
+    const std::string problem = whole_number_problem(text);
+    if (!problem.empty())
+        throw Error(what + ": " + problem);
+    return std::stoull(text);
+}
+
+bool parse_tiling(const std::string &text)
+{
+    if (text != "rule" && text != "measure")
+        throw Error("tiling: '" + text + "' is not rule or measure");
+    return text == "measure";
+}
+
 RunFootprint run_footprint(const Config &cfg, const Manifest &m)
 {
     RunFootprint f;
@@ -609,9 +658,10 @@ void check_needs(const RunResult &r)
     }
 }
 
-// Step 3: the NCHW shape (the first tensor input's, else --shape) and its
-// NC1HWC0 layout; a run that would not fit in host memory is refused here,
-// with an estimate, rather than meet the OOM killer half-way.
+// Step 3: the NCHW shape (the one given, else the first tensor input's,
+// else the default; every tensor input must have it) and its NC1HWC0
+// layout; a run that would not fit in host memory is refused here, with an
+// estimate, rather than meet the OOM killer half-way.
 std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenInputs &given);
 std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInputs &given);
 
@@ -621,44 +671,47 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
         return matmul_shape(r, opts, given);
     if (r.manifest.op == Op::conv2d)
         return conv_shape(r, opts, given);
+    if (!opts.shape.empty() && opts.shape.size() != 4)
+        throw Error("shape: expected N,C,H,W, got (" + dims_text(opts.shape) + ")");
     std::vector<uint64_t> shape = opts.shape;
     std::string shape_from = "shape";  // who said it, for messages
     for (const TensorDecl &t : r.manifest.tensors)
         if (t.is_input && !t.per_channel && given.has(t.name)) {
-            shape_from = given.source(t.name);
+            const std::string source = given.source(t.name);
             const NpyArray &a = given.array(t.name);
             if (a.shape.empty() || a.shape.size() > 4)
-                throw Error(shape_from + ": expected a 1-D to 4-D array, got " + std::to_string(a.shape.size()) + "-D");
-            shape = a.shape;
-            while (shape.size() < 4)
-                shape.insert(shape.begin(), 1);
-            break;
+                throw Error(source + ": expected a 1-D to 4-D array, got " + std::to_string(a.shape.size()) + "-D");
+            if (shape.empty()) {
+                shape = nchw_of(a.shape);
+                shape_from = source;
+            } else if (nchw_of(a.shape) != shape) {  // a shape given, or the first input's
+                throw Error(nchw_mismatch(source, nchw_of(a.shape), shape));
+            }
         }
+    if (shape.empty())
+        shape = RunOptions::kDefaultShape;
     for (uint64_t d : shape)
-        if (d == 0) {
-            std::string s;
-            for (uint64_t e : shape)
-                s += (s.empty() ? "" : ",") + std::to_string(e);
-            throw Error(shape_from + ": shape (" + s + ") is an empty tensor: every dimension must be at least 1");
-        }
+        if (d == 0)
+            throw Error(shape_from + ": shape (" + dims_text(shape) +
+                        ") is an empty tensor: every dimension must be at least 1");
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error(shape_from + ": tensor too large");
     check_run_fits(r.layout, run_footprint(r.config, r.manifest));
     return shape;
 }
 
-// Step 3 of @op matmul: M, K, N from the inputs a (M x K) and b (K x N) when
-// given, else from the shape (1, M, K, N); the output's NCHW stand-in is
-// (1, 1, M, N).
+// Step 3 of @op matmul: M, K, N from the shape (1, M, K, N) when given (the
+// inputs a (M x K) and b (K x N) must agree), else from a and b, else the
+// default shape's; the output's NCHW stand-in is (1, 1, M, N).
 std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
     const Manifest &m = r.manifest;
-    const bool from_shape = opts.shape.size() == 4 && opts.shape[0] == 1;
-    if (!from_shape && !(given.has(m.tensors[0].name) && given.has(m.tensors[1].name)))
+    const bool shape_given = !opts.shape.empty();
+    const std::vector<uint64_t> &shape = shape_given ? opts.shape : RunOptions::kDefaultShape;
+    if (shape.size() != 4 || shape[0] != 1)
         throw Error("shape: a matmul takes M,K,N");
     uint64_t dims[3] = {0, 0, 0};  // M, K, N
-    if (from_shape)
-        std::copy(opts.shape.begin() + 1, opts.shape.end(), dims);
+    std::copy(shape.begin() + 1, shape.end(), dims);
     for (int i = 0; i < 2; i++) {  // a gives M and K, b gives K and N
         const TensorDecl &t = m.tensors[size_t(i)];
         if (!given.has(t.name))
@@ -673,6 +726,9 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
             throw Error(given.source(t.name) + ": shape (" + std::to_string(a.shape[0]) + "," +
                         std::to_string(a.shape[1]) + "): its rows must be the columns of " + m.tensors[0].name +
                         " (K = " + std::to_string(dims[1]) + ")");
+        if (shape_given && (a.shape[0] != dims[i] || a.shape[1] != dims[i + 1]))
+            throw Error(given.source(t.name) + ": shape (" + dims_text(a.shape) + ") does not match the run's M,K,N (" +
+                        dims_text({dims[0], dims[1], dims[2]}) + "): " + t.name + " is " + (i ? "K x N" : "M x K"));
         dims[i] = a.shape[0];
         dims[i + 1] = a.shape[1];
     }
@@ -718,7 +774,7 @@ std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInpu
 {
     const Manifest &m = r.manifest;
     ConvShape &cv = r.matmul.conv;
-    std::vector<uint64_t> shape = opts.shape;
+    std::vector<uint64_t> shape = opts.shape.empty() ? RunOptions::kDefaultShape : opts.shape;
     std::string shape_from = "shape";
     const TensorDecl &tx = m.tensors[0], &tw = m.tensors[1];
     if (given.has(tx.name)) {
@@ -726,6 +782,8 @@ std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInpu
         const NpyArray &a = given.array(tx.name);
         if (a.shape.size() != 4)
             throw Error(shape_from + ": expected a 4-D feature map (N, C, H, W), got " + std::to_string(a.shape.size()) + "-D");
+        if (!opts.shape.empty() && a.shape != opts.shape)
+            throw Error(nchw_mismatch(shape_from, a.shape, opts.shape));
         shape = a.shape;
     }
     if (shape.size() != 4)

@@ -32,7 +32,11 @@ using Engine = std::function<void(npu_timed_core *const *cores, unsigned n, cons
 struct RunOptions {
     std::string kernel;  // name or path
     std::string dtype;  // fp16 or fp32; empty: the first tensor input's .npy, else fp32
-    std::vector<uint64_t> shape = {1, 16, 8, 8};  // N, C, H, W (@op matmul: 1, M, K, N; conv2d: x's)
+    // N, C, H, W (@op matmul: 1, M, K, N; conv2d: x's). Empty: the first
+    // tensor input's (matmul: a's and b's), else kDefaultShape. Given with
+    // inputs, every input must have it (no input overrides it).
+    std::vector<uint64_t> shape;
+    static const std::vector<uint64_t> kDefaultShape;  // 1, 16, 8, 8
     Config config = default_config();
     uint64_t seed = 1;
     std::map<std::string, std::string> inputs;   // tensor name -> .npy path
@@ -363,6 +367,14 @@ double ratio(double a, double b);
 
 npu_dtype parse_dtype(const std::string &name);  // "fp16" / "fp32"
 std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
+// A seed, a limit or a tile cap as text: a whole number in 0 .. 2^64 - 1,
+// in decimal. whole_number_problem gives "" or what is wrong ("'-1' is not a
+// whole number (0 .. 18446744073709551615)"); parse_whole throws it as
+// "what: ...".
+std::string whole_number_problem(const std::string &text);
+uint64_t parse_whole(const std::string &what, const std::string &text);
+// "rule" or "measure" (RunOptions::measure_tiles); else "tiling: 'x' is not rule or measure".
+bool parse_tiling(const std::string &text);
 // The instruction limit per core when none is given: 1000 x (the vectors of
 // every tensor + 64). Every kernel retires under 100 instructions per vector,
 // so a legal run stays 10x below it, and a runaway loop stops within about a

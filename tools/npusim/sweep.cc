@@ -509,7 +509,7 @@ std::pair<unsigned, unsigned> parse_shard(const std::string &text)
     unsigned i = 0, n = 0;
     char extra;
     if (std::sscanf(text.c_str(), "%u/%u%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
-        throw Error("--shard " + text + ": expected i/n with 0 <= i < n");
+        throw Error("shard " + text + ": expected i/n with 0 <= i < n");
     return {i, n};
 }
 
