@@ -92,25 +92,27 @@ static int apply_define(asm_ctx *c, const npu_asm_define *d)
 
 int asm_apply_defines(asm_ctx *c)
 {
+    /* VLENB and UB_BYTES: the machine's vector and unified-buffer bytes (the
+     * smallest legal ones without a machine). They come from the machine
+     * only: a host definition would build code for a machine the run does
+     * not have, so it is refused, as a .equ of them is. */
+    const npu_asm_machine *m = c->opts ? c->opts->machine : NULL;
+    const struct { const char *name, *key; unsigned value; } facts[] = {
+        { "VLENB", "core.vlen / 8", m && m->vlen_bytes ? m->vlen_bytes : 32u },
+        { "UB_BYTES", "core.ub_bytes", m && m->ub_bytes ? m->ub_bytes : 32768u },
+    };
     for (size_t i = 0; c->opts && c->opts->defines && i < c->opts->num_defines; i++) {
         const npu_asm_define *d = &c->opts->defines[i];
         if (!d->name)
             continue;
+        for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++)
+            if (strcmp(d->name, facts[k].name) == 0)
+                return define_error(c, d, "predefined from the machine's config (%s); change the config instead",
+                                    facts[k].key);
         if (apply_define(c, d) < 0)
             return -1;
     }
-    /* VLENB and UB_BYTES: the machine's vector and unified-buffer bytes
-     * (the smallest legal ones without a machine), unless the host defines
-     * them. */
-    const npu_asm_machine *m = c->opts ? c->opts->machine : NULL;
-    const struct { const char *name; unsigned value; } facts[] = {
-        { "VLENB", m && m->vlen_bytes ? m->vlen_bytes : 32u },
-        { "UB_BYTES", m && m->ub_bytes ? m->ub_bytes : 32768u },
-    };
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
-        size_t len = strlen(facts[i].name);
-        if (asm_map_get(&c->consts, facts[i].name, len) || asm_map_get(&c->dtypes, facts[i].name, len))
-            continue;
         char value[16];
         snprintf(value, sizeof value, "%u", facts[i].value);
         npu_asm_define d = { facts[i].name, value };

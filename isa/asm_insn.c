@@ -92,23 +92,30 @@ static int parse_imm32(asm_lexer *lx, int32_t *imm)
     return 0;
 }
 
-/* `bits(N)`: the raw 32-bit pattern of the immediate field, for literals no
- * decimal spelling reaches (NaN payloads). */
-static int parse_bits(asm_lexer *lx, int32_t *imm)
+/* `bits(N)`: the raw pattern of one lane of type dt (0..0xffff for f16 and
+ * i16 lanes, 0..0xffffffff for f32 and i32; `lanes` 0: lf's binary32), for
+ * literals no decimal spelling reaches (NaN payloads). It is kept in imm as
+ * the lane's literal is: f16 zero-extended, i16 sign-extended. */
+static int parse_bits(asm_lexer *lx, npu_dtype dt, int lanes, int32_t *imm)
 {
     char q[QBUF];
     asm_token open = asm_lex_next(lx);
     if (!asm_tok_is(&open, '('))
         return asm_error(lx->ctx, open.col, "expected '(' after bits, found %s",
                          asm_tok_str(&open, q, sizeof q));
+    const int narrow = npu_dtype_bytes(dt) == 2;
     int64_t v;
-    if (parse_ranged(lx, "bit pattern", 0, UINT32_MAX, &v) < 0)
+    int col;
+    if (asm_parse_int(lx, "bit pattern", &v, &col) < 0)
         return -1;
+    if (v < 0 || v > (narrow ? UINT16_MAX : UINT32_MAX))
+        return asm_error(lx->ctx, col, "bit pattern %lld out of range for %s%s (0..%u)", (long long)v,
+                         npu_dtype_name(dt), lanes ? " lanes" : "", narrow ? 0xffffu : 0xffffffffu);
     asm_token close = asm_lex_next(lx);
     if (!asm_tok_is(&close, ')'))
         return asm_error(lx->ctx, close.col, "expected ')', found %s",
                          asm_tok_str(&close, q, sizeof q));
-    *imm = (int32_t)(uint32_t)v;
+    *imm = dt == NPU_I16 ? (int32_t)(int16_t)(uint16_t)v : (int32_t)(uint32_t)v;
     return 0;
 }
 
@@ -154,7 +161,7 @@ static int float_bits(asm_lexer *lx, const asm_value *v, int col, npu_dtype dt, 
 static int parse_lit(asm_lexer *lx, npu_dtype dt, int32_t *imm)
 {
     if (peek_bits(lx))
-        return parse_bits(lx, imm);
+        return parse_bits(lx, dt, 1, imm);
     asm_token first = asm_lex_peek(lx);
     asm_value v;
     if (asm_parse_expr(lx, &v) < 0)
@@ -184,7 +191,7 @@ static int parse_lit(asm_lexer *lx, npu_dtype dt, int32_t *imm)
 static int parse_f32(asm_lexer *lx, int32_t *imm)
 {
     if (peek_bits(lx))
-        return parse_bits(lx, imm);
+        return parse_bits(lx, NPU_F32, 0, imm);
     asm_token first = asm_lex_peek(lx);
     asm_value v;
     uint32_t bits = 0;

@@ -178,12 +178,22 @@ int npu_decode(uint64_t w, npu_insn *out)
     out->pm = (uint8_t)((w >> NPU_SH_PM) & 1);
     out->vl = (uint8_t)((w >> NPU_SH_VL) & 1);
     const npu_format_desc *f = &npu_format_table[d->format];
-    int has_rs3 = 0;
-    for (unsigned i = 0; i < f->num_operands; i++)
+    int has_rs3 = 0, has_lit = 0;
+    for (unsigned i = 0; i < f->num_operands; i++) {
         has_rs3 |= f->operands[i] == NPU_OPK_SC || f->operands[i] == NPU_OPK_VC;
+        has_lit |= f->operands[i] == NPU_OPK_LIT;
+    }
     if (has_rs3)
         out->rs3 = (uint8_t)((w >> NPU_SH_RS3) & 31);
     else
         out->imm = (int32_t)(uint32_t)(w >> NPU_SH_IMM);
+    /* A 16-bit lane's literal uses the low half of imm, kept as the assembler
+     * writes it (f16 zero-extended, i16 sign-extended): any other high half
+     * would be a second word for one instruction. */
+    if (has_lit && ((dt == NPU_F16 && (out->imm < 0 || out->imm > 0xffff)) ||
+                    (dt == NPU_I16 && (out->imm < INT16_MIN || out->imm > INT16_MAX)))) {
+        memset(out, 0, sizeof *out);
+        return NPU_EDECODE;
+    }
     return NPU_OK;
 }

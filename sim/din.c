@@ -4,6 +4,7 @@
  * every call consumes at least one line or ends. */
 #include "npusim/din.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -229,6 +230,20 @@ int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
     npu_din_record rec;
     int rc;
     while ((rc = npu_din_next(&rd, &rec, diag)) == 1) {
+        const uint64_t bytes = rec.size ? rec.size : c.default_size;
+        if (rec.kind != NPU_DIN_FLUSH && bytes - 1 > UINT64_MAX - rec.addr) {
+            /* Its bytes would wrap to address 0: an error, not a record cut short. */
+            if (diag) {
+                memset(diag, 0, sizeof *diag);
+                snprintf(diag->file, sizeof diag->file, "%s", rd.name);
+                diag->line = rec.line;
+                snprintf(diag->message, sizeof diag->message,
+                         "%" PRIu64 " bytes at 0x%" PRIx64 " run past the top of the 64-bit address space",
+                         bytes, rec.addr);
+            }
+            rc = NPU_ESYNTAX;
+            break;
+        }
         res->records++;
         res->by_kind[rec.kind]++;
         if (rec.kind == NPU_DIN_FLUSH) {
@@ -238,7 +253,7 @@ int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
             continue;
         }
         int is_write = rec.kind == NPU_DIN_WRITE;
-        uint64_t addr = rec.addr, left = rec.size ? rec.size : c.default_size;
+        uint64_t addr = rec.addr, left = bytes;
         while (left > 0) {
             uint64_t room = line_bytes - (addr & (line_bytes - 1));
             unsigned piece = (unsigned)(left < room ? left : room);
@@ -248,9 +263,7 @@ int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
             end = r.line_ready > end ? r.line_ready : end;
             t = c.issue_gap ? t + c.issue_gap : r.line_ready;
             left -= piece;
-            addr += piece;
-            if (addr == 0)
-                break; /* ran off the top of the address space */
+            addr += piece; /* wraps to 0 only after a record's last byte at the top */
         }
     }
     res->end_cycle = end;

@@ -168,7 +168,10 @@ TEST(Asm, FloatLiteralsRoundOnceToTheLaneType)
                    "vbcasti.f16 v1, 0x1p-24\n"
                    "vbcasti.i32 v1, -3\n"
                    "vbcasti.i16 v1, 0xffff\n"
-                   "lf s1, bits(0x7fc00001)\n");
+                   "lf s1, bits(0x7fc00001)\n"
+                   "vbcasti.f16 v1, bits(0x7e01)\n"
+                   "vbcasti.i16 v1, bits(0xffff)\n"
+                   "vmuli.f32 v1, v2, bits(0xffc00001)\n");
     EXPECT_EQ((uint32_t)a[0].imm, F32(0.044715f));
     EXPECT_EQ((uint32_t)a[1].imm, F32(1e-3f));
     EXPECT_EQ((uint32_t)a[2].imm, 0x3e000000u);
@@ -184,6 +187,9 @@ TEST(Asm, FloatLiteralsRoundOnceToTheLaneType)
     EXPECT_EQ(a[12].imm, -3);
     EXPECT_EQ(a[13].imm, -1); // i16 literals are kept sign-extended
     EXPECT_EQ((uint32_t)a[14].imm, 0x7fc00001u);
+    EXPECT_EQ(a[15].imm, 0x7e01);      // an f16 pattern, zero-extended as its literals are
+    EXPECT_EQ(a[16].imm, -1);          // an i16 pattern, sign-extended as its literals are
+    EXPECT_EQ((uint32_t)a[17].imm, 0xffc00001u);
 }
 
 TEST(Asm, EquNamesIntegerAndFloatConstants)
@@ -395,6 +401,25 @@ TEST(Asm, DefinedNumbersAreConstants)
     Assembled dup;
     AssembleWith(dup, ".equ TILE, 3\n", { { "TILE", "64" } });
     EXPECT_STREQ(dup.diag.message, "duplicate constant 'TILE' (first defined as a predefined name)");
+}
+
+// VLENB and UB_BYTES are the machine's: a host definition would build code
+// for a machine the run does not have (as `.equ VLENB, 7` would).
+TEST(Asm, TheMachinesConstantsCannotBeDefinedByTheHost)
+{
+    Assembled v;
+    AssembleWith(v, "li s1, VLENB\n", { { "VLENB", "7" } });
+    EXPECT_EQ(v.rc, NPU_ESYNTAX);
+    EXPECT_STREQ(v.diag.file, "<defines>");
+    EXPECT_STREQ(v.diag.message,
+                 "definition VLENB=7: predefined from the machine's config (core.vlen / 8); change the config instead");
+    Assembled u;
+    AssembleWith(u, "li s1, UB_BYTES\n", { { "UB_BYTES", nullptr } });
+    EXPECT_STREQ(u.diag.message, "definition UB_BYTES=: predefined from the machine's config (core.ub_bytes); change "
+                                 "the config instead");
+    Assembled e;
+    AssembleWith(e, ".equ VLENB, 7\n", {});
+    EXPECT_STREQ(e.diag.message, "duplicate constant 'VLENB' (first defined as a predefined name)");
 }
 
 TEST(Asm, BadDefinitionIsReported)
@@ -647,6 +672,17 @@ TEST(Asm, ImmediateOutOfRange)
     ExpectError("slli s1, s2, 64\n", 1, 14, "shift amount 64 out of range (0..63)");
     ExpectError("vshli.i16 v1, v2, 16\n", 1, 19, "shift amount 16 out of range for i16 lanes (0..15)");
     ExpectError("vbcasti.i16 v1, 65536\n", 1, 17, "literal 65536 out of range for i16 lanes (-32768..65535)");
+    // bits(N) is one lane's pattern, in every form that takes a literal.
+    ExpectError("vbcasti.f16 v1, bits(0x10000)\n", 1, 22, "bit pattern 65536 out of range for f16 lanes (0..65535)");
+    ExpectError("vaddi.i16 v1, v2, bits(0x10000)\n", 1, 24, "bit pattern 65536 out of range for i16 lanes (0..65535)");
+    ExpectError("vfmai.f16 v1, v2, v3, bits(0xffffffff)\n", 1, 28,
+                "bit pattern 4294967295 out of range for f16 lanes (0..65535)");
+    ExpectError("vcgei.f16 p1, v2, bits(-1)\n", 1, 24, "bit pattern -1 out of range for f16 lanes (0..65535)");
+    ExpectError("vseli.f16 v1, v2, bits(0x1ffff), p1\n", 1, 24,
+                "bit pattern 131071 out of range for f16 lanes (0..65535)");
+    ExpectError("vbcasti.f32 v1, bits(0x100000000)\n", 1, 22,
+                "bit pattern 4294967296 out of range for f32 lanes (0..4294967295)");
+    ExpectError("lf s1, bits(0x100000000)\n", 1, 13, "bit pattern 4294967296 out of range for f32 (0..4294967295)");
     ExpectError("vbcasti.f16 v1, 70000\n", 1, 17, "literal 70000 overflows f16 (largest finite value is 65504)");
     ExpectError("dmawait 32\n", 1, 9, "DMA tag 32 out of range (0..31)");
     ExpectError("dmadim 3, s1, s2, s3\n", 1, 8, "DMA dimension 3 out of range (1..2)");

@@ -261,6 +261,38 @@ TEST(Din, ReplayStopsAtTheFirstBadRecord)
     npu_l2_fini(&l2);
 }
 
+// A record's bytes past 2^64 would wrap to address 0: an error naming the
+// record's line (`npusim cache` used to drop them and count one access).
+TEST(Din, ARecordPastTheTopOfTheAddressSpaceIsAnError)
+{
+    npu_l2_config cfg;
+    npu_l2_config_default(&cfg);
+    auto replay = [&](const std::string &text, npu_din_replay_result &res) {
+        npu_l2 l2;
+        EXPECT_EQ(npu_l2_init(&l2, &cfg), NPU_OK);
+        npu_diag d{};
+        const int rc = npu_l2_replay_din(&l2, "t.din", text.data(), text.size(), nullptr, &res, &d);
+        npu_l2_fini(&l2);
+        if (rc == NPU_OK)
+            return std::string("ok");
+        char line[600];
+        npu_diag_format(&d, line, sizeof line);
+        return std::string(line);
+    };
+    npu_din_replay_result res;
+    EXPECT_EQ(replay("0 0 256\n0 ffffffffffffff80 256\n", res),
+              "t.din:2: 256 bytes at 0xffffffffffffff80 run past the top of the 64-bit address space");
+    EXPECT_EQ(res.records, 1u);  // the records before it
+    EXPECT_EQ(res.accesses, 2u);
+    // A record without a size takes the default, 4 bytes.
+    EXPECT_EQ(replay("1 fffffffffffffffe\n", res),
+              "t.din:1: 4 bytes at 0xfffffffffffffffe run past the top of the 64-bit address space");
+    // Up to the last byte: one access per line, the last ending at 2^64.
+    EXPECT_EQ(replay("0 ffffffffffffff00 256\n1 fffffffffffffffc\n4 ffffffffffffffff\n", res), "ok");
+    EXPECT_EQ(res.records, 3u);
+    EXPECT_EQ(res.accesses, 3u);
+}
+
 TEST(Din, PipelinedReplayOverlapsMisses)
 {
     npu_l2_config cfg;

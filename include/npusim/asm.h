@@ -31,8 +31,9 @@
  *   u6      shift amount 0..63; ulane: 0 .. lane bits - 1
  *   lit     literal rounded once to the lane type: f16/f32 from any number
  *           (ties to even, overflow to infinity is an error), i16 -32768..65535
- *           (stored sign-extended), i32 -2^31..2^32-1; or bits(N), the raw
- *           32-bit immediate field (NaN payloads)
+ *           (stored sign-extended), i32 -2^31..2^32-1; or bits(N), one
+ *           lane's raw pattern (NaN payloads): 0..0xffff for f16 and i16
+ *           (stored as their literals are), 0..0xffffffff for f32 and i32
  *   f32     number rounded to binary32, or bits(N)
  *   label   a label, or @N (absolute instruction index); encoded pc-relative
  *   mem     [sN], [sN + expr], [sN - expr]
@@ -44,9 +45,10 @@
  *                               (sC consumed, sT scratch), modulo-scheduled
  *                               for npu_asm_options.machine
  *                               (docs/scheduling.md)
- * Predefined unless the host defines them: VLENB and UB_BYTES, the machine's
- * bytes per vector register and unified-buffer bytes (32 and 32768, the
- * smallest legal ones, without a machine), for tile sizes and trip estimates.
+ * Predefined from the machine: VLENB and UB_BYTES, its bytes per vector
+ * register and unified-buffer bytes (32 and 32768, the smallest legal ones,
+ * without a machine), for tile sizes and trip estimates; a host define or a
+ * .equ of either is an error.
  * Pseudo-instruction: `li sd, value` takes any 64-bit integer and emits li,
  * plus lih when the value does not fit in 32 signed bits.
  * Integer literals: 42, -7, 0x2a, 0b101 (up to 2^64 - 1, kept as bits);

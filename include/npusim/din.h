@@ -89,7 +89,10 @@ typedef struct npu_din_replay_result {
  * per line. The L2's and the next level's stats accumulate as usual.
  * cfg may be NULL (defaults: size 4, blocking, cycle 0, core 0, tensor 0).
  * Returns 0, or NPU_ESYNTAX (diag set) at the first bad record, with the
- * records before it replayed and counted in res. */
+ * records before it replayed and counted in res: a syntax error
+ * (`name:line:col: ...`), or a record whose bytes (its size, else
+ * default_size) run past the top of the 64-bit address space
+ * (`name:line: 256 bytes at 0xffffffffffffff80 run past ...`). */
 NPU_API int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
                               const npu_din_replay_config *cfg, npu_din_replay_result *res, npu_diag *diag);
 

@@ -538,11 +538,21 @@ class CompareAndSweep(unittest.TestCase):
             npusim.sweep({"kernels": ["relu"], "tiling": "maybe"})
 
     def test_a_sweep_dict_and_a_failing_point(self):
-        rows = self.rows(npusim.sweep({"kernels": ["relu", "no_such_kernel"], "dtypes": ["fp16"],
-                                       "shapes": ["1,16,2,2"], "grid": {"units.valu.latency": [2, 4]}}))
+        # A kernel whose manifest passes the spec's checks but whose code does
+        # not assemble: its points fail as they run, the others go on.
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad_body.s")
+            with open(bad, "w") as f:
+                f.write("; @kernel     bad_body\n; @input      x range=-8,8\n; @output     y\n"
+                        "; @dtypes     fp16\n; @reference  relu\n; @tolerance  fp16 ulp=0\n    frob v1\n")
+            rows = self.rows(npusim.sweep({"kernels": ["relu", bad], "dtypes": ["fp16"],
+                                           "shapes": ["1,16,2,2"], "grid": {"units.valu.latency": [2, 4]}}))
         self.assertEqual([r["point.status"] for r in rows][:2], ["ok", "ok"])
-        self.assertEqual(rows[2]["point.status"], "failed: unknown kernel 'no_such_kernel' (see `npusim kernels`; "
-                         f"looked in {os.path.join(ROOT, 'kernels')})")
+        self.assertEqual(rows[2]["point.status"], f"failed: {bad}:7:5: unknown mnemonic 'frob'")
+        # An unknown kernel is the spec's error, before any point runs (docs/sweeps.md).
+        with self.assertRaisesRegex(npusim.Error, r"^sweep:\d+:\d+: kernels: unknown kernel 'no_such_kernel' "
+                                                  r"\(see `npusim kernels`; looked in "):
+            npusim.sweep({"kernels": ["relu", "no_such_kernel"], "dtypes": ["fp16"]})
 
 
     def test_threads_give_the_rows_of_one_after_another(self):

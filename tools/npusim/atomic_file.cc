@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -63,6 +65,10 @@ void remove_stale_temps(const std::string &path)
 
 std::string read_file(const std::string &path)
 {
+    // A folder opens as a stream that reads nothing: it would pass for an empty file.
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw Error(path + ": cannot open: " + std::strerror(EISDIR));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error(path + ": cannot open: " + std::strerror(errno));
@@ -71,6 +77,67 @@ std::string read_file(const std::string &path)
     if (in.bad())
         throw Error(path + ": read failed");
     return ss.str();
+}
+
+namespace {
+
+// Why `path` could not be written as write_file_atomic writes it (a new file
+// in its folder, renamed over it), or 0.
+int cannot_write(const std::string &path)
+{
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return EISDIR;
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty())
+        dir = ".";
+    if (stat(dir.c_str(), &st) != 0)
+        return errno;
+    if (!S_ISDIR(st.st_mode))
+        return ENOTDIR;
+    if (access(dir.c_str(), W_OK | X_OK) != 0)
+        return errno;
+    return 0;
+}
+
+// One spelling per file: absolute, its folder's links resolved and . and ..
+// taken out (x.json, ./x.json and $PWD/x.json alike, existing or not).
+std::filesystem::path normal_path(const std::string &path)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path abs = fs::absolute(path, ec);
+    if (ec)
+        return fs::path(path).lexically_normal();
+    const fs::path dir = fs::weakly_canonical(abs.parent_path(), ec);
+    return ec ? abs.lexically_normal() : dir / abs.filename();
+}
+
+bool same_file(const std::filesystem::path &a, const std::filesystem::path &b)
+{
+    if (a == b)
+        return true;
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec) && !ec;  // a link and its target (false unless both exist)
+}
+
+}  // namespace
+
+void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs)
+{
+    std::vector<std::pair<std::filesystem::path, const std::string *>> seen;  // normal path, its flag
+    for (const auto &[flag, path] : outputs) {
+        if (path.empty() || path == "-")
+            continue;
+        if (int e = cannot_write(path))
+            throw Error(path + ": cannot write: " + std::strerror(e));
+        const std::filesystem::path key = normal_path(path);
+        for (const auto &[other, other_flag] : seen)
+            if (same_file(key, other))
+                throw Error(path + ": named by both " + *other_flag + " and " + flag +
+                            " (each output needs a file of its own)");
+        seen.emplace_back(key, &flag);
+    }
 }
 
 void write_output(const std::string &path, const std::string &text)

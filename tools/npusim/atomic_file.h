@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace npusim {
 
@@ -17,7 +19,18 @@ void remove_stale_temps(const std::string &path);
 // Writes `text` to stdout for "-", else as write_file_atomic does.
 void write_output(const std::string &path, const std::string &text);
 
-// Reads a whole file. Throws npusim::Error naming the file on failure.
+// Reads a whole file. Throws npusim::Error naming the file on failure (a
+// folder too: "PATH: cannot open: Is a directory").
 std::string read_file(const std::string &path);
+
+// A command's output files, checked before it does any work, so that exit 2
+// leaves nothing written: `outputs` holds (flag, path) pairs ("" and "-",
+// stdout, are skipped). Throws npusim::Error with the line writing would have
+// given ("PATH: cannot write: No such file or directory") when a path's folder
+// is missing or takes no files or the path is a folder, and
+// "PATH: named by both --json and --trace (...)" when two name one file,
+// however each is spelled (x.json, ./x.json, /abs/x.json, through a link, a
+// hard link to it).
+void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs);
 
 }  // namespace npusim

@@ -1,10 +1,15 @@
 // sweep, merge and compare on the command line.
 #include "commands.h"
 
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -80,6 +85,7 @@ int cmd_sweep(const SweepArgs &a)
 
 int cmd_merge(const std::string &dir, const std::string &csv, const std::string &jsonl)
 {
+    check_output_paths({{"-o", csv}, {"--jsonl", jsonl}});
     MergeSummary s = merge_sweep(dir, csv, jsonl);
     std::fprintf(stderr, "merge: %zu points: %zu done, %zu failed, %zu missing -> %s\n", s.points, s.done, s.failed,
                  s.missing, csv.c_str());
@@ -107,6 +113,7 @@ int cmd_graph(const GraphArgs &a)
 {
     const GraphSpec spec = load_graph(a.spec);
     const Config cfg = build_config(a.config.empty() ? spec.config : a.config, a.sets);
+    check_output_paths({{"--json", a.json}});
     const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");
@@ -115,10 +122,111 @@ int cmd_graph(const GraphArgs &a)
     return g.passed() ? 0 : 1;
 }
 
+// The chart's file names its format, as matplotlib reads it: .png or .svg.
+void check_plot_name(const std::string &plot)
+{
+    const size_t dot = plot.rfind('.');
+    std::string ext = dot == std::string::npos || plot.find('/', dot) != std::string::npos ? "" : plot.substr(dot);
+    for (char &c : ext)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".png" && ext != ".svg")
+        throw Error("--plot " + plot + ": give a .png or .svg file (the extension names the format)");
+}
+
+// What a helper program did: posix_spawn's error (0: it ran), its wait
+// status, and what it wrote on stderr.
+struct ChildRun {
+    int spawn_error = 0, status = 0;
+    std::string err;
+};
+
+// Runs args[0] with `input` on its stdin and its stderr collected; stdout
+// is ours. Never dies of SIGPIPE when the child stops reading early.
+ChildRun run_child(std::vector<std::string> args, const std::string &input)
+{
+    int in[2], err[2];
+    if (pipe(in) != 0)
+        return {errno, 0, ""};
+    if (pipe(err) != 0) {
+        const int e = errno;
+        close(in[0]);
+        close(in[1]);
+        return {e, 0, ""};
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    for (int fd : {in[0], in[1], err[0], err[1]})
+        posix_spawn_file_actions_addclose(&fa, fd);
+    std::vector<char *> argv;
+    for (std::string &arg : args)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ChildRun r;
+    pid_t pid = -1;
+    r.spawn_error = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(err[1]);
+    if (r.spawn_error == 0) {
+        struct sigaction ignore = {}, old = {};
+        ignore.sa_handler = SIG_IGN;
+        sigaction(SIGPIPE, &ignore, &old);
+        for (size_t at = 0; at < input.size();) {
+            const ssize_t n = write(in[1], input.data() + at, input.size() - at);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;  // it stopped reading: its stderr and status say why
+            at += size_t(n);
+        }
+        sigaction(SIGPIPE, &old, nullptr);
+    }
+    close(in[1]);
+    char buf[4096];
+    for (ssize_t n; (n = read(err[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0)
+            r.err.append(buf, size_t(n));
+    }
+    close(err[0]);
+    if (r.spawn_error == 0)
+        while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
+        }
+    return r;
+}
+
+// Draws `data` (compare_json) with tools/plot_stalls.py, which reads it on
+// stdin and writes `plot` whole or not at all; its one-line error (the last
+// line of whatever it wrote) becomes ours.
+void draw_stalls(const nlohmann::json &data, const std::string &plot)
+{
+    const std::string python = "/usr/bin/python3", script = tools_dir() + "/plot_stalls.py";
+    ChildRun r = run_child({python, script, "-", "-o", plot}, data.dump() + "\n");
+    if (r.spawn_error)
+        throw Error("--plot " + plot + ": cannot run " + python + ": " + std::strerror(r.spawn_error) +
+                    " (the chart needs /usr/bin/python3 with python3-matplotlib)");
+    if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+        return;
+    std::string line = r.err;
+    while (!line.empty() && line.back() == '\n')
+        line.pop_back();
+    line.erase(0, line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1);
+    if (line.empty())
+        line = "--plot " + plot + ": " + script + " failed (" +
+               (WIFEXITED(r.status) ? "exit status " + std::to_string(WEXITSTATUS(r.status))
+                                    : "signal " + std::to_string(WTERMSIG(r.status))) + ")";
+    throw Error(line);
+}
+
 int cmd_compare(const CompareArgs &a)
 {
     if (a.json == "-" && a.csv == "-")
         throw Error("--json - and --csv -: only one of them can write to stdout");
+    if (!a.plot.empty())
+        check_plot_name(a.plot);
     CompareOptions o;
     o.kernels = a.kernels;
     parse_dtype(a.dtype);  // the library's message, as `run` gives it
@@ -128,23 +236,17 @@ int cmd_compare(const CompareArgs &a)
     o.run.against = a.against;
     o.run.config = build_config(a.config, a.sets);
     o.jobs = a.jobs;
+    check_output_paths({{"--json", a.json}, {"--csv", a.csv}, {"--plot", a.plot}});
     std::vector<nlohmann::json> reports = run_compare(o);
     nlohmann::json data = compare_json(reports);
+    if (!a.plot.empty())  // first: the one output that needs another program
+        draw_stalls(data, a.plot);
     if (a.json != "-" && a.csv != "-")
         std::cout << compare_table(reports);
     if (!a.json.empty())
         write_output(a.json, data.dump(2) + "\n");
     if (!a.csv.empty())
         write_output(a.csv, compare_csv(reports));
-    if (!a.plot.empty()) {
-        std::string tmp = a.plot + ".json.tmp." + std::to_string(getpid());
-        write_file_atomic(tmp, data.dump() + "\n");
-        std::string cmd = "/usr/bin/python3 '" + tools_dir() + "/plot_stalls.py' '" + tmp + "' -o '" + a.plot + "'";
-        int rc = std::system(cmd.c_str());
-        std::remove(tmp.c_str());
-        if (rc != 0)
-            throw Error("compare --plot: drawing failed (needs /usr/bin/python3 with python3-matplotlib)");
-    }
     bool all_passed = true;
     for (const auto &r : reports)
         all_passed &= r.value("passed", false);

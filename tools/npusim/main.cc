@@ -9,11 +9,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include "atomic_file.h"
 #include "commands.h"
@@ -80,24 +80,6 @@ struct TraceFlags {
     bool any() const { return !perfetto.empty() || !konata.empty() || !vcd.empty(); }
 };
 
-// Two outputs naming one file would leave only the one written last: an
-// error, whichever spelling of the path each uses (x.json, ./x.json).
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>> &outputs)
-{
-    std::map<std::string, std::string> seen;  // normalised path -> the flag that named it
-    for (const auto &[flag, path] : outputs) {
-        if (path.empty() || path == "-")
-            continue;
-        std::error_code ec;
-        std::string key = std::filesystem::weakly_canonical(path, ec).string();
-        if (ec)
-            key = path;
-        auto [at, fresh] = seen.emplace(key, flag);
-        if (!fresh)
-            throw Error(path + ": named by both " + at->second + " and " + flag + " (each output needs a file of its own)");
-    }
-}
-
 // shape: --shape's text, or nullptr without one (the first input's, else the default).
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
             const std::string *shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
@@ -107,8 +89,14 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     opts.config = build_config(config_file, sets);
     if (shape)
         opts.shape = parse_shape(*shape);
-    for (const std::string &s : inputs)
-        opts.inputs.insert(split_assignment("--input", s));
+    for (const std::string &s : inputs) {
+        auto kv = split_assignment("--input", s);
+        if (!opts.inputs.insert(kv).second)
+            throw Error("--input " + s + ": input '" + kv.first + "' is named twice");
+    }
+    if (base.measure_tiles && base.tile_max)
+        throw Error("--tile-max " + std::to_string(base.tile_max) +
+                    " and --tiling measure: give one (--tile-max fixes the tiles, measure picks them)");
     std::vector<std::pair<std::string, std::string>> files = {
         {"--json", json_path}, {"--trace", tf.perfetto}, {"--konata", tf.konata}, {"--vcd", tf.vcd},
         {"--mem-trace", base.mem_trace}};
@@ -118,13 +106,19 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
             throw Error("--output " + s + ": output '" + kv.first + "' is named twice");
         files.emplace_back("--output " + kv.first, kv.second);
     }
-    check_distinct_outputs(files);
+    check_output_paths(files);
     for (const std::string &s : params) {
         auto kv = split_assignment("--param", s);
         char *end = nullptr;
         double v = std::strtod(kv.second.c_str(), &end);
         if (*end != '\0')
             throw Error("--param " + s + ": '" + kv.second + "' is not a number");
+        // Kernels receive binary32: NaN, infinity or a value that rounds to it
+        // (1e400, 1e39) would change the kernel's meaning, as a manifest's
+        // non-finite @param default would.
+        if (!std::isfinite(v) || std::fabs(v) >= 0x1.ffffffp127)
+            throw Error("--param " + s + ": '" + kv.second +
+                        "' is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)");
         opts.params[kv.first] = v;
     }
     if (tf.window.end <= tf.window.start)
@@ -172,7 +166,9 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
 int cmd_cache(const std::string &trace, const std::string &config_file, const std::vector<std::string> &sets,
               const std::string &json_path)
 {
-    const DinReplay r = replay_din(build_config(config_file, sets), trace, read_file(trace));
+    const Config cfg = build_config(config_file, sets);
+    check_output_paths({{"--json", json_path}});
+    const DinReplay r = replay_din(cfg, trace, read_file(trace));
     if (!json_path.empty())
         write_output(json_path, din_replay_json(r).dump(2) + "\n");
     if (json_path != "-")
@@ -196,6 +192,7 @@ int cmd_asm(const AsmFlags &f)
         defines.push_back({p.first.c_str(), p.second.c_str()});
     // `.pipeline` loops are scheduled for the config, as `npusim run` does.
     const npu_asm_machine machine = asm_machine(build_config(f.config_file, f.sets));
+    check_output_paths({{"-o", f.out}});
     npu_program p;
     npu_program_init(&p);
     npu_diag d{};
@@ -366,6 +363,32 @@ int cmd_kernels(bool json)
     return 0;
 }
 
+// CLI11 reads a word that names no subcommand as a stray argument and says
+// only "A subcommand is required": name the word and the choices instead.
+// Walks argv down the subcommands named, up to the first option.
+void check_subcommand_names(CLI::App &app, int argc, char **argv)
+{
+    CLI::App *at = &app;
+    std::string path;  // "config: " inside `npusim config`
+    for (int i = 1; i < argc && argv[i][0] != '-'; i++) {
+        std::vector<CLI::App *> subs = at->get_subcommands([](CLI::App *) { return true; });
+        CLI::App *next = nullptr;
+        std::string names;
+        for (CLI::App *sub : subs) {
+            if (sub->get_name() == argv[i])
+                next = sub;
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+        if (!next) {
+            if (at->get_require_subcommand_min() > 0)
+                throw Error(path + "unknown subcommand '" + argv[i] + "' (" + names + ")");
+            return;
+        }
+        at = next;
+        path += at->get_name() + ": ";
+    }
+}
+
 }  // namespace
 
 // A whole number in 0 .. 2^64 - 1, written in decimal: CLI11 would wrap
@@ -419,7 +442,7 @@ int main(int argc, char **argv)
         ->check(CLI::IsMember({"on", "off"}));
     run->add_option("--tile-max", ropts.tile_max,
                     "Cap the kernel's tiles at BYTES (a multiple of 256; default 0: chosen for the config and shape, "
-                    "see the report's Tiles)")
+                    "see the report's Tiles; not with --tiling measure)")
         ->check(kUint64);
     std::string tiling = "rule";
     run->add_option("--tiling", tiling,
@@ -436,7 +459,9 @@ int main(int argc, char **argv)
     run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)")
         ->check(kUint64);
     run->add_option("--trace-max-bytes", trace_flags.max_bytes,
-                    "Stop a --trace or --konata file cleanly at this size (default 1 GiB)");
+                    "Stop a --trace or --konata file cleanly at this size, still a complete file (default 1 GiB; "
+                    "at least the smallest complete file: 85 bytes for --trace, 12 for --konata)")
+        ->check(kUint64);
     run->add_option("--warm-l2", ropts.warm_l2,
                     "Place tensor NAME in the L2 before the run (memory.model: l2; repeatable)");
     run->add_flag("--inplace", ropts.inplace,
@@ -491,10 +516,16 @@ int main(int argc, char **argv)
 
     std::vector<Command> study = add_study_commands(app);
 
+    // Every error is one line (CLI11 would add "Run with --help for more information.").
+    app.failure_message([](const CLI::App *, const CLI::Error &e) { return std::string(e.what()) + "\n"; });
     try {
+        check_subcommand_names(app, argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
         return app.exit(e) == 0 ? 0 : 2;
+    } catch (const Error &e) {
+        std::cerr << e.what() << "\n";
+        return 2;
     }
     try {
         if (*run) {

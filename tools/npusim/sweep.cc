@@ -27,8 +27,10 @@
 
 #include "atomic_file.h"
 #include "error.h"
-#include "yaml_document.h"
+#include "manifest.h"
 #include "run_limits.h"
+#include "runner.h"
+#include "yaml_document.h"
 
 namespace npusim {
 namespace {
@@ -47,6 +49,12 @@ std::string scalar_text(const YAML::Node &n, const std::string &file, const std:
         return s;
     }
     throw Error(yaml_where(file, n.Mark()) + key + ": expected a scalar value");
+}
+
+// Where item i of a list (or the scalar standing for a one-item list) is.
+YAML::Mark item_mark(const YAML::Node &list, size_t i)
+{
+    return list.IsSequence() && i < list.size() ? list[i].Mark() : list.Mark();
 }
 
 // True if the last value also appears earlier in the list.
@@ -537,6 +545,7 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     if (!root.IsMap())
         throw Error(path + ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip, limits, tiling)");
     std::map<std::string, int> seen;
+    std::vector<Manifest> manifests;  // the kernels', in order
     for (const auto &kv : root) {
         const std::string key = kv.first.Scalar();
         const YAML::Node &v = kv.second;
@@ -554,13 +563,31 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
             s.base = b;
         } else if (key == "kernels") {
             s.kernels = string_list(v, path, key);
+            for (size_t i = 0; i < s.kernels.size(); i++) {
+                try {
+                    manifests.push_back(load_manifest(resolve_kernel(s.kernels[i])));
+                } catch (const Error &e) {
+                    throw Error(yaml_where(path, item_mark(v, i)) + "kernels: " + e.what());
+                }
+            }
         } else if (key == "dtypes") {
             s.dtypes = string_list(v, path, key);
-            for (const std::string &d : s.dtypes)
-                if (d != "fp16" && d != "fp32")
-                    throw Error(yaml_where(path, v.Mark()) + "dtypes: unknown dtype '" + d + "' (fp16, fp32)");
+            for (size_t i = 0; i < s.dtypes.size(); i++)
+                if (s.dtypes[i] != "fp16" && s.dtypes[i] != "fp32")
+                    throw Error(yaml_where(path, item_mark(v, i)) + "dtypes: unknown dtype '" + s.dtypes[i] +
+                                "' (fp16, fp32)");
         } else if (key == "shapes") {
             s.shapes = string_list(v, path, key);
+            for (size_t i = 0; i < s.shapes.size(); i++) {
+                try {
+                    parse_shape(s.shapes[i]);
+                } catch (const Error &e) {
+                    std::string why = e.what();
+                    if (why.rfind("shape: ", 0) == 0)
+                        why.erase(0, 7);
+                    throw Error(yaml_where(path, item_mark(v, i)) + "shapes: '" + s.shapes[i] + "': " + why);
+                }
+            }
         } else if (key == "set") {
             if (!v.IsMap())
                 throw Error(yaml_where(path, v.Mark()) + "set: expected a mapping of config keys to values");
@@ -594,8 +621,18 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     }
     if (s.kernels.empty())
         throw Error(path + ": kernels: at least one kernel is needed");
-    if (s.dtypes.empty())
+    const bool dtypes_given = !s.dtypes.empty();
+    if (!dtypes_given)
         s.dtypes = {"fp16"};
+    // kernels x dtypes: a kernel without one of the dtypes would fail its points.
+    for (size_t i = 0; i < manifests.size(); i++) {
+        const Manifest &m = manifests[i];
+        for (const std::string &d : s.dtypes)
+            if (!m.supports(d))
+                throw Error(yaml_where(path, item_mark(root["kernels"], i)) + "kernels: kernel '" + m.name +
+                            "' does not support dtype " + d +
+                            (dtypes_given ? " (dtypes lists it)" : " (the default dtypes; give dtypes)"));
+    }
     if (s.shapes.empty())
         s.shapes = {"1,64,56,56"};
     return s;

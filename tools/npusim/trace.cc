@@ -13,6 +13,14 @@ namespace npusim {
 
 // ---- StreamFile ---------------------------------------------------------------
 
+uint64_t checked_max_bytes(uint64_t max_bytes, uint64_t min_bytes, const char *what)
+{
+    if (max_bytes < min_bytes)
+        throw Error("--trace-max-bytes " + std::to_string(max_bytes) + ": below the " + std::to_string(min_bytes) +
+                    " bytes " + what);
+    return max_bytes;
+}
+
 StreamFile::StreamFile(const std::string &path, uint64_t max_bytes)
     : path_(path), tmp_(path + ".tmp." + std::to_string(getpid())), max_(max_bytes)
 {

@@ -28,6 +28,12 @@ struct TraceWindow {
 
 constexpr uint64_t kDefaultTraceMaxBytes = 1ull << 30;  // 1 GiB per trace file
 
+// A trace's byte limit must hold its smallest complete file (`min_bytes`, the
+// format's header and tail), so that a trace cut short still opens: returns
+// max_bytes, or throws Error ("--trace-max-bytes 10: below the 85 bytes a
+// Perfetto trace needs (its header and tail)") before any file is created.
+uint64_t checked_max_bytes(uint64_t max_bytes, uint64_t min_bytes, const char *what);
+
 // A file written as events arrive, under `path.tmp.PID`, renamed into place by
 // commit() (tools/npusim/atomic_file.h's convention, streamed). Destroyed
 // without commit(), it removes the temporary file.
@@ -109,7 +115,10 @@ private:
 // quantum); the oldest are written once kMaxPendingBuckets are held.
 class PerfettoTrace : public TraceWriter {
 public:
+    // Throws Error when max_bytes < min_bytes() (checked_max_bytes).
     PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes);
+    // The smallest complete document: its header and tail, no event.
+    static uint64_t min_bytes();
     void issue(unsigned core, const npu_issue_event &ev) override;
     void close() override;
     std::string note() const override { return note_; }
@@ -208,7 +217,10 @@ private:
 // final; only instructions still in flight wait in a queue.
 class KonataTrace : public TraceWriter {
 public:
+    // Throws Error when max_bytes < min_bytes() (checked_max_bytes).
     KonataTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes, unsigned core = 0);
+    // The smallest complete log: its header line.
+    static uint64_t min_bytes();
     void issue(unsigned core, const npu_issue_event &ev) override;
     void close() override;
     std::string note() const override { return note_; }

@@ -19,13 +19,20 @@ void put(std::string &b, uint64_t v)
 }
 
 constexpr uint8_t kNoStall = 0xff;
+constexpr char kHeader[] = "Kanata\t0004\n";
 
 }  // namespace
 
-KonataTrace::KonataTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes, unsigned core)
-    : file_(path, max_bytes), window_(window), core_(core)
+uint64_t KonataTrace::min_bytes()
 {
-    out("Kanata\t0004\n");
+    return sizeof kHeader - 1;
+}
+
+KonataTrace::KonataTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes, unsigned core)
+    : file_(path, checked_max_bytes(max_bytes, min_bytes(), "a Konata log needs (its header)")), window_(window),
+      core_(core)
+{
+    out(kHeader);
 }
 
 void KonataTrace::out(const std::string &s)

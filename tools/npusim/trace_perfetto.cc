@@ -13,7 +13,11 @@
 namespace npusim {
 namespace {
 
-constexpr size_t kTailReserve = 16;  // room kept for "\n]}\n" when the byte limit nears
+// The document around the events; the smallest trace is the two together.
+constexpr char kHead[] =
+    "{\"otherData\":{\"generator\":\"npusim\",\"time_unit\":\"1 us = 1 cycle\"},\n\"traceEvents\":[";
+constexpr char kTail[] = "\n]}\n";
+constexpr size_t kTailReserve = 16;  // room kept for kTail when the byte limit nears
 
 void put(std::string &b, uint64_t v)
 {
@@ -24,13 +28,16 @@ void put(std::string &b, uint64_t v)
 
 }  // namespace
 
-PerfettoTrace::PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes)
-    : file_(path, max_bytes), window_(window)
+uint64_t PerfettoTrace::min_bytes()
 {
-    static const std::string head =
-        "{\"otherData\":{\"generator\":\"npusim\",\"time_unit\":\"1 us = 1 cycle\"},\n\"traceEvents\":[";
-    if (!file_.write(head, kTailReserve))
-        stop("--trace-max-bytes leaves no room for any event");
+    return sizeof kHead - 1 + sizeof kTail - 1;
+}
+
+PerfettoTrace::PerfettoTrace(const std::string &path, const TraceWindow &window, uint64_t max_bytes)
+    : file_(path, checked_max_bytes(max_bytes, min_bytes(), "a Perfetto trace needs (its header and tail)")),
+      window_(window)
+{
+    file_.write(kHead, sizeof kHead - 1, sizeof kTail - 1);  // fits: max_bytes >= min_bytes()
 }
 
 void PerfettoTrace::stop(const std::string &why)
@@ -372,9 +379,8 @@ void PerfettoTrace::close()
     if (!stopped_ && mem_late_ && note_.empty())
         note_ = file_.path() + ": " + std::to_string(mem_late_) +
                 " memory events arrived after their counter sample was written; they count in a later one";
-    static const char tail[] = "\n]}\n";
     // The reserve kept for it guarantees the tail fits.
-    file_.write(tail, sizeof tail - 1);
+    file_.write(kTail, sizeof kTail - 1);
     file_.commit();
 }
 
