@@ -254,7 +254,7 @@ TEST(CliContract, ArgumentErrorsAreOneLineNamingWhatIsWrong)
     expect_refused("config frob", "config: unknown subcommand 'frob' (show, docs)\n");
     expect_refused("", "A subcommand is required\n");
     expect_refused("run relu --bogus", "The following argument was not expected: --bogus\n");
-    expect_refused("run relu --dtype fp64", "--dtype: fp64 not in {fp16,fp32}\n");
+    expect_refused("run relu --dtype fp64", "dtype: unknown dtype 'fp64' (fp16, fp32)\n");
     expect_refused("run relu --seed -1", "--seed: '-1' is not a whole number (0 .. 18446744073709551615)\n");
     expect_refused("dis " + tmpdir(), tmpdir() + ": cannot open: Is a directory\n");
     expect_refused("cache " + tmpdir(), tmpdir() + ": cannot open: Is a directory\n");

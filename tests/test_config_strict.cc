@@ -137,11 +137,26 @@ TEST(ConfigStrict, AFolderIsNotAConfigFile)
     // A folder as the config, as its base, or as a sweep spec: one line, exit
     // 2 (each was an "internal error", exit 3).
     const std::string d = tmpdir();
-    expect_error(run_cli("config show " + d), d + ": cannot open config file");
-    expect_error(run_cli("run relu --config " + d), d + ": cannot open config file");
+    expect_error(run_cli("config show " + d), d + ": cannot open config file: Is a directory");
+    expect_error(run_cli("run relu --config " + d), d + ": cannot open config file: Is a directory");
     const std::string p = d + "/based.yaml";
-    expect_error(show_file(p, "base: /\n"), "/: cannot open config file");
+    expect_error(show_file(p, "base: /\n"), "/: cannot open config file: Is a directory");
     expect_error(run_cli("sweep " + d + " -o " + d + "/out"), d + ": cannot open sweep spec");
+}
+
+TEST(ConfigStrict, AnEmptyConfigFileIsTheDefaultsAsOneOfCommentsIs)
+{
+    // It said "cannot open config file" of a file it had opened.
+    const std::string p = tmpdir() + "/config.yaml";
+    Result defaults = run_cli("config show");
+    ASSERT_EQ(defaults.status, 0) << defaults.err;
+    Result empty = show_file(p, "");
+    EXPECT_EQ(empty.status, 0) << empty.err;
+    Result comments = show_file(p, "# nothing here\n");
+    EXPECT_EQ(comments.status, 0) << comments.err;
+    EXPECT_EQ(empty.out, comments.out);
+    EXPECT_EQ(run_cli("run relu --shape 1,16,8,8 --config " + p + " --json -").status, 0);
+    expect_error(run_cli("config show " + tmpdir() + "/none.yaml"), tmpdir() + "/none.yaml: cannot open config file");
 }
 
 // ---- 4: ranges and alignment from the schema ---------------------------------------------

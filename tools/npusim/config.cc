@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -131,7 +132,9 @@ std::vector<ConfigKey> build_schema()
                   [](const Config &c) { return int64_t(c.warm_inputs ? 1 : 0); }, false, ""},
         // Sets, ways and lines are indexed by address bits, hence the powers of two.
         power_of_two(INT_KEY("l2.size_bytes", nullptr, 1024, int64_t(1) << 34, "bytes",
-                             "L2 capacity, at least l2.ways x l2.line_bytes", l2.size_bytes)),
+                             "L2 capacity, at least l2.ways x l2.line_bytes and at most 67108864 (2^26) lines of "
+                             "l2.line_bytes (so at most 8 GiB with 128-byte lines)",
+                             l2.size_bytes)),
         power_of_two(INT_KEY("l2.ways", nullptr, 1, NPU_L2_MAX_WAYS, "ways", "L2 associativity", l2.ways)),
         power_of_two(INT_KEY("l2.line_bytes", nullptr, 32, 4096, "bytes", "L2 line size (at least 32: one C0 block)",
                              l2.line_bytes)),
@@ -592,10 +595,15 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
     if (chain.size() >= 16)
         throw Error(path + ": base chain deeper than 16 files");
     chain.push_back(path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(path + ": cannot open config file: Is a directory");
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;
-    if (!in || !(text << in.rdbuf()))
+    if (!in)
         throw Error(path + ": cannot open config file");
+    if (in.peek() != std::ifstream::traits_type::eof() && !(text << in.rdbuf()))
+        throw Error(path + ": cannot read config file");  // an empty file is the defaults, as one of comments is
     YAML::Node root = load_one_yaml_document(text.str(), path, "a config file");
     Config cfg = default_config();
     if (root.IsMap())
