@@ -1418,3 +1418,26 @@ TEST(LibraryConv, AConvolutionsManifestDeclaresItsTensorsGeometryAndSplit)
               "c.s: @op conv2d takes two @input tensors (x, the feature map, and w, the weights) and one @output");
     EXPECT_EQ(error_of("; @kernel c\n; @op conv3d\n"), "c.s:2:7: @op takes eltwise, matmul or conv2d");
 }
+
+TEST(LibraryRun, ParametersAreFiniteInBinary32AndTileMaxIsNotMeasured)
+{
+    // Python's params= and the C API reached the kernel with NaN, infinity or
+    // 1e39 (infinity in binary32); the CLI refused their text only.
+    for (double v : {std::nan(""), HUGE_VAL, 1e39, -1e39}) {
+        RunOptions o = options("leaky_relu", "fp32", {1, 16, 8, 8});
+        o.params["alpha"] = v;
+        const std::string e = run_error(o);
+        EXPECT_EQ(e.rfind("parameter alpha: ", 0), 0u) << e;
+        EXPECT_NE(e.find(" is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)"),
+                  std::string::npos)
+            << e;
+    }
+    RunOptions ok = options("leaky_relu", "fp32", {1, 16, 8, 8});
+    ok.params["alpha"] = 3.4e38;
+    EXPECT_EQ(run_error(ok), "(no error)");
+    // A fixed TILE_MAX with measured tiling: the measuring was dropped.
+    RunOptions t = options("relu", "fp16", {1, 16, 8, 8});
+    t.tile_max = 1024;
+    t.measure_tiles = true;
+    EXPECT_EQ(run_error(t), "tile_max 1024 with measured tiling: give one (tile_max fixes the tiles, measuring picks them)");
+}

@@ -92,9 +92,10 @@ typedef struct npu_sim_run_options {
      * UB's bytes); 0: picked for the config and shape, as `npusim run` does
      * (docs/kernels.md, "Tiles"; the JSON's "tiling" says what was used). */
     uint64_t tile_max;
-    /* With tile_max 0, non-zero: measure the tiles (simulate the rule's pick
-     * and 16, 8, 4 and 2 KiB, keep the fastest), as `npusim run --tiling
-     * measure`; 0: the rule. */
+    /* Non-zero: measure the tiles (simulate the rule's pick and 16, 8, 4
+     * and 2 KiB, keep the fastest), as `npusim run --tiling measure`; 0: the
+     * rule. With a non-zero tile_max, an error (one fixes the tiles, the
+     * other picks them). */
     int measure_tiles;
 } npu_sim_run_options;
 

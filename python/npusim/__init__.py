@@ -211,7 +211,8 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     tile_max: cap the kernel's tiles at this many bytes (a multiple of 256); 0 lets
     npusim choose for the config and shape (Result.json["tiling"] says how):
     tiling="rule" from the schedule and the config, "measure" by simulating
-    the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest.
+    the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest (with
+    tile_max 0 only: a cap and measuring together raise npusim.Error).
     """
     kernel = _text("kernel", kernel)
     dtype = None if dtype is None else _text("dtype", dtype)

@@ -187,6 +187,17 @@ class BadInput(unittest.TestCase):
     def test_a_tile_max_not_a_multiple_of_256(self):
         self.check(["relu", "--tile-max", "1000"], kernel="relu", tile_max=1000)
 
+    def test_non_finite_parameters_and_a_measured_tile_max(self):
+        # The library's words (the CLI refuses the text first, naming its flags).
+        for v in (float("nan"), float("inf"), 1e39):
+            with self.assertRaises(npusim.Error) as e:
+                npusim.run("leaky_relu", dtype="fp32", shape=(1, 16, 8, 8), params={"alpha": v})
+            self.assertRegex(str(e.exception), r"^parameter alpha: \S+ is not finite in binary32 ")
+        with self.assertRaises(npusim.Error) as e:
+            npusim.run("relu", dtype="fp16", shape=(1, 16, 8, 8), tile_max=1024, tiling="measure")
+        self.assertEqual(str(e.exception),
+                         "tile_max 1024 with measured tiling: give one (tile_max fixes the tiles, measuring picks them)")
+
     def test_unknown_key_and_value_out_of_range(self):
         self.check(["relu", "--set", "units.sfu.latenc=3"], kernel="relu", set={"units.sfu.latenc": 3})
         self.check(["relu", "--set", "units.sfu.latency=0"], kernel="relu", set={"units.sfu.latency": 0})

@@ -606,6 +606,8 @@ Manifest load_kernel(const RunOptions &opts)
 
 // Step 2: the run's dtype, accuracy tolerance and parameters; every tensor
 // name the caller gave must be the kernel's.
+std::string shortest(double v);  // "%.9g", below
+
 void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
 {
     const Manifest &m = r.manifest;
@@ -623,6 +625,12 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
             known |= p.name == kv.first;
         if (!known)
             throw Error("parameter " + kv.first + ": kernel '" + m.name + "' has no such parameter");
+        // Kernels receive binary32: NaN, infinity or a value that rounds to
+        // it would change the kernel's meaning, as a non-finite @param
+        // default would (the CLI refuses the text first, naming --param).
+        if (!std::isfinite(kv.second) || std::fabs(kv.second) >= 0x1.ffffffp127)
+            throw Error("parameter " + kv.first + ": " + shortest(kv.second) +
+                        " is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)");
     }
     for (const ParamDecl &p : m.params) {
         auto it = opts.params.find(p.name);
@@ -1451,7 +1459,10 @@ static RunResult run_measured(const RunOptions &opts)
 
 RunResult run_kernel(const RunOptions &opts)
 {
-    if (opts.measure_tiles && opts.tile_max == 0)
+    if (opts.measure_tiles && opts.tile_max)
+        throw Error("tile_max " + std::to_string(opts.tile_max) +
+                    " with measured tiling: give one (tile_max fixes the tiles, measuring picks them)");
+    if (opts.measure_tiles)
         return run_measured(opts);
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r;
