@@ -144,6 +144,20 @@ TEST(ConfigStrict, AFolderIsNotAConfigFile)
     expect_error(run_cli("sweep " + d + " -o " + d + "/out"), d + ": cannot open sweep spec");
 }
 
+TEST(ConfigStrict, ChecksAcrossKeysNameTheKey)
+{
+    // They named the config only ("default: no issue slot accepts class
+    // 'scalar'", "l2s.yaml: l2: L2 size_bytes 1024 must be ...").
+    expect_error(run_cli("config show --set issue.width=1 --set issue.slots=vector"),
+                 "default: issue.slots: no slot accepts class 'scalar' (every class needs one)");
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "l2:\n  size_bytes: 1024\n"),
+                 p + ": l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)");
+    expect_error(run_cli("config show --set l2.size_bytes=17179869184"),
+                 "default: l2.size_bytes: 17179869184 is more than 67108864 lines of 128 bytes (l2.line_bytes)");
+    EXPECT_EQ(run_cli("config show --set l2.size_bytes=17179869184 --set l2.line_bytes=256").status, 0);
+}
+
 TEST(ConfigStrict, AnEmptyConfigFileIsTheDefaultsAsOneOfCommentsIs)
 {
     // It said "cannot open config file" of a file it had opened.

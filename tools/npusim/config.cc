@@ -573,6 +573,23 @@ void validate_config(const Config &cfg)
     for (const ConfigKey &k : schema())
         if (!k.multiple_of.empty() && !multiple_error(cfg, k).empty())
             throw Error(multiple_error(cfg, k));
+    // The checks that span keys, by key path (the models' own checks below
+    // stay as the backstop for configs built in code).
+    for (unsigned c = 0; c < NPU_NUM_CLASSES; c++) {
+        uint32_t taken = 0;
+        for (unsigned s = 0; s < cfg.timing.issue_width; s++)
+            taken |= cfg.timing.slot_classes[s];
+        if (!(taken >> c & 1))
+            throw Error(cfg.source + ": issue.slots: no slot accepts class '" + npu_class_name(npu_class(c)) +
+                        "' (every class needs one)");
+    }
+    const uint64_t way_set = uint64_t(cfg.l2.ways) * cfg.l2.line_bytes;
+    if (cfg.l2.size_bytes < way_set)
+        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) +
+                    " is less than one line in every way, l2.ways x l2.line_bytes (" + std::to_string(way_set) + ")");
+    if (cfg.l2.size_bytes / cfg.l2.line_bytes > (uint64_t(1) << 26))
+        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
+                    std::to_string(cfg.l2.line_bytes) + " bytes (l2.line_bytes)");
     char msg[160];
     if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
         throw Error(cfg.source + ": " + msg);
