@@ -257,10 +257,10 @@ TEST(Quantum, CliTwoCoreReluGivesOneCycleCountForEveryQuantum)
 
 // A kernel whose cores race in GM: core 1 copies the output tensor over
 // itself (reading it early, writing it back late) while core 0 writes it,
-// with no barrier between them. Unchecked,
-// its accuracy check failed at quantum 1 and 100 and passed at 1,000 and
-// 100,000 (the host's order of the cores decided what core 1 read); the
-// race check traps it at every quantum and in both modes.
+// with no barrier between them. Unchecked, its accuracy check failed at
+// quantum 1 and 100 and passed at 1,000 and 100,000 (the host's order of
+// the cores decided what core 1 read); the race check traps it at every
+// quantum and in both modes.
 TEST(Quantum, ACrossCoreRaceInGmTrapsAtEveryQuantum)
 {
     const std::string src = tmpdir() + "/gm_race.s";

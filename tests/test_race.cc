@@ -16,15 +16,20 @@ struct Outcome {
     npu_trap trap;
 };
 
-// Runs `src` (assembled as r.s) on one functional core of the default
-// config, its race check as given.
-Outcome run(const std::string &src, bool check = true)
+// `src` assembled as r.s (every test's source must assemble).
+npu_program assemble(const std::string &src)
 {
     npu_program prog;
     npu_program_init(&prog);
     npu_diag d{};
     if (npu_assemble("r.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
         ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
+    return prog;
+}
+
+Outcome run(const std::string &src, bool check = true)
+{
+    npu_program prog = assemble(src);
     std::vector<uint8_t> bytes(1 << 16);
     npu_gm gm{bytes.data(), bytes.size(), nullptr};
     npu_core_config cfg;
@@ -194,11 +199,7 @@ struct Cores {
 // them: the host's order, which a kernel's result must not depend on.
 Cores run_cores(const std::string &src, const std::vector<unsigned> &order)
 {
-    npu_program prog;
-    npu_program_init(&prog);
-    npu_diag d{};
-    if (npu_assemble("r.s", src.c_str(), src.size(), nullptr, &prog, &d) != NPU_OK)
-        ADD_FAILURE() << d.line << ":" << d.col << ": " << d.message;
+    npu_program prog = assemble(src);
     std::vector<uint8_t> bytes(1 << 16);
     npu_gm gm{bytes.data(), bytes.size(), nullptr};
     const unsigned n = static_cast<unsigned>(order.size());
