@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -113,12 +112,9 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         double v = std::strtod(kv.second.c_str(), &end);
         if (*end != '\0')
             throw Error("--param " + s + ": '" + kv.second + "' is not a number");
-        // Kernels receive binary32: NaN, infinity or a value that rounds to it
-        // (1e400, 1e39) would change the kernel's meaning, as a manifest's
-        // non-finite @param default would.
-        if (!std::isfinite(v) || std::fabs(v) >= 0x1.ffffffp127)
-            throw Error("--param " + s + ": '" + kv.second +
-                        "' is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)");
+        const std::string problem = parameter_problem(v);  // 1e400, 1e39, nan
+        if (!problem.empty())
+            throw Error("--param " + s + ": '" + kv.second + "'" + problem);
         opts.params[kv.first] = v;
     }
     if (tf.window.end <= tf.window.start)

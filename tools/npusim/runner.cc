@@ -548,6 +548,15 @@ uint64_t parse_whole(const std::string &what, const std::string &text)
     return std::stoull(text);
 }
 
+std::string parameter_problem(double v)
+{
+    // NaN, infinity or a value that rounds to it would change the kernel's
+    // meaning, as a non-finite @param default would.
+    if (std::isfinite(v) && std::fabs(v) < 0x1.ffffffp127)
+        return "";
+    return " is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)";
+}
+
 bool parse_tiling(const std::string &text)
 {
     if (text != "rule" && text != "measure")
@@ -625,12 +634,10 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
             known |= p.name == kv.first;
         if (!known)
             throw Error("parameter " + kv.first + ": kernel '" + m.name + "' has no such parameter");
-        // Kernels receive binary32: NaN, infinity or a value that rounds to
-        // it would change the kernel's meaning, as a non-finite @param
-        // default would (the CLI refuses the text first, naming --param).
-        if (!std::isfinite(kv.second) || std::fabs(kv.second) >= 0x1.ffffffp127)
-            throw Error("parameter " + kv.first + ": " + shortest(kv.second) +
-                        " is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)");
+        // The CLI refuses the text first, naming --param.
+        const std::string problem = parameter_problem(kv.second);
+        if (!problem.empty())
+            throw Error("parameter " + kv.first + ": " + shortest(kv.second) + problem);
     }
     for (const ParamDecl &p : m.params) {
         auto it = opts.params.find(p.name);

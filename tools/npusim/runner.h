@@ -372,6 +372,10 @@ std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
 // whole number (0 .. 18446744073709551615)"); parse_whole throws it as
 // "what: ...".
 std::string whole_number_problem(const std::string &text);
+
+// A kernel parameter's value as kernels receive it, binary32: "" or what is
+// wrong with it (NaN, infinite, or rounding to infinity such as 1e39).
+std::string parameter_problem(double v);
 uint64_t parse_whole(const std::string &what, const std::string &text);
 // "rule" or "measure" (RunOptions::measure_tiles); else "tiling: 'x' is not rule or measure".
 bool parse_tiling(const std::string &text);
