@@ -299,6 +299,43 @@ TEST(CliContract, ASweepSpecsKernelsDtypesAndShapesAreCheckedFirst)
     }
 }
 
+// A shape is decimal digits between commas: `--shape "1, 4,4,4"` and
+// `+1,4,4,4` ran (strtoull skips a space and takes a sign) and `1,4,4,`
+// ran as 1,1,4,4 (the empty last field was dropped). The sweep spec's
+// shapes read the same text; a graph spec's shape elements are YAML
+// numbers, held to the same digits.
+TEST(CliContract, AShapeIsDecimalDigitsBetweenCommas)
+{
+    const std::string why = "' is not a positive integer (expected N,C,H,W)\n";
+    expect_refused("run relu --shape '1, 4,4,4'", "shape: ' 4" + why);
+    expect_refused("run relu --shape '+1,4,4,4'", "shape: '+1" + why);
+    expect_refused("run relu --shape '1,4,4,4 '", "shape: '4 " + why);
+    expect_refused("run relu --shape ' -1,4,4,4'", "shape: ' -1" + why);
+    expect_refused("run relu --shape 1,4,4,", "shape: '" + why);
+    expect_refused("run relu --shape 1,,4", "shape: '" + why);
+    expect_refused("run relu --shape 0x10", "shape: '0x10" + why);
+    expect_refused("run relu --shape 1,00,4", "shape: '00" + why);
+    expect_refused("compare relu --shape 1,4,4,", "shape: '" + why);
+    expect_refused("run relu --shape 18446744073709551616,1",
+                   "shape: '18446744073709551616' is out of range (expected N,C,H,W)\n");
+    // Leading zeros are still the number written.
+    EXPECT_EQ(run_json("relu --shape 0001,04,4,4")["shape"], nlohmann::json::array({1, 4, 4, 4}));
+
+    const std::string d = fresh_dir("shape_text");
+    write(d + "/s.yaml", "kernels: [relu]\nshapes: ['1,16,8,8', '1, 4,4,4']\n");
+    expect_refused("sweep " + d + "/s.yaml --list", d + "/s.yaml:2:22: shapes: '1, 4,4,4': ' 4" + why);
+    const std::string graph = "name: g\ntensors:\n  x: {shape: [X, 33]}\n  w: {shape: [33, 18]}\n"
+                              "variants:\n  plain: [{kernel: matmul, inputs: {a: x, b: w}, output: y}]\n";
+    for (const std::string dim : {"+20", "' 20'"}) {
+        std::string text = graph;
+        text.replace(text.find('X'), 1, dim);
+        write(d + "/g.yaml", text);
+        const std::string shown = dim == "+20" ? dim : " 20";
+        expect_refused("graph " + d + "/g.yaml",
+                       d + "/g.yaml:3:15: tensors.x.shape[0]: '" + shown + "' is not a whole number in 1 .. 1048576\n");
+    }
+}
+
 // `-D VLENB=7` built code for a VLEN the config does not have; `.equ VLENB`
 // was already refused.
 TEST(CliContract, AsmRefusesToRedefineTheMachinesConstants)

@@ -218,6 +218,15 @@ class BadInput(unittest.TestCase):
             self.check(["relu", "--shape", ""], kernel="relu", shape=empty)
         self.assertEqual(npusim.run("relu", shape=(np.int64(2), 3)).json["shape"], [1, 1, 2, 3])
 
+    def test_a_shapes_text_is_decimal_digits_between_commas(self):
+        # " 4" and "+1" ran as 4 and 1 (strtoull skips a space, takes a sign); "1,4,4," ran as 1,1,4,4.
+        for text in ["1, 4,4,4", "+1,4,4,4", "1,4,4,", "1,,4"]:
+            self.check(["relu", "--shape", text], kernel="relu", shape=text)
+        self.check(["relu", "--shape", "1, 4,4,4"], kernel="relu", shape=(1, " 4", 4, 4))
+        with self.assertRaises(npusim.Error) as e:
+            npusim.run("relu", shape="+1,4,4,4")
+        self.assertEqual(str(e.exception), "shape: '+1' is not a positive integer (expected N,C,H,W)")
+
     def test_seeds_limits_and_caps_are_whole_numbers(self):
         # Floats were cut (seed=1.9 ran seed 1); negatives gave a TypeError
         # with pybind's dump of every argument, the arrays' bytes among them.

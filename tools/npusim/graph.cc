@@ -43,10 +43,12 @@ struct SpecReader {
     uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
     {
         const std::string t = scalar(n, key);
+        // Decimal digits only: strtoull alone would skip a space and take a sign ('+4', ' 4').
+        const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
         char *end = nullptr;
         errno = 0;
-        const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
-        if (t.empty() || *end || t[0] == '-' || errno == ERANGE || v < lo || v > hi)
+        const unsigned long long v = digits ? std::strtoull(t.c_str(), &end, 10) : 0;
+        if (!digits || errno == ERANGE || v < lo || v > hi)
             throw Error(where(n, key) + "'" + t + "' is not a whole number in " + std::to_string(lo) + " .. " +
                         std::to_string(hi));
         return v;

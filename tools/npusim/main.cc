@@ -418,8 +418,8 @@ int main(int argc, char **argv)
                                       "Element type: fp16 or fp32 (default: the first --input .npy file's, else fp32)");
     auto *shape_opt = run->add_option(
         "--shape", shape,
-        "Logical NCHW shape, e.g. 1,64,56,56, or fewer dimensions with leading 1s (default: the first --input "
-        ".npy file's, else 1,16,8,8; every --input must have it); matmul: M,K,N");
+        "Logical NCHW shape, decimal digits between commas, e.g. 1,64,56,56, or fewer dimensions with leading 1s "
+        "(default: the first --input .npy file's, else 1,16,8,8; every --input must have it); matmul: M,K,N");
     run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
     run->add_option("--seed", ropts.seed, "Seed of the random inputs")->check(kUint64);

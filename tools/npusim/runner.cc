@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <sstream>
 
 #include "error.h"
 #include "parallel.h"
@@ -508,22 +507,28 @@ npu_dtype parse_dtype(const std::string &name)
 
 std::vector<uint64_t> parse_shape(const std::string &text)
 {
+    // Decimal digits between commas, nothing else: strtoull alone would
+    // skip a space and take a sign, and getline drops a trailing empty field.
+    if (text.empty())
+        throw Error("shape: expected 1 to 4 dimensions N,C,H,W, got ''");
     std::vector<uint64_t> dims;
-    std::stringstream ss(text);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-        size_t used = 0;
-        unsigned long long v = 0;
-        try {
-            v = std::stoull(part, &used);
-        } catch (const std::exception &) {
-            used = 0;
-        }
-        if (used == 0 || used != part.size() || v == 0 || part[0] == '-')
-            throw Error("shape: '" + part + "' is not a positive integer (expected N,C,H,W)");
-        dims.push_back(v);
+    size_t begin = 0;
+    for (;;) {
+        const size_t comma = text.find(',', begin);
+        const std::string part = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+        const std::string shown = "'" + part.substr(0, 40) + (part.size() > 40 ? "..." : "") + "'";
+        const size_t first = part.find_first_not_of('0');  // 007 is 7
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || first == std::string::npos)
+            throw Error("shape: " + shown + " is not a positive integer (expected N,C,H,W)");
+        const std::string digits = part.substr(first);
+        if (digits.size() > 20 || (digits.size() == 20 && digits > "18446744073709551615"))
+            throw Error("shape: " + shown + " is out of range (expected N,C,H,W)");
+        dims.push_back(std::stoull(digits));
+        if (comma == std::string::npos)
+            break;
+        begin = comma + 1;
     }
-    if (dims.empty() || dims.size() > 4)
+    if (dims.size() > 4)
         throw Error("shape: expected 1 to 4 dimensions N,C,H,W, got '" + text + "'");
     while (dims.size() < 4)  // leading 1s, as NumPy broadcasts: "C,H,W" -> 1,C,H,W; "W" -> 1,1,1,W
         dims.insert(dims.begin(), 1);
