@@ -244,15 +244,23 @@ TEST(CliContract, ComparePlotIsCheckedFirstAndWrittenLikeEveryOutput)
     EXPECT_FALSE(exists(d + "/f.json"));
 }
 
-// Every parse error is one line, and a word that names no subcommand is
-// named (CLI11 said "A subcommand is required", then "Run with --help for
-// more information.").
+// Every parse error is one line, and a word that names no subcommand, an
+// option before the subcommand and a missing subcommand are each named
+// (CLI11 said "A subcommand is required" of all three, then "Run with
+// --help for more information.").
 TEST(CliContract, ArgumentErrorsAreOneLineNamingWhatIsWrong)
 {
-    expect_refused("frob", "unknown subcommand 'frob' (run, cache, asm, dis, isa, kernels, config, sweep, merge, "
-                           "compare, graph)\n");
+    const std::string subcommands = "(run, cache, asm, dis, isa, kernels, config, sweep, merge, compare, graph)\n";
+    expect_refused("frob", "unknown subcommand 'frob' " + subcommands);
     expect_refused("config frob", "config: unknown subcommand 'frob' (show, docs)\n");
-    expect_refused("", "A subcommand is required\n");
+    expect_refused("", "a subcommand is required " + subcommands);
+    expect_refused("config", "config: a subcommand is required (show, docs)\n");
+    const std::string top = " (npusim takes --help or --version, then a subcommand and its options; see npusim --help)\n";
+    expect_refused("--bogus", "unknown option '--bogus'" + top);
+    expect_refused("--bogus=1 run relu", "unknown option '--bogus=1'" + top);
+    expect_refused("--set units.sfu.latency=3 run relu", "unknown option '--set'" + top);
+    expect_refused("config --bogus", "config: unknown option '--bogus' (npusim config takes --help, then a "
+                                     "subcommand and its options; see npusim config --help)\n");
     expect_refused("run relu --bogus", "The following argument was not expected: --bogus\n");
     expect_refused("run relu --dtype fp64", "dtype: unknown dtype 'fp64' (fp16, fp32)\n");
     expect_refused("run relu --seed -1", "--seed: '-1' is not a whole number (0 .. 18446744073709551615)\n");
@@ -261,6 +269,11 @@ TEST(CliContract, ArgumentErrorsAreOneLineNamingWhatIsWrong)
     Result help = run_cli("config --help");
     EXPECT_EQ(help.status, 0);
     EXPECT_NE(help.out.find("show"), std::string::npos) << help.out;
+    for (const char *first : {"--help", "-h", "--version"}) {  // npusim's own options are still taken
+        Result r = run_cli(first);
+        EXPECT_EQ(r.status, 0) << first << r.err;
+        EXPECT_NE(r.out, "") << first;
+    }
 }
 
 // docs/sweeps.md: a spec is checked before anything runs. Unknown kernels,

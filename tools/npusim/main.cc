@@ -359,29 +359,44 @@ int cmd_kernels(bool json)
     return 0;
 }
 
-// CLI11 reads a word that names no subcommand as a stray argument and says
-// only "A subcommand is required": name the word and the choices instead.
-// Walks argv down the subcommands named, up to the first option.
+// CLI11 says only "A subcommand is required" of a word that names no
+// subcommand, of an unknown option before one and of nothing at all: say
+// which it was, with the choices. Walks argv down the subcommands named, up
+// to the first one that takes no subcommand or an option of the one reached.
 void check_subcommand_names(CLI::App &app, int argc, char **argv)
 {
     CLI::App *at = &app;
-    std::string path;  // "config: " inside `npusim config`
-    for (int i = 1; i < argc && argv[i][0] != '-'; i++) {
-        std::vector<CLI::App *> subs = at->get_subcommands([](CLI::App *) { return true; });
-        CLI::App *next = nullptr;
+    std::string path;                // "config: " inside `npusim config`
+    std::string command = "npusim";  // "npusim config"
+    for (int i = 1;; i++) {
+        if (at->get_require_subcommand_min() == 0)
+            return;
         std::string names;
-        for (CLI::App *sub : subs) {
-            if (sub->get_name() == argv[i])
+        CLI::App *next = nullptr;
+        for (CLI::App *sub : at->get_subcommands([](CLI::App *) { return true; })) {
+            if (i < argc && sub->get_name() == argv[i])
                 next = sub;
             names += (names.empty() ? "" : ", ") + sub->get_name();
         }
-        if (!next) {
-            if (at->get_require_subcommand_min() > 0)
-                throw Error(path + "unknown subcommand '" + argv[i] + "' (" + names + ")");
-            return;
+        if (i == argc)
+            throw Error(path + "a subcommand is required (" + names + ")");
+        const std::string word = argv[i];
+        if (word[0] == '-') {
+            const std::string name = word.substr(0, word.find('='));  // --opt=value
+            std::string options;
+            for (const CLI::Option *o : at->get_options()) {
+                if (o->check_name(name))
+                    return;  // --help, --version: CLI11's
+                options += (options.empty() ? "" : " or ") + o->get_name();
+            }
+            throw Error(path + "unknown option '" + word + "' (" + command + " takes " + options +
+                        ", then a subcommand and its options; see " + command + " --help)");
         }
+        if (!next)
+            throw Error(path + "unknown subcommand '" + word + "' (" + names + ")");
         at = next;
         path += at->get_name() + ": ";
+        command += " " + at->get_name();
     }
 }
 
