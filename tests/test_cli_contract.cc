@@ -349,6 +349,48 @@ TEST(CliContract, AShapeIsDecimalDigitsBetweenCommas)
     }
 }
 
+// A functional run counts instructions and checks accuracy, and nothing of
+// time: compare printed its rows with "cycles": 0.0, "IPC": 0.0, "L2 hit
+// rate": 0.0, "efficiency": 0.0 and every stall 0.0 (the table said -),
+// and a run without an L2 (memory.model: ideal) an L2 hit rate of 0.0.
+TEST(CliContract, CompareShowsNoFigureTheRunDidNotCompute)
+{
+    const std::string cmp = "compare relu gelu_tanh --shape 1,4,4,4 --set sim.mode=functional";
+    Result r = run_cli(cmp + " --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), 2u);
+    for (const nlohmann::json &row : rows) {
+        for (const char *none : {"cycles", "cycles/element", "IPC", "stall raw", "stall dma_wait", "slots lost to slot",
+                                 "util valu", "L2 hit rate", "DRAM bytes", "efficiency", "binding", "stalls",
+                                 "cycles_total"})
+            EXPECT_TRUE(row.at(none).is_null()) << none << ": " << row.at(none);
+        EXPECT_FALSE(row.contains("issue 0/cycle")) << row;  // no issue slots, not a histogram of 0 of them
+        EXPECT_EQ(row["max ULP"], 0.0);
+    }
+    EXPECT_EQ(rows[0]["instructions/vector"], 1.0);
+    EXPECT_EQ(rows[1]["instructions/vector"], 17.0);
+
+    Result table = run_cli(cmp);
+    ASSERT_EQ(table.status, 0) << table.err;
+    for (const char *line : {"\ncycles                               -               -\n",
+                             "\ninstructions/vector               1.00           17.00\n",
+                             "\nmax ULP                              0               0\n",
+                             "\nbinding                              -               -\n"})
+        EXPECT_NE(table.out.find(line), std::string::npos) << line << table.out;
+    Result csv = run_cli(cmp + " --csv -");
+    ASSERT_EQ(csv.status, 0) << csv.err;
+    EXPECT_EQ(csv.out.substr(csv.out.find('\n') + 1), "relu,fp16,,,1,,,,,,,,,,,,,,,,,,,,0\n"
+                                                      "gelu_tanh,fp16,,,17,,,,,,,,,,,,,,,,,,,,0\n");
+    expect_refused(cmp + " --plot " + tmpdir() + "/f.png", "--plot needs timing (sim.mode: timed)\n");
+
+    const nlohmann::json ideal = nlohmann::json::parse(
+        run_cli("compare relu --shape 1,4,4,4 --set memory.model=ideal --json -").out);
+    EXPECT_TRUE(ideal[0]["L2 hit rate"].is_null()) << ideal[0];
+    EXPECT_EQ(ideal[0]["DRAM bytes"], 1024.0);
+    EXPECT_GT(ideal[0]["cycles"].get<double>(), 0.0);
+}
+
 // `-D VLENB=7` built code for a VLEN the config does not have; `.equ VLENB`
 // was already refused.
 TEST(CliContract, AsmRefusesToRedefineTheMachinesConstants)

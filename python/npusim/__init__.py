@@ -278,8 +278,11 @@ def compare(kernels, dtype=None, shape=None, jobs=None, **kwargs):
     1x64x56x56; with inputs, as run()'s, to the arrays') and returns one
     row per kernel: the figures of `npusim compare --json` (cycles, stall
     cycles by reason as stalls.REASON, L2 hit rate, efficiency, what binds),
-    "passed", and the run's Result as "result". jobs: kernels run at once, in
-    threads (None: one per core; the rows are the same)."""
+    "passed", and the run's Result as "result". A figure the run did not
+    compute is None (NaN in a DataFrame): every timing figure of a
+    functional run (sim.mode: functional), as its Result.cycles is None, and
+    the L2 hit rate without an L2. jobs: kernels run at once, in threads
+    (None: one per core; the rows are the same)."""
     kernels = _names("kernels", kernels)
     if not kwargs.get("inputs"):
         dtype = "fp16" if dtype is None else dtype

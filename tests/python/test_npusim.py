@@ -367,6 +367,31 @@ class FunctionalRuns(unittest.TestCase):
         self.assertEqual(repr(rows[1]["result"]), "<npusim.Result gelu_tanh fp16 1x4x4x4: functional, no cycles, "
                                                   "passed>")
 
+    def test_compare_and_sweep_rows_have_no_figure_a_functional_run_did_not_compute(self):
+        # compare's rows had cycles, IPC, L2 hit rate, efficiency and every stall 0.0.
+        def none(v):
+            return v is None or (isinstance(v, float) and math.isnan(v))
+
+        rows = npusim.compare(["relu", "gelu_tanh"], shape=(1, 4, 4, 4), set={"sim.mode": "functional"})
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        for row in rows:
+            for key in ("cycles", "cycles/element", "IPC", "stall raw", "stall dma_wait", "util sfu", "L2 hit rate",
+                        "DRAM bytes", "efficiency", "binding", "cycles_total"):
+                self.assertTrue(none(row[key]), (key, row[key]))
+        self.assertEqual([row["instructions/vector"] for row in rows], [1.0, 17.0])
+        self.assertEqual([row["max ULP"] for row in rows], [0.0, 0.0])
+        # A sweep row is the report flattened: a functional point has no timing columns.
+        rows = npusim.sweep({"kernels": ["relu"], "dtypes": ["fp16"], "shapes": ["1,4,4,4"],
+                             "grid": {"sim.mode": ["timed", "functional"]}})
+        rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+        timed, functional = rows
+        self.assertEqual(functional["param.sim.mode"], "functional")
+        for key in ("cycles", "ipc", "stalls.raw", "l2.hit_rate", "bound.efficiency"):
+            self.assertFalse(none(timed[key]), key)
+            self.assertTrue(none(functional.get(key)), (key, functional.get(key)))
+        self.assertEqual(functional["instructions"], timed["instructions"])
+        self.assertEqual(functional["accuracy.max_ulp"], 0.0)
+
 
 class PythonValues(unittest.TestCase):
     def test_a_config_dict_takes_what_set_takes(self):

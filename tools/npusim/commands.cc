@@ -235,6 +235,8 @@ int cmd_compare(const CompareArgs &a)
     o.run.seed = a.seed;
     o.run.against = a.against;
     o.run.config = build_config(a.config, a.sets);
+    if (!a.plot.empty() && !o.run.config.timed)  // the chart is of cycles, which a functional run has not
+        throw Error("--plot needs timing (sim.mode: timed)");
     o.jobs = a.jobs;
     check_output_paths({{"--json", a.json}, {"--csv", a.csv}, {"--plot", a.plot}});
     std::vector<nlohmann::json> reports = run_compare(o);

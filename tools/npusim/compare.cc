@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "error.h"
@@ -92,9 +93,10 @@ std::vector<Row> rows_for(const std::vector<nlohmann::json> &reports)
         {"instructions/vector", "instructions_per_vector", "%.2f", Scale::Plain},
         {"IPC", "ipc", "%.3f", Scale::Plain},
     };
-    unsigned width = reports.empty() ? 0 : unsigned(num(reports[0], "issue.width"));
-    for (unsigned k = 0; k <= width; k++)
-        rows.push_back({"issue " + std::to_string(k) + "/cycle", "issue.histogram." + std::to_string(k), "%.1f%%", Scale::PercentOfCycles});
+    // A functional run has no issue slots: no histogram rows, not a row of 0 slots.
+    if (!reports.empty() && find(reports[0], "issue.width"))
+        for (unsigned k = 0, width = unsigned(num(reports[0], "issue.width")); k <= width; k++)
+            rows.push_back({"issue " + std::to_string(k) + "/cycle", "issue.histogram." + std::to_string(k), "%.1f%%", Scale::PercentOfCycles});
     for (const char *s : {"raw", "waw", "unit_busy", "slot", "ub_bank", "dma_wait", "sync", "branch", "drain"})
         rows.push_back({std::string("stall ") + s, std::string("stalls.") + s, "%.1f%%", Scale::PercentOfCycles});
     // A slot conflict never empties a whole cycle (docs/timing.md, T12): its
@@ -113,10 +115,18 @@ std::vector<Row> rows_for(const std::vector<nlohmann::json> &reports)
     return rows;
 }
 
-double value(const nlohmann::json &r, const Row &row)
+// A row's figure, or none where the run did not compute it: a functional
+// run counts no cycles, stalls or units, a run without an L2 no hit rate.
+// Every writer shows none as none (-, null, an empty cell), never as 0.
+std::optional<double> value(const nlohmann::json &r, const Row &row)
 {
-    if (row.key == "dram.bytes_read+written")
+    if (row.key == "dram.bytes_read+written") {
+        if (!find(r, "dram.bytes_read"))
+            return std::nullopt;
         return num(r, "dram.bytes_read") + num(r, "dram.bytes_written");
+    }
+    if (!find(r, row.key))
+        return std::nullopt;
     double v = num(r, row.key);
     if (row.scale == Scale::PercentOfCycles || row.scale == Scale::PercentOfSlots) {
         double cycles = num(r, "cycles") * (r.contains("cores") ? double(r["cores"].size()) : 1.0);
@@ -160,11 +170,11 @@ std::string compare_table(const std::vector<nlohmann::json> &reports)
         os << buf;
         for (const auto &r : reports) {
             char cell[48];
-            const std::string probe = row.key == "dram.bytes_read+written" ? "dram.bytes_read" : row.key;
-            if (!find(r, probe))
-                std::snprintf(cell, sizeof cell, "-");  // not modelled in this run (e.g. no L2)
+            const std::optional<double> v = value(r, row);
+            if (!v)
+                std::snprintf(cell, sizeof cell, "-");
             else
-                std::snprintf(cell, sizeof cell, row.fmt, value(r, row));
+                std::snprintf(cell, sizeof cell, row.fmt, *v);
             std::snprintf(buf, sizeof buf, "%*s", w, cell);
             os << buf;
         }
@@ -173,7 +183,7 @@ std::string compare_table(const std::vector<nlohmann::json> &reports)
     std::snprintf(buf, sizeof buf, "%-22s", "binding");
     os << buf;
     for (const auto &r : reports) {
-        const std::string b = binding_resource(r);
+        const std::string b = r.contains("bound") ? binding_resource(r) : "-";
         std::snprintf(buf, sizeof buf, " %*s", w - 1, b.c_str());
         os << buf;
     }
@@ -187,11 +197,13 @@ nlohmann::json compare_json(const std::vector<nlohmann::json> &reports)
     std::vector<Row> rows = rows_for(reports);
     for (const auto &r : reports) {
         nlohmann::json o = {{"kernel", str(r, "kernel")}, {"dtype", str(r, "dtype")}};
-        for (const Row &row : rows)
-            o[row.label] = value(r, row);
-        o["binding"] = binding_resource(r);
-        o["stalls"] = r.value("stalls", nlohmann::json::object());
-        o["cycles_total"] = r.value("cycles", 0);
+        for (const Row &row : rows) {
+            const std::optional<double> v = value(r, row);
+            o[row.label] = v ? nlohmann::json(*v) : nlohmann::json();
+        }
+        o["binding"] = r.contains("bound") ? nlohmann::json(binding_resource(r)) : nlohmann::json();
+        o["stalls"] = r.contains("stalls") ? r["stalls"] : nlohmann::json();
+        o["cycles_total"] = r.contains("cycles") ? r["cycles"] : nlohmann::json();
         out.push_back(o);
     }
     return out;
@@ -207,8 +219,9 @@ std::string compare_csv(const std::vector<nlohmann::json> &reports)
     for (const auto &r : reports) {
         csv += str(r, "kernel") + "," + str(r, "dtype");
         for (const Row &row : rows) {
-            char cell[48];
-            std::snprintf(cell, sizeof cell, "%.6g", value(r, row));
+            char cell[48] = "";  // none: an empty cell, as merge writes one
+            if (const std::optional<double> v = value(r, row))
+                std::snprintf(cell, sizeof cell, "%.6g", *v);
             csv += std::string(",") + cell;
         }
         csv += "\n";
