@@ -137,6 +137,22 @@ def _yaml_value(value):
     return str(value)
 
 
+def _spec_json(spec):
+    """A sweep or graph spec dict as the JSON (YAML) text the loader reads.
+    NumPy scalars and arrays are the Python ints, floats and bools they
+    hold (np.int64(4) is 4, np.float32(2.5) is 2.5: json has no NumPy
+    types), so each is taken or refused as that Python value is."""
+    def plain(value):
+        if isinstance(value, (_np.generic, _np.ndarray)):
+            return value.tolist()
+        if isinstance(value, _Mapping):
+            return {k.item() if isinstance(k, _np.generic) else k: plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+    return _json.dumps(plain(spec), indent=1)
+
+
 def _config(config, set):
     """(path, YAML text, ["key=value", ...]) for a config given as a path, a
     dict (the YAML file's structure) or None, and the `set` overrides."""
@@ -300,15 +316,15 @@ def compare(kernels, dtype=None, shape=None, jobs=None, **kwargs):
 
 def sweep(spec, jobs=None):
     """Runs every point of a sweep spec (a YAML path, or a dict in its
-    structure: see docs/sweeps.md) in this process and returns one row per
+    structure: see docs/sweeps.md; NumPy numbers in it are the Python
+    numbers they hold) in this process and returns one row per
     point with the columns of `npusim merge`'s CSV: point.index, point.id,
     point.status ("ok", or "failed: why"), param.KEY for each swept key, and
     the run's report flattened (cycles, stalls.raw, l2.hit_rate, ...).
     jobs: points run at once, in threads (None: one per core; the rows are
     the same, in the points' order)."""
     if isinstance(spec, _Mapping):
-        points, max_cycles, max_instructions, measure = _npusim.sweep_points("", _json.dumps(spec, indent=1),
-                                                                             "sweep")
+        points, max_cycles, max_instructions, measure = _npusim.sweep_points("", _spec_json(spec), "sweep")
     else:
         points, max_cycles, max_instructions, measure = _npusim.sweep_points(_text("spec", spec), "", "")
     return _rows(_in_threads(lambda p: _sweep_row(p, max_cycles, max_instructions, measure), points, jobs))
@@ -316,7 +332,8 @@ def sweep(spec, jobs=None):
 
 def graph(spec, config=None, set=None, variants=None, jobs=None):
     """Runs a graph spec's variants (a YAML path, or a dict in its structure:
-    see docs/fusion.md) in this process, as `npusim graph` does, and returns
+    see docs/fusion.md; NumPy numbers in it are the Python numbers they
+    hold) in this process, as `npusim graph` does, and returns
     one row per variant: name, cycles, dram_bytes, samples_per_second,
     l2_hit_rate, cube_busy_cycles, vector_busy_cycles, dma_busy_cycles,
     overlap_cycles_at_least, passed, and steps (a list of dicts, one per
@@ -328,7 +345,7 @@ def graph(spec, config=None, set=None, variants=None, jobs=None):
     variants = [] if variants is None else _names("variants", variants)
     jobs = 0 if jobs is None else _whole("jobs", jobs)
     if isinstance(spec, _Mapping):
-        doc = _npusim.graph("", _json.dumps(spec, indent=1), "graph", path, text, sets, variants, jobs)
+        doc = _npusim.graph("", _spec_json(spec), "graph", path, text, sets, variants, jobs)
     else:
         doc = _npusim.graph(_text("spec", spec), "", "", path, text, sets, variants, jobs)
     return _rows(_json.loads(doc)["variants"])

@@ -427,6 +427,42 @@ class PythonValues(unittest.TestCase):
             npusim.graph(spec, variants=["nope"])
         self.assertEqual(str(e.exception), "variant nope: graph has no such variant")
 
+    def test_spec_dicts_take_numpy_numbers_as_the_python_numbers_they_hold(self):
+        # np.int64(2) as a core count or a shape element raised "Object of type int64 is not JSON serializable".
+        def plain(rows):
+            rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+            return [{k: v for k, v in row.items() if not (isinstance(v, float) and math.isnan(v))} for row in rows]
+
+        def sweep(cores, latency=12, max_cycles=0):
+            return npusim.sweep({"kernels": ["relu"], "dtypes": ["fp16"], "shapes": ["1,4,4,4"],
+                                 "grid": {"system.cores": cores}, "set": {"units.sfu.latency": latency},
+                                 "limits": {"max_cycles": max_cycles}})
+
+        self.assertEqual(plain(sweep([np.int64(1), np.uint8(2)], np.int32(12), np.uint64(10 ** 6))),
+                         plain(sweep([1, 2], 12, 10 ** 6)))
+        for numpy_value, python_value in [(np.float64(2.5), 2.5), (np.float32(2.0), 2.0)]:
+            with self.assertRaises(npusim.Error) as want:
+                sweep([python_value])
+            with self.assertRaises(npusim.Error) as got:
+                sweep([numpy_value])
+            self.assertEqual(str(got.exception), str(want.exception))
+            self.assertRegex(str(got.exception), r"^sweep:\d+:\d+: grid\.system\.cores: expected an integer ")
+
+        def graph(rows, samples, lo):
+            return {"name": "tiny", "samples": samples,
+                    "tensors": {"x": {"shape": [rows, 33]}, "w": {"shape": [33, 18], "range": [lo, 0.5]}},
+                    "variants": {"plain": [{"kernel": "matmul", "inputs": {"a": "x", "b": "w"}, "output": "y"}]}}
+
+        got = plain(npusim.graph(graph(np.int64(20), np.uint32(2), np.float32(-0.25))))
+        self.assertEqual(got, plain(npusim.graph(graph(20, 2, -0.25))))
+        self.assertEqual(plain(npusim.graph(graph(np.array(20), 2, np.float16(-0.25)))), got)
+        with self.assertRaises(npusim.Error) as want:
+            npusim.graph(graph(20.5, 2, -0.25))
+        with self.assertRaises(npusim.Error) as e:
+            npusim.graph(graph(np.float64(20.5), 2, -0.25))
+        self.assertEqual(str(e.exception), str(want.exception))
+        self.assertEqual(str(e.exception), "graph:7:5: tensors.x.shape[0]: '20.5' is not a whole number in 1 .. 1048576")
+
     def test_limits_in_a_report_name_no_cli_flag(self):
         r = npusim.run("relu", max_cycles=100)
         self.assertFalse(r.passed)
