@@ -610,7 +610,15 @@ typedef struct sched {
     unsigned *unit_blocked; /* [unit][row]: how many of the rows row .. row + interval - 1
                                (mod II, counted with repeats) the unit has full, so a node of
                                the unit may start in the row only while this is 0 */
+    /* the same two tests as bitsets over the rows, for first_fit to jump
+     * from one candidate row to the next: bit r of unit_free[unit] is set
+     * while unit_blocked[unit][r] is 0, bit r of row_room while the row has
+     * a slot left (row_count, row_reserved) */
+    uint64_t *unit_free; /* [unit][row_words] */
+    uint64_t *row_room;  /* [row_words] */
+    unsigned row_words;  /* ceil(II / 64) */
     unsigned **row_nodes; unsigned *row_count;
+    unsigned *row_cap;   /* [row]: room in row_nodes[row] and row_sorted[row] */
     unsigned **row_sorted; /* each row's nodes in emission order, row_key then id (row_order) */
     unsigned char *row_fit; /* [row][kind]: row_slots_ok's cached answers (FIT_*) */
     unsigned *stream_rows; /* [stream][row]: placed body nodes reading the stream's pointer */
@@ -670,6 +678,8 @@ static void sched_free(sched *s)
     free(s->succ_list);
     free(s->unit_occ);
     free(s->unit_blocked);
+    free(s->unit_free);
+    free(s->row_room);
     if (s->row_nodes)
         for (unsigned r = 0; r < s->II; r++)
             free(s->row_nodes[r]);
@@ -682,6 +692,7 @@ static void sched_free(sched *s)
     free(s->stream_rows);
     free(s->row_pass);
     free(s->row_count);
+    free(s->row_cap);
     free(s->reg);
     memset(s, 0, sizeof *s);
 }
@@ -1035,6 +1046,21 @@ static unsigned row_reserved(const sched *s, unsigned row)
     return (row == s->loop_row) + (s->row_pass[row] >= 0);
 }
 
+static void bit_put(uint64_t *bits, unsigned i, int on)
+{
+    if (on)
+        bits[i >> 6] |= 1ull << (i & 63);
+    else
+        bits[i >> 6] &= ~(1ull << (i & 63));
+}
+
+/* row_room's bit for the row, after its count changed */
+static void room_update(sched *s, unsigned row)
+{
+    const unsigned cnt = s->row_count[row];
+    bit_put(s->row_room, row, cnt < 64 && cnt + 1 + row_reserved(s, row) <= s->b->m->issue_width);
+}
+
 static int fits(sched *s, unsigned id, long t)
 {
     const node *n = &s->n[id];
@@ -1053,25 +1079,69 @@ static int fits(sched *s, unsigned id, long t)
     return bump_window_ok(s, id, t);
 }
 
+/* The rows from `row` on (step +1) or back (step -1), round the table,
+ * to the first whose bit is set in both a and b: their distance (0 ..
+ * II - 1), or -1 when no row has both. */
+static long next_row(const sched *s, const uint64_t *a, const uint64_t *b, unsigned row, int step)
+{
+    const unsigned II = s->II, nw = s->row_words;
+    if (step > 0) {
+        for (unsigned k = 0, w = row >> 6; k <= nw; k++, w = w + 1 == nw ? 0 : w + 1) {
+            uint64_t m = a[w] & b[w];
+            if (k == 0)
+                m &= ~0ull << (row & 63); /* rows from row on */
+            else if (k == nw)
+                m &= (row & 63) ? ~(~0ull << (row & 63)) : 0; /* back round to row */
+            if (m) {
+                const unsigned r = w * 64 + (unsigned)__builtin_ctzll(m);
+                return r >= row ? (long)(r - row) : (long)(r + II - row);
+            }
+        }
+    } else {
+        for (unsigned k = 0, w = row >> 6; k <= nw; k++, w = w == 0 ? nw - 1 : w - 1) {
+            uint64_t m = a[w] & b[w];
+            if (k == 0)
+                m &= (row & 63) == 63 ? ~0ull : ~(~0ull << ((row & 63) + 1)); /* rows up to row */
+            else if (k == nw)
+                m &= (row & 63) == 63 ? 0 : ~0ull << ((row & 63) + 1); /* back round to row */
+            if (m) {
+                const unsigned r = w * 64 + 63u - (unsigned)__builtin_clzll(m);
+                return r <= row ? (long)(row - r) : (long)(row + II - r);
+            }
+        }
+    }
+    return -1;
+}
+
 /* The first cycle from `from` to `to` (step +1 or -1, both included) where
- * node id fits: 1 found (*at), 0 none. A cycle whose row has the unit full
- * or no slot left, or no slot for the node's kind (row_fit), is passed over
- * from the tables alone, walking the row without a division per cycle
- * (calling fits for each cycle, safe_gelu fp16 with SFU latency 30 took
- * about 7% longer to assemble, best of three on a noisy machine). */
+ * node id fits: 1 found (*at), 0 none. Rows whose unit is full or that have
+ * no slot left are jumped over by the bitsets (next_row); a row with no slot
+ * for the node's kind (row_fit) is passed over from the table; fits decides
+ * the rest. (Walking every row, each tested in turn, was a third of a
+ * search.) */
 static int first_fit(sched *s, unsigned id, long from, long to, int step, long *at)
 {
-    const unsigned II = s->II, width = s->b->m->issue_width;
-    const unsigned *blocked = &s->unit_blocked[s->n[id].unit * II];
+    const unsigned II = s->II;
+    const uint64_t *free_rows = &s->unit_free[(size_t)s->n[id].unit * s->row_words];
     const unsigned char *row_fit = &s->row_fit[row_fit_kind(s, id)];
     unsigned row = (unsigned)mod(from, II);
-    for (long c = from; step > 0 ? c <= to : c >= to; c += step) {
-        const unsigned cnt = s->row_count[row];
-        if (!blocked[row] && cnt < 64 && cnt + 1 + row_reserved(s, row) <= width &&
-            row_fit[row * ROW_FIT_KINDS] != FIT_NO && fits(s, id, c)) {
+    long c = from, left = step > 0 ? to - from + 1 : from - to + 1; /* cycles still to try */
+    while (left > 0) {
+        const long skip = next_row(s, free_rows, s->row_room, row, step);
+        if (skip < 0 || skip >= left)
+            return 0;
+        c += step * skip;
+        left -= skip;
+        if (step > 0) /* row + skip or row - skip round the table: skip < II */
+            row = row + (unsigned)skip >= II ? row + (unsigned)skip - II : row + (unsigned)skip;
+        else
+            row = row >= (unsigned)skip ? row - (unsigned)skip : row + II - (unsigned)skip;
+        if (row_fit[row * ROW_FIT_KINDS] != FIT_NO && fits(s, id, c)) {
             *at = c;
             return 1;
         }
+        c += step;
+        left--;
         row = step > 0 ? (row + 1 == II ? 0 : row + 1) : (row == 0 ? II - 1 : row - 1);
     }
     return 0;
@@ -1088,19 +1158,36 @@ static void occupy(sched *s, unsigned unit, unsigned r, int delta)
     const int full = *occ >= count;
     if (full == was_full)
         return;
-    for (unsigned d = 0; d < s->b->m->unit[unit].interval; d++)
-        s->unit_blocked[unit * II + (unsigned)mod((long)r - (long)d, II)] += full ? 1u : -1u;
+    for (unsigned d = 0, row = r; d < s->b->m->unit[unit].interval; d++, row = row ? row - 1 : II - 1) {
+        s->unit_blocked[unit * II + row] += full ? 1u : -1u; /* row is r - d, mod II */
+        bit_put(&s->unit_free[(size_t)unit * s->row_words], row, s->unit_blocked[unit * II + row] == 0);
+    }
 }
 
-static int row_add(unsigned **rowp, unsigned cnt, unsigned at, unsigned id)
+/* Room for one more node in the row's two lists, grown by doubling (a
+ * realloc per placement was a tenth of a search). */
+static int row_room(sched *s, unsigned row)
 {
-    unsigned *r = realloc(*rowp, (cnt + 1) * sizeof *r);
-    if (!r)
+    const unsigned cap = s->row_cap[row];
+    if (s->row_count[row] < cap)
+        return 0;
+    const unsigned want = cap ? 2 * cap : 8;
+    unsigned *nodes = realloc(s->row_nodes[row], want * sizeof *nodes);
+    if (!nodes)
         return -1;
+    s->row_nodes[row] = nodes;
+    unsigned *sorted = realloc(s->row_sorted[row], want * sizeof *sorted);
+    if (!sorted)
+        return -1;
+    s->row_sorted[row] = sorted;
+    s->row_cap[row] = want;
+    return 0;
+}
+
+static void row_add(unsigned *r, unsigned cnt, unsigned at, unsigned id)
+{
     memmove(r + at + 1, r + at, (cnt - at) * sizeof *r);
     r[at] = id;
-    *rowp = r;
-    return 0;
 }
 
 static int place(sched *s, unsigned id, long t)
@@ -1108,12 +1195,15 @@ static int place(sched *s, unsigned id, long t)
     node *n = &s->n[id];
     unsigned II = s->II, row = (unsigned)mod(t, II), cnt = s->row_count[row];
     const unsigned at = row_place(s, row, id);
-    if (row_add(&s->row_nodes[row], cnt, cnt, id) < 0 || row_add(&s->row_sorted[row], cnt, at, id) < 0)
+    if (row_room(s, row) < 0)
         return -1;
+    row_add(s->row_nodes[row], cnt, cnt, id);
+    row_add(s->row_sorted[row], cnt, at, id);
     s->row_count[row]++;
+    room_update(s, row);
     memset(&s->row_fit[row * ROW_FIT_KINDS], FIT_UNKNOWN, ROW_FIT_KINDS);
-    for (unsigned d = 0; d < n->interval; d++)
-        occupy(s, n->unit, (unsigned)mod(t + d, II), 1);
+    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
+        occupy(s, n->unit, r, 1); /* r is t + d, mod II */
     int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
     if (st >= 0)
         s->stream_rows[(unsigned)st * II + row]++;
@@ -1129,8 +1219,8 @@ static void unplace(sched *s, unsigned id)
 {
     node *n = &s->n[id];
     unsigned II = s->II, row = (unsigned)mod(n->t, II);
-    for (unsigned d = 0; d < n->interval; d++)
-        occupy(s, n->unit, (unsigned)mod(n->t + d, II), -1);
+    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
+        occupy(s, n->unit, r, -1); /* r is n->t + d, mod II */
     int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
     if (st >= 0)
         s->stream_rows[(unsigned)st * II + row]--;
@@ -1145,6 +1235,7 @@ static void unplace(sched *s, unsigned id)
             r[i] = r[--s->row_count[row]];
             break;
         }
+    room_update(s, row);
     memset(&s->row_fit[row * ROW_FIT_KINDS], FIT_UNKNOWN, ROW_FIT_KINDS);
     n->placed = 0;
 }
@@ -1199,9 +1290,18 @@ static int mrt_init(sched *s)
     s->row_nodes = calloc(II, sizeof(unsigned *));
     s->row_sorted = calloc(II, sizeof(unsigned *));
     s->row_count = calloc(II, sizeof(unsigned));
+    s->row_cap = calloc(II, sizeof(unsigned));
     s->stream_rows = calloc((size_t)s->b->nstreams * II + 1, sizeof(unsigned));
     s->row_fit = calloc((size_t)II * ROW_FIT_KINDS, 1); /* FIT_UNKNOWN */
-    if (!s->unit_occ || !s->unit_blocked || !s->row_nodes || !s->row_sorted || !s->row_count ||
+    s->row_words = (II + 63) / 64;
+    s->unit_free = calloc((size_t)NPU_NUM_UNITS * s->row_words, sizeof(uint64_t));
+    s->row_room = calloc(s->row_words, sizeof(uint64_t));
+    if (!s->unit_free || !s->row_room)
+        return -1;
+    for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
+        for (unsigned r = 0; r < II; r++)
+            bit_put(&s->unit_free[(size_t)u * s->row_words], r, 1);
+    if (!s->unit_occ || !s->unit_blocked || !s->row_nodes || !s->row_sorted || !s->row_count || !s->row_cap ||
         !s->stream_rows || !s->row_fit)
         return -1;
     s->loop_row = II - 1;
@@ -1209,6 +1309,8 @@ static int mrt_init(sched *s)
         occupy(s, NPU_UNIT_BRANCH, (unsigned)mod((long)s->loop_row + d, II), 1);
     if (reserve_pass(s) <= 0)
         return s->row_pass ? 0 : -1;
+    for (unsigned r = 0; r < II; r++)
+        room_update(s, r);
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         for (unsigned r = 0; r < II; r++)
             if (s->unit_occ[u * II + r] > s->b->m->unit[u].count)
@@ -1234,7 +1336,7 @@ static int prio_cmp(const void *x, const void *y)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict);
+static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict, uint64_t *unplaced);
 
 static int cmp_unsigned(const void *x, const void *y)
 {
@@ -1254,8 +1356,9 @@ static int ims(sched *s)
     prio *pr = malloc(s->nn * sizeof *pr);
     unsigned *order = malloc(s->nn * sizeof *order), *pos = malloc(s->nn * sizeof *pos);
     unsigned *evict = malloc(s->nn * sizeof *evict);
+    uint64_t *unplaced = malloc(((s->nn + 63) / 64) * sizeof *unplaced);
     int r = -1;
-    if (pr && order && pos && evict) {
+    if (pr && order && pos && evict && unplaced) {
         for (unsigned i = 0; i < s->nn; i++) {
             const node *n = &s->n[i];
             pr[i] = (prio){ { n->late, s->strategy != 3 ? (long)n->copy : 0, -(long)n->height, n->copy }, i };
@@ -1265,8 +1368,11 @@ static int ims(sched *s)
             order[i] = pr[i].id;
             pos[pr[i].id] = i;
         }
-        r = ims_run(s, order, pos, evict);
+        for (unsigned w = 0; w < (s->nn + 63) / 64; w++)
+            unplaced[w] = ~0ull;
+        r = ims_run(s, order, pos, evict, unplaced);
     }
+    free(unplaced);
     free(pr);
     free(order);
     free(pos);
@@ -1274,18 +1380,28 @@ static int ims(sched *s)
     return r;
 }
 
-static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict)
+/* unplaced: a bit per place in the order, set while its node is not
+ * placed (all set on entry), so the first unplaced node is found a word at a
+ * time. */
+static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evict, uint64_t *unplaced)
 {
     unsigned II = s->II;
     long budget = (long)s->nn * 6 + 64;
     unsigned left = s->nn;
     unsigned lo = 0; /* every node before order[lo] is placed */
-#define IMS_UNPLACE(i) (unplace(s, (i)), lo = pos[(i)] < lo ? pos[(i)] : lo, left++)
+#define IMS_UNPLACE(i)                                                                        \
+    (unplace(s, (i)), unplaced[pos[(i)] >> 6] |= 1ull << (pos[(i)] & 63),                     \
+     lo = pos[(i)] < lo ? pos[(i)] : lo, left++)
     while (left > 0) {
         if (budget-- <= 0)
             return 0; /* IMS's budget: this II is given up */
-        while (s->n[order[lo]].placed)
-            lo++;
+        {
+            unsigned w = lo >> 6;
+            uint64_t m = unplaced[w] & (~0ull << (lo & 63));
+            while (!m) /* left > 0: some node is unplaced */
+                m = unplaced[++w];
+            lo = w * 64 + (unsigned)__builtin_ctzll(m);
+        }
         unsigned id = order[lo]; /* the first unplaced in priority order */
         node *n = &s->n[id];
         /* iteration k of the pass starts no earlier than k II / K: the
@@ -1347,6 +1463,7 @@ static int ims_run(sched *s, const unsigned *order, unsigned *pos, unsigned *evi
         }
         if (place(s, id, t) < 0)
             return -1;
+        unplaced[pos[id] >> 6] &= ~(1ull << (pos[id] & 63));
         left--;
         /* successors now too early leave the schedule */
         for (unsigned q = s->succ_start[id]; q < s->succ_start[id + 1]; q++) {
