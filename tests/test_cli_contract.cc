@@ -182,6 +182,18 @@ TEST(CliContract, KernelParametersAreFiniteInBinary32)
     EXPECT_EQ(j["params"]["alpha"].get<double>(), double(3.4028234e38f)) << j["params"];
 }
 
+// A parameter is a number as written: strtod alone would skip the space of
+// " 0.5".
+TEST(CliContract, AKernelParameterIsANumberAsWritten)
+{
+    expect_refused("run leaky_relu --shape 1,1,4,4 --param alpha=", "--param alpha=: expected NAME=VALUE\n");
+    for (const char *v : {" 0.5", "\t1", "0.5 ", "0.5x"})
+        expect_refused(std::string("run leaky_relu --shape 1,1,4,4 --param 'alpha=") + v + "'",
+                       std::string("--param alpha=") + v + ": '" + v + "' is not a number\n");
+    nlohmann::json j = run_json("leaky_relu --shape 1,1,4,4 --dtype fp32 --param alpha=0x1p-3");
+    EXPECT_EQ(j["params"]["alpha"].get<double>(), 0.125) << j["params"];
+}
+
 TEST(CliContract, AnInputNamedTwiceIsRefused)
 {
     const std::string d = fresh_dir("input_twice");

@@ -8,6 +8,7 @@
 // which gives the same results to the bit; only --vcd needs SystemC.
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -108,9 +109,10 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     check_output_paths(files);
     for (const std::string &s : params) {
         auto kv = split_assignment("--param", s);
+        // strtod would skip leading white space (split_assignment refuses "")
         char *end = nullptr;
         double v = std::strtod(kv.second.c_str(), &end);
-        if (*end != '\0')
+        if (std::isspace(static_cast<unsigned char>(kv.second[0])) || *end != '\0')
             throw Error("--param " + s + ": '" + kv.second + "' is not a number");
         const std::string problem = parameter_problem(v);  // 1e400, 1e39, nan
         if (!problem.empty())

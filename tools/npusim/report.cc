@@ -560,7 +560,8 @@ nlohmann::json report_json(const RunResult &r)
     j["traps"] = traps;
     j["passed"] = r.passed();
     j["sim"] = {{"host_seconds", r.host_seconds},
-                {"sim_cycles_per_second", r.derived.sim_cycles_per_second},
+                {"sim_cycles_per_second",
+                 r.timed ? nlohmann::json(r.derived.sim_cycles_per_second) : nlohmann::json(nullptr)},
                 {"sim_instructions_per_second", r.derived.sim_instructions_per_second}};
     return j;
 }
