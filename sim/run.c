@@ -52,8 +52,10 @@ static int over_limit(npu_core *c, uint64_t cycles, const npu_run_limits *lim)
         return 1;
     }
     if (lim && lim->max_cycles && cycles >= lim->max_cycles) {
-        npu_core_raise(c, NPU_TRAP_MAX_CYCLES, 0, "stopped at cycle %llu, the run's cycle limit",
-                       (unsigned long long)cycles);
+        /* checked before each step: a step may start past the limit (a stall) */
+        npu_core_raise(c, NPU_TRAP_MAX_CYCLES, 0,
+                       "stopped at cycle %llu, its first step at or past the run's cycle limit of %llu",
+                       (unsigned long long)cycles, (unsigned long long)lim->max_cycles);
         return 1;
     }
     return 0;

@@ -464,7 +464,7 @@ TEST(Sweep, PointStoppedByALimitFailsNamingItAndTheSweepGoesOn)
     }
     EXPECT_EQ(read_all(loop_status),
               "failed: trap: core 0: max_cycles at pc 0 (j @0) [" + loop_kernel() +
-                  ":8], core stopped at cycle 1000, after 1001 instructions: stopped at cycle 1000, the run's cycle limit\n");
+                  ":8], core stopped at cycle 1000, after 1001 instructions: stopped at cycle 1000, its first step at or past the run's cycle limit of 1000\n");
     EXPECT_EQ(read_all(dir + "/points/" + points[1].id + "/status"), "ok\n");
     // The flags override the spec's limits; the same spec resumes (limits are
     // not part of it) and reruns only the failed point.

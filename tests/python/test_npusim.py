@@ -466,7 +466,7 @@ class PythonValues(unittest.TestCase):
     def test_limits_in_a_report_name_no_cli_flag(self):
         r = npusim.run("relu", max_cycles=100)
         self.assertFalse(r.passed)
-        self.assertRegex(r.json["traps"][0]["message"], r"^stopped at cycle \d+, the run's cycle limit$")
+        self.assertRegex(r.json["traps"][0]["message"], r"^stopped at cycle \d+, its first step at or past the run's cycle limit of \d+$")
         r = npusim.run("relu", max_instructions=50)
         self.assertEqual(r.json["traps"][0]["message"], "stopped after 50 instructions, the run's instruction limit")
 

@@ -445,7 +445,7 @@ int main(int argc, char **argv)
     run->add_option("--output", outputs, "Write tensor NAME to a .npy file, NAME=FILE.npy (repeatable)");
     run->add_option("--param", params, "Set a kernel parameter, NAME=VALUE (repeatable)");
     run->add_option("--json", json_path, "Write the JSON report to FILE, or - for stdout");
-    run->add_option("--max-cycles", ropts.max_cycles, "Stop a run after N cycles (0: no limit)")->check(kUint64);
+    run->add_option("--max-cycles", ropts.max_cycles, "Stop each core at its first instruction at or past cycle N (0: no limit)")->check(kUint64);
     run->add_option("--max-instructions", ropts.max_instructions,
                     "Stop a run after N instructions per core (0: no limit; default: 1000 x (vectors of all tensors + 64))")
         ->check(kUint64);
