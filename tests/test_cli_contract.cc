@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -442,4 +444,67 @@ TEST(CliContract, ACacheRecordPastTheTopOfTheAddressSpaceIsAnError)
     nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["records"], 1);
     EXPECT_EQ(j["l2"]["accesses"], 1);
+}
+
+// `graph base.yaml --json base.yaml` replaced the spec; `--trace-dir td
+// --json td/a.json` replaced a trace; a sweep's or a merge's output could
+// replace the spec, its base or the folder's points.json. Refused, nothing written.
+TEST(CliContract, AnOutputMayNotReplaceAnInputOrATrace)
+{
+    const std::string d = fresh_dir("replace_input");
+    fs::create_directory(d + "/td");
+    InDir in(d);
+    const std::string spec = "name: m\ntensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n"
+                             "  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
+    write("base.yaml", spec);
+    expect_refused("graph base.yaml --json ./base.yaml",
+                   "./base.yaml: named by both the spec and --json (an output may not replace an input)\n");
+    expect_refused("graph base.yaml --trace-dir td --json td/a.json",
+                   "td/a.json: named by both --json and --trace-dir (each output needs a file of its own)\n");
+    expect_refused("graph base.yaml --trace-dir td --json td/a.0.relu.json",
+                   "td/a.0.relu.json: named by both --json and --trace-dir (each output needs a file of its own)\n");
+    EXPECT_EQ(slurp("base.yaml"), spec);
+    EXPECT_EQ(files_in(d + "/td"), 0u);
+    fs::create_directory("sw");
+    write("sw/spec.json", "kernels: [relu]\nshapes: [\"1,1,4,4\"]\n");
+    expect_refused("sweep sw/spec.json -o sw",
+                   "sw/spec.json: named by both the spec and -o (an output may not replace an input)\n");
+    Result ok = run_cli("sweep sw/spec.json -o out");
+    ASSERT_EQ(ok.status, 0) << ok.err;
+    const std::string points = slurp("out/points.json");
+    expect_refused("merge out -o out/points.json",
+                   "out/points.json: named by both the sweep folder's points.json and -o (an output may not replace an "
+                   "input)\n");
+    EXPECT_EQ(slurp("out/points.json"), points);
+}
+
+// Under a memory limit a graph step too large for it said
+// "npusim: internal error: std::bad_alloc" (exit 3); `npusim run` estimates.
+TEST(CliContract, AGraphStepThatDoesNotFitInMemoryIsRefusedAsARunIs)
+{
+    const std::string d = fresh_dir("graph_memory");
+    write(d + "/big.yaml", "name: big\ntensors:\n  x: {shape: [1, 16, 8, 8]}\n  z: {shape: [1, 1024, 512, 512]}\n"
+                           "variants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n"
+                           "  b:\n    - {kernel: relu, inputs: {x: z}, output: y}\n");
+    const std::string cmd = "sh -c \"ulimit -v 1500000; SC_COPYRIGHT_MESSAGE=DISABLE " + std::string(NPUSIM_EXE) +
+                            " graph " + d + "/big.yaml -j 2\" >" + d + "/out 2>" + d + "/err";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+    const std::string err = slurp(d + "/err");
+    const std::string head = d + "/big.yaml:9:7: variants.b[0]: shape 1,1024,512,512: the run needs about 2.16 GB of "
+                                 "memory (2 tensors of 1.07 GB each with its NCHW copy, 1 core of 279 kB, the L2's "
+                                 "tags 1.31 MB) but only ";
+    EXPECT_EQ(err.substr(0, head.size()), head) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+// An empty sweep spec said "cannot open sweep spec" of a file it had opened.
+TEST(CliContract, AnEmptySweepSpecIsRefusedAsOneOfCommentsIs)
+{
+    const std::string d = fresh_dir("empty_sweep");
+    write(d + "/empty.yaml", "");
+    write(d + "/comments.yaml", "# nothing\n");
+    const std::string what = ": a sweep spec is a mapping (base, kernels, dtypes, shapes, set, grid, zip, limits, tiling)\n";
+    expect_refused("sweep " + d + "/empty.yaml --list", d + "/empty.yaml" + what);
+    expect_refused("sweep " + d + "/comments.yaml --list", d + "/comments.yaml" + what);
 }

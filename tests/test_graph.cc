@@ -255,3 +255,74 @@ TEST(Graph, EachStepsTraceShowsTheCubeAndTheVectorUnitSideBySideAndTheVariantsIt
         EXPECT_EQ(std::string(e.what()), "trace folder " + dir + "/nosuch: not a folder");
     }
 }
+
+TEST(Graph, AVariantsNameIsAPlainFileNameForItsTraces)
+{
+    // '../escape' wrote td1/escape.json for --trace-dir td1/sub; "" wrote the hidden file .json.
+    const std::string head = "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n";
+    const std::string step = ":\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
+    const std::string rule = " cannot name its trace files: a variant's name is 1 to 128 letters, digits, '_', '.' "
+                             "and '-', not starting with '.' or '-'";
+    EXPECT_EQ(error_of(head + "  ../escape" + step), "g.yaml:4:3: variants.../escape: '../escape'" + rule);
+    EXPECT_EQ(error_of(head + "  \"\"" + step), "g.yaml:4:3: variants.: ''" + rule);
+    EXPECT_EQ(error_of(head + "  .." + step), "g.yaml:4:3: variants...: '..'" + rule);
+    EXPECT_EQ(error_of(head + "  .hidden" + step), "g.yaml:4:3: variants..hidden: '.hidden'" + rule);
+    EXPECT_EQ(error_of(head + "  -j" + step), "g.yaml:4:3: variants.-j: '-j'" + rule);
+    EXPECT_EQ(error_of(head + "  \"a\\0b\"" + step), "g.yaml:4:3: variants.a\\x00b: 'a\\x00b'" + rule);
+    EXPECT_EQ(error_of(head + "  " + std::string(129, 'v') + step),
+              "g.yaml:4:3: variants." + std::string(129, 'v') + ": '" + std::string(129, 'v') + "'" + rule);
+    EXPECT_EQ(load_graph_text(head + "  fused_v1.5-b" + step, "g.yaml").variants[0].name, "fused_v1.5-b");
+}
+
+TEST(Graph, TwoVariantsWhoseTracesShareAFileAreRefusedBeforeAnyRun)
+{
+    // -j 1 lost one trace without a word; -j 2 failed to rename and wrote nothing.
+    const std::string dir = ::testing::TempDir() + "/graph_collide";
+    ::mkdir(dir.c_str(), 0755);
+    const GraphSpec spec = load_graph_text("tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n"
+                                           "  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n"
+                                           "  a.0.relu:\n    - {kernel: gelu_tanh, inputs: {x: x}, output: y}\n",
+                                           "c.yaml");
+    for (unsigned jobs : {1u, 2u}) {
+        try {
+            run_graph(spec, default_config(), {}, jobs, dir);
+            ADD_FAILURE() << "no error";
+        } catch (const Error &e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "c.yaml:6:3: variants.a.0.relu: the trace file of its steps end to end, a.0.relu.json, is also "
+                      "that of variant a's step 0 (each trace needs a file of its own; rename one of the variants)");
+        }
+    }
+    EXPECT_EQ(graph_trace_files(spec, {"a"}, dir), (std::vector<std::string>{dir + "/a.0.relu.json", dir + "/a.json"}));
+    EXPECT_EQ(run_graph(spec, default_config(), {}, 1).variants.size(), 2u);  // without traces, no clash
+}
+
+TEST(Graph, ATensorsSizeIsCheckedWithoutWrapping)
+{
+    // 2^80 and 2^64 + 4 elements wrapped to 0 and 4 and passed.
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1048576, 1048576, 1048576, 1048576]}\nvariants: {}\n"),
+              "g.yaml:2:14: tensors.x.shape: 1208925819614629174706176 elements; a graph tensor has at most 268435456");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [769546, 494770, 8681, 5581]}\nvariants: {}\n"),
+              "g.yaml:2:14: tensors.x.shape: 18446744073709551620 elements; a graph tensor has at most 268435456");
+}
+
+TEST(Graph, WithoutAnL2TheHitRateIsNullNotZero)
+{
+    // memory.model: ideal has no L2: 0 accesses gave "l2_hit_rate": 0.0 and "L2 hits 0.000".
+    const GraphSpec spec = load_graph_text(
+        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
+        "i.yaml");
+    Config ideal = default_config();
+    apply_override(ideal, "memory.model=ideal");
+    const GraphResult g = run_graph(spec, ideal, {}, 1);
+    const nlohmann::json j = graph_json(g);
+    EXPECT_TRUE(j["variants"][0]["l2_hit_rate"].is_null()) << j["variants"][0].dump();
+    EXPECT_TRUE(j["variants"][0]["steps"][0]["l2_hit_rate"].is_null());
+    const std::string text = graph_text(g);
+    EXPECT_NE(text.find(" L2 hit rate "), std::string::npos) << text;
+    EXPECT_NE(text.find("           -            0 "), std::string::npos) << text;
+    EXPECT_NE(text.find("DRAM bytes  L2 hit rate -  PASS"), std::string::npos) << text;
+    const GraphResult l2 = run_graph(spec, default_config(), {}, 1);
+    EXPECT_DOUBLE_EQ(graph_json(l2)["variants"][0]["l2_hit_rate"].get<double>(),
+                     double(l2.variants[0].l2_hits) / double(l2.variants[0].l2_accesses));
+}

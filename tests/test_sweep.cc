@@ -549,3 +549,44 @@ TEST(Sweep, TilingMeasureIsPassedToEveryPointAndIsPartOfTheSpec)
     const nlohmann::json stats = nlohmann::json::parse(read_all(out + "/points/" + p.id + "/stats.json"));
     EXPECT_EQ(stats["tiling"]["reason"], "measured");
 }
+
+TEST(Sweep, AKeyIsSetCrossedOrZippedOnlyOnce)
+{
+    // set's 256 was dropped for the grid's values without a word.
+    EXPECT_EQ(error_of("kernels: relu\nset: {core.vlen: 256}\ngrid: {core.vlen: [512, 1024]}\n"),
+              "bad.yaml:3:8: grid.core.vlen: also in set (a key is either set, crossed or zipped: set's value would "
+              "never run)");
+    EXPECT_EQ(error_of("kernels: relu\nzip: {core.vlen: [512, 1024]}\nset: {core.vlen: 256}\n"),
+              "bad.yaml:3:7: set.core.vlen: also in zip (a key is either set, crossed or zipped: set's value would "
+              "never run)");
+}
+
+TEST(Sweep, AOneValueListIsNotAValue)
+{
+    // [512] was taken as 512 where --set core.vlen=[512] is refused.
+    EXPECT_EQ(error_of("kernels: relu\nset: {core.vlen: [512]}\n"),
+              "bad.yaml:2:18: set.core.vlen: expected a single value, not a list");
+    EXPECT_EQ(error_of("kernels: relu\ngrid: {core.vlen: [[512]]}\n"),
+              "bad.yaml:2:20: grid.core.vlen: expected a single value, not a list");
+    EXPECT_EQ(error_of("kernels: [[relu]]\n"), "bad.yaml:1:11: kernels: expected a single value, not a list");
+    // issue.slots is a list key.
+    EXPECT_EQ(expand_sweep(load_sweep_text("kernels: relu\nzip: {issue.width: [1, 2], issue.slots: [[any], [any, any]]}\n",
+                                           "ok.yaml"))
+                  .size(),
+              2u);
+}
+
+TEST(Sweep, AShapeIsItsRunsNchwWhateverItsSpelling)
+{
+    // "1,16,8,8" and "1, 16, 8, 8" were two ids for one run.
+    for (const char *other : {"1, 16, 8, 8", "16,8,8", "01,16,8,8", "+1,16,8,8", "1,16,8,8,"})
+        EXPECT_EQ(error_of("kernels: relu\nshapes: [\"1,16,8,8\", \"" + std::string(other) + "\"]\n"),
+                  "bad.yaml:2:22: shapes: '" + std::string(other) + "' is listed twice (as 1,16,8,8; its points would "
+                  "share one id)")
+            << other;
+    const std::vector<SweepPoint> a = expand_sweep(load_sweep_text("kernels: relu\nshapes: [\"16,8,8\"]\n", "a.yaml"));
+    const std::vector<SweepPoint> b = expand_sweep(load_sweep_text("kernels: relu\nshapes: [\"1,16,8,8\"]\n", "b.yaml"));
+    EXPECT_EQ(a[0].shape, "1,16,8,8");
+    EXPECT_EQ(a[0].id, b[0].id);
+    EXPECT_EQ(b[0].id, point_id(default_config(), "relu", "fp16", "1,16,8,8"));
+}

@@ -584,6 +584,15 @@ class CompareAndSweep(unittest.TestCase):
             npusim.graph({"tensors": {}, "variants": {"v": [{"kernel": "nosuch", "inputs": {}, "output": "y"}]}})
         self.assertIn("variants.v[0].kernel: unknown kernel 'nosuch'", str(e.exception))
 
+    def test_graph_without_an_l2_has_no_hit_rate(self):
+        # memory.model: ideal gave l2_hit_rate 0.0 of 0 accesses.
+        spec = {"tensors": {"x": {"shape": [1, 16, 8, 8]}},
+                "variants": {"a": [{"kernel": "relu", "inputs": {"x": "x"}, "output": "y"}]}}
+        row = self.rows(npusim.graph(spec, set={"memory.model": "ideal"}))[0]
+        self.assertEqual(row["l2_accesses"], 0)
+        self.assertTrue(row["l2_hit_rate"] is None or row["l2_hit_rate"] != row["l2_hit_rate"], row["l2_hit_rate"])
+        self.assertIsNone(row["steps"][0]["l2_hit_rate"])
+
     def test_sweep_is_the_clis_sweep(self):
         spec = os.path.join(ROOT, "configs", "sweeps", "tiny.yaml")
         with tempfile.TemporaryDirectory() as d:

@@ -140,6 +140,19 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>> &
     }
 }
 
+void check_inputs_kept(const std::vector<std::pair<std::string, std::string>> &outputs,
+                       const std::vector<std::pair<std::string, std::string>> &inputs)
+{
+    for (const auto &[flag, path] : outputs) {
+        if (path.empty() || path == "-")
+            continue;
+        const std::filesystem::path key = normal_path(path);
+        for (const auto &[what, input] : inputs)
+            if (!input.empty() && same_file(key, normal_path(input)))
+                throw Error(path + ": named by both " + what + " and " + flag + " (an output may not replace an input)");
+    }
+}
+
 void write_output(const std::string &path, const std::string &text)
 {
     if (path == "-")

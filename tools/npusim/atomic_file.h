@@ -33,4 +33,11 @@ std::string read_file(const std::string &path);
 // hard link to it).
 void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs);
 
+// Outputs that would replace one of the command's inputs, however spelled
+// (as above; whether the outputs can be written is not asked): throws
+// "PATH: named by both the spec and --json (an output may not replace an
+// input)". `inputs` holds (what, path) pairs, e.g. ("the spec", "g.yaml").
+void check_inputs_kept(const std::vector<std::pair<std::string, std::string>> &outputs,
+                       const std::vector<std::pair<std::string, std::string>> &inputs);
+
 }  // namespace npusim

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,8 @@ int cmd_sweep(const SweepArgs &a)
     }
     if (a.out.empty())
         throw Error("sweep: -o DIR is required (or --list)");
+    check_inputs_kept({{"-o", a.out + "/spec.json"}, {"-o", a.out + "/points.json"}},
+                      {{"the spec", a.spec}, {"its base", spec.base}});
     SweepRunOptions o;
     o.out_dir = a.out;
     o.jobs = a.jobs;
@@ -86,6 +89,7 @@ int cmd_sweep(const SweepArgs &a)
 int cmd_merge(const std::string &dir, const std::string &csv, const std::string &jsonl)
 {
     check_output_paths({{"-o", csv}, {"--jsonl", jsonl}});
+    check_inputs_kept({{"-o", csv}, {"--jsonl", jsonl}}, sweep_folder_files(dir));
     MergeSummary s = merge_sweep(dir, csv, jsonl);
     std::fprintf(stderr, "merge: %zu points: %zu done, %zu failed, %zu missing -> %s\n", s.points, s.done, s.failed,
                  s.missing, csv.c_str());
@@ -112,8 +116,15 @@ struct GraphArgs {
 int cmd_graph(const GraphArgs &a)
 {
     const GraphSpec spec = load_graph(a.spec);
-    const Config cfg = build_config(a.config.empty() ? spec.config : a.config, a.sets);
-    check_output_paths({{"--json", a.json}});
+    const std::string config_file = a.config.empty() ? spec.config : a.config;
+    const Config cfg = build_config(config_file, a.sets);
+    std::vector<std::pair<std::string, std::string>> outputs = {{"--json", a.json}};
+    struct stat st;
+    if (!a.trace_dir.empty() && stat(a.trace_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))  // else run_graph says so
+        for (const std::string &f : graph_trace_files(spec, a.variants, a.trace_dir))
+            outputs.emplace_back("--trace-dir", f);
+    check_output_paths(outputs);
+    check_inputs_kept(outputs, {{"the spec", a.spec}, {"the config", config_file}});
     const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");
@@ -281,7 +292,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     auto *s = app.add_subcommand("sweep", "Run every point of a sweep spec (resumable, shardable)");
     s->add_option("spec", sw->spec, "Sweep spec YAML (see configs/sweeps/)")->required();
     s->add_option("-o,--output", sw->out, "Output folder: one subfolder per point");
-    s->add_option("-j,--jobs", sw->jobs, "Points run in parallel (default: the number of cores)");
+    s->add_option("-j,--jobs", sw->jobs, "Points run in parallel (default 0: one per core)");
     s->add_option("--shard", sw->shard, "Run only shard i of n (points with index % n == i), as i/n");
     s->add_flag("--list", sw->list, "List the points (index, id, kernel, dtype, shape, overrides) and exit");
     s->add_option("--max-cycles", sw->max_cycles,
@@ -325,10 +336,10 @@ std::vector<Command> add_study_commands(CLI::App &app)
     g->add_option("--config", ga->config, "Hardware config YAML (default: the spec's config, else the default)");
     g->add_option("--set", ga->sets, "Override a config key, KEY=VALUE (repeatable)");
     g->add_option("--variant", ga->variants, "Run only this variant (repeatable)");
-    g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default: the number of cores; the figures are the same)");
+    g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default 0: one per core; the figures are the same)");
     g->add_option("--json", ga->json, "Write the result as JSON (- for stdout, instead of the table)");
     g->add_option("--trace-dir", ga->trace_dir,
-                  "Write Perfetto traces into this folder: each variant's steps end to end as VARIANT.json (a "
+                  "Write Perfetto traces into this folder, which must exist: each variant's steps end to end as VARIANT.json (a "
                   "\"graph\" track of the steps above the cores' and the memory's), and each step's own as "
                   "VARIANT.I.KERNEL.json (cube pipes and vector units on tracks side by side)");
     cmds.push_back({g, [ga] { return cmd_graph(*ga); }});

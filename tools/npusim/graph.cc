@@ -16,6 +16,7 @@
 #include "manifest.h"
 #include "parallel.h"
 #include "report.h"
+#include "run_limits.h"
 #include "runner.h"
 #include "trace.h"
 #include "yaml_document.h"
@@ -80,6 +81,39 @@ struct SpecReader {
     }
 };
 
+std::string decimal(unsigned __int128 v)
+{
+    std::string s;
+    do {
+        s.insert(s.begin(), char('0' + unsigned(v % 10)));
+        v /= 10;
+    } while (v);
+    return s;
+}
+
+// A name as a message shows it: control characters and bytes past ASCII as \xNN.
+std::string shown(const std::string &name)
+{
+    std::string s;
+    for (unsigned char c : name) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        s += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : std::string(hex);
+    }
+    return s;
+}
+
+// Whether `name` can name a variant's trace files (graph.h, kMaxVariantName).
+bool plain_file_name(const std::string &name)
+{
+    if (name.empty() || name.size() > kMaxVariantName || name[0] == '.' || name[0] == '-')
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+               c == '-';
+    });
+}
+
 GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAML::Node &n)
 {
     const std::string key = "tensors." + name;
@@ -93,13 +127,15 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
     if (!shape.IsSequence() || shape.size() < 1 || shape.size() == 3 || shape.size() > 4)
         throw Error(rd.where(shape, key + ".shape") +
                     "expected [M, N] (an fp16 matrix), [N] (an fp32 vector) or [N, C, H, W] (an fp16 tensor)");
-    uint64_t elements = 1;
+    // Up to four dimensions of up to 2^20: at most 2^80 elements, which
+    // 64 bits would wrap (2^64 + 4 would pass as 4).
+    unsigned __int128 elements = 1;
     for (size_t i = 0; i < shape.size(); i++) {
         t.shape.push_back(rd.count(shape[i], key + ".shape[" + std::to_string(i) + "]", 1, 1u << 20));
         elements *= t.shape.back();
     }
     if (elements > kMaxGraphTensorElements)
-        throw Error(rd.where(shape, key + ".shape") + std::to_string(elements) + " elements; a graph tensor has at most " +
+        throw Error(rd.where(shape, key + ".shape") + decimal(elements) + " elements; a graph tensor has at most " +
                     std::to_string(kMaxGraphTensorElements));
     if (const YAML::Node range = n["range"]) {
         if (!range.IsSequence() || range.size() != 2)
@@ -114,14 +150,19 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
 
 // A variant's steps, each checked against its kernel's manifest and the
 // tensors defined so far (each tensor is written once).
-GraphVariant read_variant(const SpecReader &rd, const std::string &name, const YAML::Node &n,
+GraphVariant read_variant(const SpecReader &rd, const std::string &name, const YAML::Node &name_node, const YAML::Node &n,
                           const std::map<std::string, const GraphTensor *> &inputs)
 {
-    const std::string key = "variants." + name;
+    const std::string key = "variants." + shown(name);
+    if (!plain_file_name(name))
+        throw Error(rd.where(name_node, key) + "'" + shown(name) + "' cannot name its trace files: a variant's name is 1 to " +
+                    std::to_string(kMaxVariantName) +
+                    " letters, digits, '_', '.' and '-', not starting with '.' or '-'");
     if (!n.IsSequence() || n.size() == 0)
         throw Error(rd.where(n, key) + "expected a list of steps ({kernel, inputs, output})");
     GraphVariant v;
     v.name = name;
+    v.where = yaml_where(rd.path, name_node.Mark()) + key;
     std::set<std::string> defined;
     for (const auto &kv : inputs)
         defined.insert(kv.first);
@@ -140,6 +181,7 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
         } catch (const Error &e) {
             throw Error(rd.where(s["kernel"], sk + ".kernel") + e.what());
         }
+        st.kernel_name = m.name;
         if (m.tensors.size() != m.num_inputs() + 1)
             throw Error(rd.where(s["kernel"], sk + ".kernel") + "kernel '" + m.name + "' has " +
                         std::to_string(m.tensors.size() - m.num_inputs()) + " outputs; a step takes one");
@@ -251,7 +293,7 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
         throw Error(path + ": variants: at least one variant is needed");
     rd.keys(variants, "variants", {}, "variant names");
     for (const auto &kv : variants)
-        g.variants.push_back(read_variant(rd, kv.first.Scalar(), kv.second, inputs));
+        g.variants.push_back(read_variant(rd, kv.first.Scalar(), kv.first, kv.second, inputs));
     if (g.variants.empty())
         throw Error(rd.where(variants, "variants") + "at least one variant is needed");
     return g;
@@ -343,8 +385,8 @@ private:
 // Runs one step. With a trace path, its own trace goes there; with a chain
 // trace, its events go there too.
 GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Config &cfg,
-                         std::map<std::string, NpyArray> &values, const std::set<std::string> &just_written,
-                         const std::string &trace, PerfettoTrace *chain)
+                         const std::map<std::string, NpyArray> &inputs, std::map<std::string, NpyArray> &written,
+                         const std::set<std::string> &just_written, const std::string &trace, PerfettoTrace *chain)
 {
     const Manifest m = load_manifest(resolve_kernel(st.kernel));
     const bool cube = is_cube_op(m.op);
@@ -358,34 +400,50 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     for (const auto &p : st.params)
         o.params[p.first] = p.second;
     uint64_t rows = 0, cols = 0;  // an activation's matrix
-    for (const auto &in : st.inputs) {
-        const NpyArray &v = values.at(in.second);
-        const TensorDecl &d = *std::find_if(m.tensors.begin(), m.tensors.end(),
-                                            [&](const TensorDecl &t) { return t.name == in.first; });
-        const std::string what = st.where + ": input '" + in.first + "' (tensor '" + in.second + "')";
-        if (cube) {
-            o.input_arrays[in.first] = v;  // run_kernel checks dtypes and shapes
-        } else if (d.per_channel) {  // a bias: one value per column, in the run's dtype
-            if (v.shape.size() != 1)
-                throw Error(what + ": a per-channel input is a 1-D tensor");
-            o.input_arrays[in.first] = converted(v, dt);
-        } else if (v.shape.size() == 4) {
-            if (v.dtype != dt)
-                throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
-            nchw = true;
-            o.input_arrays[in.first] = v;
-        } else {
-            if (v.shape.size() != 2)
-                throw Error(what + ": an activation reads a matrix (2-D) or an NCHW tensor (4-D)");
-            if (v.dtype != dt)
-                throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
-            rows = v.shape[0];
-            cols = v.shape[1];
-            o.input_arrays[in.first] = transposed(v, rows, cols, {1, cols, rows, 1});
+    // With `full` false, only shapes and dtypes: enough for check_run.
+    auto give_inputs = [&](bool full) {
+        for (const auto &in : st.inputs) {
+            auto w = written.find(in.second);
+            const NpyArray &v = w != written.end() ? w->second : inputs.at(in.second);
+            const TensorDecl &d = *std::find_if(m.tensors.begin(), m.tensors.end(),
+                                                [&](const TensorDecl &t) { return t.name == in.first; });
+            const std::string what = st.where + ": input '" + in.first + "' (tensor '" + in.second + "')";
+            NpyArray &a = o.input_arrays[in.first];
+            if (cube) {
+                a = full ? v : NpyArray{v.dtype, v.shape, {}};  // run_kernel checks dtypes and shapes
+            } else if (d.per_channel) {  // a bias: one value per column, in the run's dtype
+                if (v.shape.size() != 1)
+                    throw Error(what + ": a per-channel input is a 1-D tensor");
+                a = full ? converted(v, dt) : NpyArray{dt, v.shape, {}};
+            } else if (v.shape.size() == 4) {
+                if (v.dtype != dt)
+                    throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
+                nchw = true;
+                a = full ? v : NpyArray{v.dtype, v.shape, {}};
+            } else {
+                if (v.shape.size() != 2)
+                    throw Error(what + ": an activation reads a matrix (2-D) or an NCHW tensor (4-D)");
+                if (v.dtype != dt)
+                    throw Error(what + ": is " + npu_dtype_name(v.dtype) + ", the graph's dtype is " + spec.dtype);
+                rows = v.shape[0];
+                cols = v.shape[1];
+                a = full ? transposed(v, rows, cols, {1, cols, rows, 1}) : NpyArray{v.dtype, {1, cols, rows, 1}, {}};
+            }
         }
+    };
+    // The run's own checks, host memory included, before its inputs are
+    // copied: a step too large for the host is refused as `npusim run`
+    // refuses it, not by an allocation failing.
+    give_inputs(false);
+    try {
+        check_run(o);
+    } catch (const Error &e) {
+        throw Error(st.where + ": " + e.what());
+    }
+    give_inputs(true);
+    for (const auto &in : st.inputs)
         if (just_written.count(in.second) && cfg.memory_l2 && cfg.timed)
             o.warm_l2.push_back(in.first);
-    }
     TraceSet traces;
     if (!trace.empty())
         traces.add(std::make_unique<PerfettoTrace>(trace, TraceWindow{}, kDefaultTraceMaxBytes));
@@ -402,7 +460,7 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     traces.close();
     const std::string out = m.tensors.back().name;
     const NpyArray &y = r.tensors.at(out);
-    values[st.output] = cube || nchw ? y : transposed(y, cols, rows, {rows, cols});
+    written[st.output] = cube || nchw ? y : transposed(y, cols, rows, {rows, cols});
     GraphStepResult s;
     s.kernel = st.kernel;
     s.output = st.output;
@@ -425,7 +483,56 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     return s;
 }
 
+// A variant's trace file names in the trace folder: its steps end to end,
+// and step k's own.
+std::string chain_trace_name(const GraphVariant &v) { return v.name + ".json"; }
+std::string step_trace_name(const GraphVariant &v, size_t k)
+{
+    return v.name + "." + std::to_string(k) + "." + v.steps[k].kernel_name + ".json";
+}
+
+// The variants named in `only`, or all.
+std::vector<const GraphVariant *> selected(const GraphSpec &spec, const std::vector<std::string> &only)
+{
+    std::vector<const GraphVariant *> todo;
+    for (const std::string &name : only)
+        if (std::none_of(spec.variants.begin(), spec.variants.end(),
+                         [&](const GraphVariant &v) { return v.name == name; }))
+            throw Error("variant " + name + ": " + spec.path + " has no such variant");
+    for (const GraphVariant &v : spec.variants)
+        if (only.empty() || std::find(only.begin(), only.end(), v.name) != only.end())
+            todo.push_back(&v);
+    return todo;
+}
+
+// The variants' trace files in `dir`. Variant `a` and variant `a.0.relu`
+// would both write a.0.relu.json (one trace lost, or a failed rename when
+// they run at once): refused before any run.
+std::vector<std::string> trace_files(const std::vector<const GraphVariant *> &todo, const std::string &dir)
+{
+    std::vector<std::string> files;
+    std::map<std::string, std::string> owner;  // file name -> "variant a's step 0"
+    for (const GraphVariant *v : todo)
+        for (size_t k = 0; k <= v->steps.size(); k++) {
+            const bool chain = k == v->steps.size();
+            const std::string file = chain ? chain_trace_name(*v) : step_trace_name(*v, k);
+            const std::string part = chain ? "steps end to end" : "step " + std::to_string(k);
+            auto [it, fresh] = owner.emplace(file, "variant " + v->name + "'s " + part);
+            if (!fresh)
+                throw Error(v->where + ": the trace file of its " + part + ", " + file + ", is also that of " +
+                            it->second + " (each trace needs a file of its own; rename one of the variants)");
+            files.push_back(dir + "/" + file);
+        }
+    return files;
+}
+
 }  // namespace
+
+std::vector<std::string> graph_trace_files(const GraphSpec &spec, const std::vector<std::string> &only,
+                                           const std::string &trace_dir)
+{
+    return trace_files(selected(spec, only), trace_dir);
+}
 
 bool GraphResult::passed() const
 {
@@ -445,14 +552,22 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
     GraphResult g;
     g.spec = spec;
     g.config = config;
-    std::vector<const GraphVariant *> todo;
-    for (const std::string &name : only)
-        if (std::none_of(spec.variants.begin(), spec.variants.end(),
-                         [&](const GraphVariant &v) { return v.name == name; }))
-            throw Error("variant " + name + ": " + spec.path + " has no such variant");
-    for (const GraphVariant &v : spec.variants)
-        if (only.empty() || std::find(only.begin(), only.end(), v.name) != only.end())
-            todo.push_back(&v);
+    const std::vector<const GraphVariant *> todo = selected(spec, only);
+    if (!trace_dir.empty())
+        trace_files(todo, trace_dir);
+    // The inputs are made before any step and held to the end; each step's
+    // run is checked as it starts (run_step).
+    uint64_t held = 0;
+    for (const GraphTensor &t : spec.tensors) {
+        uint64_t bytes = t.shape.size() == 1 ? 4 : 2;
+        for (uint64_t d : t.shape)
+            bytes *= d;  // at most 2^28 elements (read_tensor)
+        held += bytes;
+    }
+    if (held > available_memory_bytes())
+        throw Error(spec.path + ": tensors: the graph's " + std::to_string(spec.tensors.size()) +
+                    " input tensors need about " + human_bytes(held) + " of memory but only " +
+                    human_bytes(available_memory_bytes()) + " are available");
     std::map<std::string, NpyArray> inputs;
     for (size_t i = 0; i < spec.tensors.size(); i++)
         inputs[spec.tensors[i].name] = generate(spec.tensors[i], spec.seed, unsigned(i));
@@ -460,20 +575,19 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
     parallel_for(todo.size(), jobs, [&](size_t i) {
         GraphVariantResult &vr = g.variants[i];
         vr.name = todo[i]->name;
-        std::map<std::string, NpyArray> values = inputs;
+        std::map<std::string, NpyArray> written;  // the variant's steps' outputs; the inputs are shared
         std::set<std::string> just_written;
         std::unique_ptr<PerfettoTrace> chain;  // the variant's steps end to end
         if (!trace_dir.empty()) {
-            vr.trace = trace_dir + "/" + vr.name + ".json";
+            vr.trace = trace_dir + "/" + chain_trace_name(*todo[i]);
             chain = std::make_unique<PerfettoTrace>(vr.trace, TraceWindow{}, kDefaultTraceMaxBytes);
         }
         for (size_t k = 0; k < todo[i]->steps.size(); k++) {
             const GraphStep &st = todo[i]->steps[k];
-            const std::string trace =
-                trace_dir.empty() ? "" : trace_dir + "/" + vr.name + "." + std::to_string(k) + "." + st.kernel + ".json";
+            const std::string trace = trace_dir.empty() ? "" : trace_dir + "/" + step_trace_name(*todo[i], k);
             if (chain)
                 chain->begin_step(vr.cycles);
-            GraphStepResult s = run_step(spec, st, config, values, just_written, trace, chain.get());
+            GraphStepResult s = run_step(spec, st, config, inputs, written, just_written, trace, chain.get());
             if (chain)
                 chain->end_step(step_text(s), s.cycles);
             just_written = {st.output};
@@ -500,7 +614,18 @@ GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::ve
 
 namespace {
 
-double rate(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+// The L2's hit rate: null with no accesses (memory.model: ideal has no L2),
+// never a 0 the model did not compute; "-" in the table.
+nlohmann::json hit_rate_json(uint64_t hits, uint64_t accesses)
+{
+    return accesses ? nlohmann::json(double(hits) / double(accesses)) : nlohmann::json(nullptr);
+}
+std::string hit_rate_text(uint64_t hits, uint64_t accesses)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", double(hits) / double(accesses ? accesses : 1));
+    return accesses ? buf : "-";
+}
 
 }  // namespace
 
@@ -521,7 +646,7 @@ nlohmann::json graph_json(const GraphResult &g)
                       {"dram_bytes", s.dram_bytes},
                       {"l2_accesses", s.l2_accesses},
                       {"l2_hits", s.l2_hits},
-                      {"l2_hit_rate", rate(s.l2_hits, s.l2_accesses)},
+                      {"l2_hit_rate", hit_rate_json(s.l2_hits, s.l2_accesses)},
                       {"cube_busy_cycles", s.cube_busy},
                       {"vector_busy_cycles", s.vector_busy},
                       {"dma_busy_cycles", s.dma_busy},
@@ -537,7 +662,7 @@ nlohmann::json graph_json(const GraphResult &g)
                             {"dram_bytes", v.dram_bytes},
                             {"l2_accesses", v.l2_accesses},
                             {"l2_hits", v.l2_hits},
-                            {"l2_hit_rate", rate(v.l2_hits, v.l2_accesses)},
+                            {"l2_hit_rate", hit_rate_json(v.l2_hits, v.l2_accesses)},
                             {"cube_busy_cycles", v.cube_busy},
                             {"vector_busy_cycles", v.vector_busy},
                             {"dma_busy_cycles", v.dma_busy},
@@ -574,20 +699,22 @@ std::string graph_text(const GraphResult &g)
     int w = 12;
     for (const GraphVariantResult &v : g.variants)
         w = std::max(w, int(v.name.size()));
-    std::snprintf(buf, sizeof buf, "%-*s %12s %12s %14s %8s %12s %12s %12s %12s  %s\n", w, "variant", "cycles",
-                  "samples/s", "DRAM bytes", "L2 hits", "cube busy", "vector busy", "DMA busy", "overlap >=", "result");
+    std::snprintf(buf, sizeof buf, "%-*s %12s %12s %14s %11s %12s %12s %12s %12s  %s\n", w, "variant", "cycles",
+                  "samples/s", "DRAM bytes", "L2 hit rate", "cube busy", "vector busy", "DMA busy", "overlap >=",
+                  "result");
     os << buf;
     for (const GraphVariantResult &v : g.variants) {
-        std::snprintf(buf, sizeof buf, "%-*s %12" PRIu64 " %12.1f %14" PRIu64 " %8.3f %12" PRIu64 " %12.0f %12.0f %12.0f  %s\n",
-                      w, v.name.c_str(), v.cycles, v.samples_per_second, v.dram_bytes, rate(v.l2_hits, v.l2_accesses),
+        std::snprintf(buf, sizeof buf, "%-*s %12" PRIu64 " %12.1f %14" PRIu64 " %11s %12" PRIu64 " %12.0f %12.0f %12.0f  %s\n",
+                      w, v.name.c_str(), v.cycles, v.samples_per_second, v.dram_bytes,
+                      hit_rate_text(v.l2_hits, v.l2_accesses).c_str(),
                       v.cube_busy, v.vector_busy, v.dma_busy, v.overlap_min, v.passed ? "PASS" : "FAIL");
         os << buf;
     }
     for (const GraphVariantResult &v : g.variants) {
         os << "\n" << v.name << ":\n";
         for (const GraphStepResult &s : v.steps) {
-            std::snprintf(buf, sizeof buf, "  %-44s %12" PRIu64 " cycles %14" PRIu64 " DRAM bytes  L2 hits %.3f  %s\n",
-                          step_text(s).c_str(), s.cycles, s.dram_bytes, rate(s.l2_hits, s.l2_accesses),
+            std::snprintf(buf, sizeof buf, "  %-44s %12" PRIu64 " cycles %14" PRIu64 " DRAM bytes  L2 hit rate %s  %s\n",
+                          step_text(s).c_str(), s.cycles, s.dram_bytes, hit_rate_text(s.l2_hits, s.l2_accesses).c_str(),
                           s.passed ? "PASS" : ("FAIL: " + s.failure).c_str());
             os << buf;
         }

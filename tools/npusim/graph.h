@@ -30,16 +30,23 @@ struct GraphTensor {
 };
 
 struct GraphStep {
-    std::string kernel;
+    std::string kernel;       // as the spec gives it: a name or a .s file
+    std::string kernel_name;  // its manifest's name, which its trace file is named after
     std::vector<std::pair<std::string, std::string>> inputs;  // the kernel's input name -> tensor
     std::string output;                                       // the tensor its output becomes
     std::vector<std::pair<std::string, double>> params;       // the kernel's parameters given (a convolution's stride, pad)
     std::string where;  // "file:line:col: variants.NAME[i]" for messages
 };
 
+// A variant's name names its trace files: 1 to kMaxVariantName of the
+// POSIX portable file name characters (A-Z a-z 0-9 . _ -), not starting with
+// '.' (hidden, `.`, `..`) or '-' (an option); never a slash or an empty name.
+constexpr size_t kMaxVariantName = 128;
+
 struct GraphVariant {
     std::string name;
     std::vector<GraphStep> steps;
+    std::string where;  // "file:line:col: variants.NAME" for messages
 };
 
 struct GraphSpec {
@@ -92,10 +99,17 @@ struct GraphResult {
 // Runs the variants (those named in `only`, or all), `jobs` at once (0: one
 // per core). With a trace_dir (an existing folder), each step writes its
 // Perfetto trace there as VARIANT.I.KERNEL.json (I its place in the
-// variant, from 0), and each variant its steps end to end as VARIANT.json
-// (PerfettoTrace::begin_step / end_step).
+// variant, from 0; KERNEL its manifest's name), and each variant its steps
+// end to end as VARIANT.json (PerfettoTrace::begin_step / end_step); names
+// two variants would share are refused before any run (graph_trace_files).
 GraphResult run_graph(const GraphSpec &spec, const Config &config, const std::vector<std::string> &only,
                       unsigned jobs, const std::string &trace_dir = "");
+
+// The files run_graph writes into trace_dir for these variants. Throws
+// npusim::Error ("file:line:col: variants.NAME: the trace file of its ...")
+// when two of them would have one name.
+std::vector<std::string> graph_trace_files(const GraphSpec &spec, const std::vector<std::string> &only,
+                                           const std::string &trace_dir);
 
 nlohmann::json graph_json(const GraphResult &g);
 std::string graph_text(const GraphResult &g);

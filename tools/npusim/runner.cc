@@ -1469,6 +1469,16 @@ static RunResult run_measured(const RunOptions &opts)
     return r;
 }
 
+void check_run(const RunOptions &opts)
+{
+    RunResult r;
+    r.manifest = load_kernel(opts);
+    GivenInputs given(opts);
+    resolve_run(r, opts, given);
+    check_needs(r);
+    run_shape(r, opts, given);
+}
+
 RunResult run_kernel(const RunOptions &opts)
 {
     if (opts.measure_tiles && opts.tile_max)

@@ -354,6 +354,12 @@ inline uint64_t output_bytes(const RunResult &r)
 // Throws npusim::Error for bad input (unknown kernel, assembly error, bad .npy).
 // Guest faults are not exceptions: they come back in RunResult::traps.
 RunResult run_kernel(const RunOptions &opts);
+// The checks run_kernel makes before it allocates: the kernel, its inputs'
+// shapes and dtypes, the config's @needs and the host memory the run needs
+// (check_run_fits). It throws what run_kernel would. Only the input arrays'
+// shapes and dtypes are read, so a caller that holds large tensors (npusim
+// graph) can check a run before it copies them.
+void check_run(const RunOptions &opts);
 
 // What a run of kernel `m` on config `cfg` holds in host memory
 // (run_bytes_needed; run_kernel refuses a run that would not fit).

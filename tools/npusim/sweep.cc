@@ -35,11 +35,15 @@
 namespace npusim {
 namespace {
 
-std::string scalar_text(const YAML::Node &n, const std::string &file, const std::string &key)
+// A value as `--set KEY=VALUE` spells it. Only a list key (issue.slots: [a,
+// b] -> "a,b") takes a list: [512] is not 512, as --set core.vlen=[512] is not.
+std::string scalar_text(const YAML::Node &n, const std::string &file, const std::string &key, bool list_key = false)
 {
     if (n.IsScalar())
         return n.Scalar();
-    if (n.IsSequence()) {  // issue.slots: [a, b] -> "a,b"
+    if (n.IsSequence() && !list_key)
+        throw Error(yaml_where(file, n.Mark()) + key + ": expected a single value, not a list");
+    if (n.IsSequence()) {
         std::string s;
         for (const auto &item : n) {
             if (!item.IsScalar())
@@ -99,6 +103,31 @@ void check_key(const std::string &key, const std::string &w)
     throw Error(w + key + ": unknown config key (see `npusim config docs`)");
 }
 
+bool is_list_key(const std::string &key)
+{
+    const ConfigKey *k = find_config_key(key);
+    return k && k->type == KeyType::SlotList;
+}
+
+// A key is set, crossed or zipped, one of them: set's value would be
+// overridden by every point's (set: {core.vlen: 256} with grid: {core.vlen:
+// [512, 1024]} never ran 256). Throws at the key's second place.
+void check_one_section(const SweepSpec &s, const std::string &key, const std::string &section, const std::string &w)
+{
+    std::string other;
+    if (std::any_of(s.set.begin(), s.set.end(), [&](const auto &kv) { return kv.first == key; }))
+        other = "set";
+    for (const auto &[name, axes] : {std::pair{"grid", &s.grid}, std::pair{"zip", &s.zip}})
+        if (std::any_of(axes->begin(), axes->end(), [&](const SweepAxis &a) { return a.key == key; }))
+            other = name;
+    if (other.empty() || other == section)
+        return;
+    throw Error(w + section + "." + key + ": also in " + other +
+                (section == "set" || other == "set"
+                     ? " (a key is either set, crossed or zipped: set's value would never run)"
+                     : " (a key is either crossed or zipped, not both)"));
+}
+
 // A value must be valid for its key on its own (cross-key rules are checked per point).
 void check_value(const std::string &key, const std::string &value, const std::string &w)
 {
@@ -117,7 +146,7 @@ void check_value(const std::string &key, const std::string &value, const std::st
 // `other` is the other section (grid for zip, zip for grid) as far as read:
 // a key is either crossed or zipped, never both.
 std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const std::string &section,
-                            const std::vector<SweepAxis> &other, const std::string &other_section)
+                            const SweepSpec &so_far)
 {
     std::vector<SweepAxis> out;
     if (!n.IsMap())
@@ -128,15 +157,12 @@ std::vector<SweepAxis> axes(const YAML::Node &n, const std::string &file, const 
         const std::string w = yaml_where(file, kv.first.Mark());
         check_key(key, w + section + ".");
         check_unique_key(seen, kv.first, file, section + "." + key);
-        for (const SweepAxis &o : other)
-            if (o.key == key)
-                throw Error(w + section + "." + key + ": also in " + other_section +
-                            " (a key is either crossed or zipped, not both)");
+        check_one_section(so_far, key, section, w);
         if (!kv.second.IsSequence() || kv.second.size() == 0)
             throw Error(yaml_where(file, kv.second.Mark()) + section + "." + key + ": expected a non-empty list of values");
         SweepAxis a{key, {}};
         for (const auto &v : kv.second) {
-            a.values.push_back(scalar_text(v, file, section + "." + key));
+            a.values.push_back(scalar_text(v, file, section + "." + key, is_list_key(key)));
             check_value(key, a.values.back(), yaml_where(file, v.Mark()) + section + ".");
             // A zip value may repeat (other keys move with it); a grid value may not.
             if (section == "grid" && repeats_last(a.values))
@@ -501,6 +527,17 @@ void check_no_foreign_results(const std::string &dir)
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> sweep_folder_files(const std::string &dir)
+{
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const char *name : {"points.json", "spec.json"})
+        files.emplace_back(std::string("the sweep folder's ") + name, dir + "/" + name);
+    for (const std::string &id : manifest_ids(dir))
+        for (const char *name : {"stats.json", "status", "config.yaml", "point.json", "log.txt"})
+            files.emplace_back("point " + id + "'s " + name, dir + "/points/" + id + "/" + name);
+    return files;
+}
+
 std::optional<uint64_t> parse_count(const std::string &text)
 {
     if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos)
@@ -526,11 +563,11 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
 SweepSpec load_sweep(const std::string &path)
 {
     struct stat st;
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !in || !(text << in.rdbuf()))
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         throw Error(path + ": cannot open sweep spec");
-    return load_sweep_text(text.str(), path);
+    // An empty file is a spec of nothing, as one of comments is (the stream
+    // copy of an empty file fails, which said "cannot open").
+    return load_sweep_text(read_file(path), path);
 }
 
 SweepSpec load_sweep_text(const std::string &text, const std::string &path)
@@ -578,15 +615,25 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
                                 "' (fp16, fp32)");
         } else if (key == "shapes") {
             s.shapes = string_list(v, path, key);
+            // A point's shape is the one `npusim run --shape` reads, N,C,H,W
+            // as it runs: "16,8,8" and "1,16,8,8" are one run, one id.
             for (size_t i = 0; i < s.shapes.size(); i++) {
+                std::vector<uint64_t> dims;
                 try {
-                    parse_shape(s.shapes[i]);
+                    dims = parse_shape(s.shapes[i]);
                 } catch (const Error &e) {
                     std::string why = e.what();
                     if (why.rfind("shape: ", 0) == 0)
                         why.erase(0, 7);
                     throw Error(yaml_where(path, item_mark(v, i)) + "shapes: '" + s.shapes[i] + "': " + why);
                 }
+                std::string run;
+                for (uint64_t d : dims)
+                    run += (run.empty() ? "" : ",") + std::to_string(d);
+                if (std::find(s.shapes.begin(), s.shapes.begin() + long(i), run) != s.shapes.begin() + long(i))
+                    throw Error(yaml_where(path, item_mark(v, i)) + "shapes: '" + s.shapes[i] + "' is listed twice (as " +
+                                run + "; its points would share one id)");
+                s.shapes[i] = run;
             }
         } else if (key == "set") {
             if (!v.IsMap())
@@ -595,13 +642,15 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
             for (const auto &e : v) {
                 check_key(e.first.Scalar(), yaml_where(path, e.first.Mark()) + "set.");
                 check_unique_key(set_seen, e.first, path, "set." + e.first.Scalar());
-                s.set.emplace_back(e.first.Scalar(), scalar_text(e.second, path, "set." + e.first.Scalar()));
+                check_one_section(s, e.first.Scalar(), "set", yaml_where(path, e.first.Mark()));
+                s.set.emplace_back(e.first.Scalar(), scalar_text(e.second, path, "set." + e.first.Scalar(),
+                                                                 is_list_key(e.first.Scalar())));
                 check_value(s.set.back().first, s.set.back().second, yaml_where(path, e.second.Mark()) + "set.");
             }
         } else if (key == "grid") {
-            s.grid = axes(v, path, "grid", s.zip, "zip");
+            s.grid = axes(v, path, "grid", s);
         } else if (key == "zip") {
-            s.zip = axes(v, path, "zip", s.grid, "grid");
+            s.zip = axes(v, path, "zip", s);
             for (const SweepAxis &a : s.zip)
                 if (a.values.size() != s.zip[0].values.size())
                     throw Error(yaml_where(path, v.Mark()) + "zip." + a.key + ": has " + std::to_string(a.values.size()) +

@@ -97,6 +97,11 @@ struct MergeSummary {
 // results) are an error, never silently left out.
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path);
 
+// The files of a sweep folder that merge reads or a rerun needs (points.json,
+// spec.json, each listed point's files), as (what, path) pairs for
+// check_inputs_kept: merge's outputs may not replace them.
+std::vector<std::pair<std::string, std::string>> sweep_folder_files(const std::string &dir);
+
 // A limit's decimal text (0 .. 2^64 - 1); nullopt if it is not one.
 std::optional<uint64_t> parse_count(const std::string &text);
 
