@@ -391,11 +391,65 @@ TEST(Vcd, MemoryScopeCountsOnlyTheWindow)
     Vcd v = parse_vcd(slurp(s.vcd));
     EXPECT_EQ(v.changes[v.id_of["SystemC.memory.l2_misses"]].back().second, count.misses);
     EXPECT_EQ(v.changes[v.id_of["SystemC.memory.dram_bytes_read"]].back().second, count.read);
-    for (const char *sig : {"l2_hits", "l2_misses", "l2_mshrs_busy", "dram_requests", "dram_bytes_read",
-                            "dram_bytes_written", "end_of_run_writeback"})
+    for (const char *sig : {"l2_hits", "l2_misses", "dram_bytes_read", "dram_bytes_written"})
         for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
             EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first < s.trace_end))
                 << sig << " changes at " << ch.first;
+    // The levels drop to zero at the window's end (MemoryLevelsAreZeroOutsideTheWindowAsTheCoresAreIdle).
+    for (const char *sig : {"l2_mshrs_busy", "dram_requests", "end_of_run_writeback"})
+        for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
+            EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first < s.trace_end) ||
+                        (ch.first == s.trace_end && ch.second == 0))
+                << sig << " changes at " << ch.first << " to " << ch.second;
+}
+
+// The memory scope's levels follow the cores' rule: outside the window they
+// are zero (the cores show idle there), while its counters keep what the
+// window counted. Before, l2_mshrs_busy held the 16 of the window's end from
+// cycle 1500 to the end of the file (#2755, after the write-back).
+TEST(Vcd, MemoryLevelsAreZeroOutsideTheWindowAsTheCoresAreIdle)
+{
+    const std::string d = tmpdir();
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --trace-start 1000 "
+                       "--trace-end 1500 --vcd " + d + "/levels.vcd");
+    ASSERT_EQ(r.status, 0) << r.err;
+    Vcd v = parse_vcd(slurp(d + "/levels.vcd"));
+    auto at = [&](const char *sig, uint64_t cycle) {
+        uint64_t value = 0;
+        for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
+            if (ch.first <= cycle)
+                value = ch.second;
+        return value;
+    };
+    EXPECT_EQ(at("l2_mshrs_busy", 1499), 16u);
+    for (const char *level : {"l2_mshrs_busy", "dram_requests", "end_of_run_writeback"}) {
+        EXPECT_EQ(at(level, 999), 0u) << level;
+        EXPECT_EQ(at(level, 1500), 0u) << level;
+        EXPECT_EQ(at(level, v.last_time), 0u) << level;
+    }
+    EXPECT_GT(at("l2_misses", 1499), 0u);
+    EXPECT_EQ(at("l2_misses", v.last_time), at("l2_misses", 1499));
+    EXPECT_EQ(at("dram_bytes_read", v.last_time), at("dram_bytes_read", 1499));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.stall"]].back(), std::make_pair(uint64_t(1500), uint64_t(kVcdIdle)));
+}
+
+// A window that opens after the run holds none of it; the file still ends
+// one cycle after the run (here after its end-of-run write-back, as a
+// whole-run file does), the cores idle throughout. Before, --trace-start
+// 1000000000 ran the file on to #1000000001.
+TEST(Vcd, AWindowAfterTheRunEndsTheFileWithTheRun)
+{
+    const std::string d = tmpdir();
+    const std::string run = std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --vcd ";
+    Result whole = run_cmd(run + d + "/whole.vcd"), late = run_cmd(run + d + "/late.vcd --trace-start 1000000000");
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    ASSERT_EQ(late.status, 0) << late.err;
+    Vcd w = parse_vcd(slurp(d + "/whole.vcd")), l = parse_vcd(slurp(d + "/late.vcd"));
+    EXPECT_EQ(w.last_time, 2755u);  // the run's 2454 cycles, its write-back done at 2754
+    EXPECT_EQ(l.last_time, w.last_time);
+    for (const auto &kv : l.changes)
+        for (const auto &ch : kv.second)
+            EXPECT_EQ(ch.first, 0u) << "a change at " << ch.first;
 }
 
 // The memory process of a Perfetto trace is the same whichever engine ran:
