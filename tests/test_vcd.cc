@@ -11,12 +11,14 @@
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 #include "npusim/systemc/engine.h"
 #include "npusim/memsys.h"
+#include "npy.h"
 #include "runner.h"
 #include "trace.h"
 #include "sc_scenario.h"
@@ -450,6 +452,48 @@ TEST(Vcd, AWindowAfterTheRunEndsTheFileWithTheRun)
     for (const auto &kv : l.changes)
         for (const auto &ch : kv.second)
             EXPECT_EQ(ch.first, 0u) << "a change at " << ch.first;
+}
+
+// A kernel that fails (here the run's cycle limit: exit status 1) leaves
+// every output asked for, each complete up to its stop: the three traces,
+// the report with its trap, the output tensor as global memory held it, the
+// memory trace. (docs/timing.md said a run that fails leaves no trace file.)
+TEST(Vcd, ARunThatFailsLeavesEveryOutputCompleteUpToItsStop)
+{
+    const std::string d = tmpdir() + "/failed";
+    mkdir(d.c_str(), 0755);
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --max-cycles 100 " +
+                       "--trace " + d + "/t.json --konata " + d + "/t.kanata --vcd " + d + "/t.vcd --json " + d +
+                       "/r.json --output y=" + d + "/y.npy --mem-trace " + d + "/m.din");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "");
+    const json rep = json::parse(slurp(d + "/r.json"));
+    ASSERT_EQ(rep.at("traps").size(), 1u);
+    EXPECT_EQ(rep.at("traps")[0].at("kind"), "max_cycles");
+    EXPECT_EQ(rep.at("traps")[0].at("cycle"), 353u);
+    EXPECT_EQ(rep.at("instructions"), 63u);
+
+    uint64_t slots = 0;
+    const json trace = json::parse(slurp(d + "/t.json"));
+    for (const auto &e : trace.at("traceEvents"))
+        slots += e.at("ph") == "X" && e.at("cat") == "slot";
+    EXPECT_EQ(slots, 63u);
+    const std::string k = slurp(d + "/t.kanata");
+    uint64_t rows = 0, retired = 0;
+    for (size_t p = 0; (p = k.find("\nI\t", p)) != std::string::npos; p++)
+        rows++;
+    for (size_t p = 0; (p = k.find("\nR\t", p)) != std::string::npos; p++)
+        retired++;
+    EXPECT_EQ(rows, 63u);
+    EXPECT_EQ(retired, 63u);
+    Vcd v = parse_vcd(slurp(d + "/t.vcd"));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.issued_total"]].back().second, 63u);
+    EXPECT_EQ(v.last_time, rep.at("cycles").get<uint64_t>() + 1);
+
+    const NpyArray y = read_npy(d + "/y.npy");
+    EXPECT_EQ(y.shape, (std::vector<uint64_t>{1, 16, 28, 28}));
+    EXPECT_GT(cli_test::count_lines(slurp(d + "/m.din")), 0);
+    EXPECT_EQ(y.dtype, NPU_F16);
 }
 
 // The memory process of a Perfetto trace is the same whichever engine ran:
