@@ -171,6 +171,39 @@ TEST(CliContract, ATraceCapHoldsAtLeastOneCompleteFile)
     EXPECT_EQ(slurp(d + "/min.kanata"), "Kanata\t0004\n");
 }
 
+// The window and the cap bound the traces a run writes: without a trace they
+// do nothing and are refused, and a window that holds no cycle is named by
+// what the user gave. Before, `--trace-start 10` and `--trace-max-bytes 1`
+// beside only --vcd exited 0, and `--trace-start 18446744073709551615` alone
+// was told of a --trace-end 18446744073709551615 it never gave.
+TEST(CliContract, TraceBoundsNeedATraceAndAWindowNamesWhatWasGiven)
+{
+    const std::string d = fresh_dir("trace_bounds");
+    const std::string run = "run relu --shape 1,1,4,4 -q ";
+    expect_refused(run + "--vcd " + d + "/v.vcd --trace-start 18446744073709551615",
+                   "--trace-start 18446744073709551615: the window would hold no cycle (--trace-start is at most "
+                   "18446744073709551614)\n");
+    expect_refused(run + "--trace " + d + "/t.json --trace-start 900 --trace-end 300",
+                   "--trace-end 300 must be after --trace-start 900\n");
+    expect_refused(run + "--konata " + d + "/t.kanata --trace-end 0",
+                   "--trace-end 0 must be after --trace-start 0 (the default: no --trace-start)\n");
+    expect_refused(run + "--trace-start 10",
+                   "--trace-start 10: there is no trace to start (give --trace, --konata or --vcd)\n");
+    expect_refused(run + "--trace-end 10",
+                   "--trace-end 10: there is no trace to end (give --trace, --konata or --vcd)\n");
+    expect_refused(run + "--vcd " + d + "/v.vcd --trace-max-bytes 1",
+                   "--trace-max-bytes 1: it caps --trace and --konata files, and neither is given (a VCD has no "
+                   "cap)\n");
+    expect_refused(run + "--trace-max-bytes 100000",
+                   "--trace-max-bytes 100000: it caps --trace and --konata files, and neither is given (a VCD has "
+                   "no cap)\n");
+    EXPECT_EQ(files_in(d), 0u);
+    // The largest start that leaves a cycle is taken as written.
+    Result r = run_cli(run + "--trace " + d + "/late.json --trace-start 18446744073709551614");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(exists(d + "/late.json"));
+}
+
 // Kernels take parameters as binary32: NaN, infinity and values that round
 // to it are refused, as a manifest's @param default that is not finite is.
 TEST(CliContract, KernelParametersAreFiniteInBinary32)

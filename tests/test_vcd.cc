@@ -11,12 +11,14 @@
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 #include "npusim/systemc/engine.h"
 #include "npusim/memsys.h"
+#include "npy.h"
 #include "runner.h"
 #include "trace.h"
 #include "sc_scenario.h"
@@ -209,6 +211,102 @@ TEST(Vcd, WindowHoldsExactlyTheInstructionsIssuingInside)
     }
 }
 
+namespace {
+
+// Cycles of each stall reason over a window, per core, as each format shows them.
+using StallCycles = std::map<std::string, uint64_t>;
+
+std::map<unsigned, StallCycles> vcd_stalls(Vcd &v, unsigned cores, uint64_t from, uint64_t to)
+{
+    std::map<unsigned, StallCycles> out;
+    for (unsigned k = 0; k < cores; k++)
+        for (const auto &kv : time_at_value(v.changes[v.id_of["SystemC.core" + std::to_string(k) + ".stall"]],
+                                            from, to))
+            if (kv.first != kVcdIssuing && kv.first != kVcdIdle)
+                out[k][npu_stall_name(npu_stall(kv.first - 1))] += kv.second;
+    return out;
+}
+
+std::map<unsigned, StallCycles> perfetto_stalls(const json &trace)
+{
+    std::map<unsigned, StallCycles> out;
+    for (const auto &e : trace.at("traceEvents"))
+        if (e.at("ph") == "X" && e.at("cat") == "stall")
+            out[e.at("pid").get<unsigned>() - 1][e.at("name")] += e.at("dur").get<uint64_t>();
+    return out;
+}
+
+// Lane 1 of a Kanata log: a stage per stall, ended by E or by the row's R.
+StallCycles konata_stalls(const std::string &text, uint64_t *first_cycle, uint64_t *last_cycle)
+{
+    StallCycles out;
+    std::map<std::string, std::pair<std::string, uint64_t>> open;  // row id -> (stall, since)
+    std::istringstream in(text);
+    std::string line;
+    uint64_t cycle = 0;
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, '\t');)
+            f.push_back(x);
+        if (f[0] == "C=")
+            cycle = *first_cycle = std::stoull(f[1]);
+        else if (f[0] == "C")
+            cycle += std::stoull(f[1]);
+        else if (f[0] == "S" && f[2] == "1")
+            open[f[1]] = {f[3], cycle};
+        if ((f[0] == "E" && f[2] == "1") || f[0] == "R") {
+            auto it = open.find(f[1]);
+            if (it != open.end()) {
+                out[it->second.first] += cycle - it->second.second;
+                open.erase(it);
+            }
+        }
+    }
+    *last_cycle = cycle;
+    return out;
+}
+
+}  // namespace
+
+// A window cuts every slice at its edges, so the three formats agree on what
+// each core did inside it: the cycles of each stall reason on Perfetto's
+// stalls tracks, on Konata's lane 1 (core 0) and at the VCD's stall codes
+// are the same. Before, Perfetto had core 0's dma_wait slice from cycle 60
+// for 293 cycles (405 on core 1) where the VCD had 53 (165) of them in the
+// window, and Konata began at cycle 59.
+TEST(Vcd, WindowedTracesAgreeOnEachCoresStallCyclesByReason)
+{
+    const std::string d = tmpdir();
+    const uint64_t start = 300, end = 900;
+    Result r = run_cmd(std::string(NPUSIM_EXE) +
+                       " run gelu_tanh --dtype fp32 --shape 1,16,28,28 --set system.cores=2 --trace-start 300 "
+                       "--trace-end 900 -q --trace " + d + "/agree.json --konata " + d + "/agree.kanata --vcd " +
+                       d + "/agree.vcd");
+    ASSERT_EQ(r.status, 0) << r.err;
+    Vcd v = parse_vcd(slurp(d + "/agree.vcd"));
+    const std::map<unsigned, StallCycles> vcd = vcd_stalls(v, 2, start, end);
+    for (unsigned k = 0; k < 2; k++) {  // both cores run through the window: no drain in it, which only the VCD shows
+        const std::string stall = "SystemC.core" + std::to_string(k) + ".stall";
+        EXPECT_EQ(time_at_value(v.changes[v.id_of[stall]], start, end)[kVcdIdle], 0u) << k;
+        EXPECT_EQ(vcd.at(k).count("drain"), 0u) << k;
+    }
+    EXPECT_EQ(vcd.at(0).at("dma_wait"), 53u);
+    EXPECT_EQ(vcd.at(1).at("dma_wait"), 165u);
+
+    const json trace = json::parse(slurp(d + "/agree.json"));
+    EXPECT_EQ(perfetto_stalls(trace), vcd);
+    for (const auto &e : trace.at("traceEvents"))
+        if (e.at("ph") == "X") {
+            const uint64_t ts = e.at("ts"), dur = e.at("dur");
+            EXPECT_TRUE(ts >= start && ts + dur <= end) << e.dump();
+        }
+    uint64_t first = 0, last = 0;
+    EXPECT_EQ(konata_stalls(slurp(d + "/agree.kanata"), &first, &last), vcd.at(0));
+    EXPECT_EQ(first, start);
+    EXPECT_LE(last, end);
+}
+
 // memory.model: l2: the memory scope's counters end at the report's totals,
 // its levels end at zero, and the end-of-run write-back shows after the last
 // core, for as long as the report says it took.
@@ -295,11 +393,107 @@ TEST(Vcd, MemoryScopeCountsOnlyTheWindow)
     Vcd v = parse_vcd(slurp(s.vcd));
     EXPECT_EQ(v.changes[v.id_of["SystemC.memory.l2_misses"]].back().second, count.misses);
     EXPECT_EQ(v.changes[v.id_of["SystemC.memory.dram_bytes_read"]].back().second, count.read);
-    for (const char *sig : {"l2_hits", "l2_misses", "l2_mshrs_busy", "dram_requests", "dram_bytes_read",
-                            "dram_bytes_written", "end_of_run_writeback"})
+    for (const char *sig : {"l2_hits", "l2_misses", "dram_bytes_read", "dram_bytes_written"})
         for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
             EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first < s.trace_end))
                 << sig << " changes at " << ch.first;
+    // The levels drop to zero at the window's end (MemoryLevelsAreZeroOutsideTheWindowAsTheCoresAreIdle).
+    for (const char *sig : {"l2_mshrs_busy", "dram_requests", "end_of_run_writeback"})
+        for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
+            EXPECT_TRUE(ch.first == 0 || (ch.first >= s.trace_start && ch.first < s.trace_end) ||
+                        (ch.first == s.trace_end && ch.second == 0))
+                << sig << " changes at " << ch.first << " to " << ch.second;
+}
+
+// The memory scope's levels follow the cores' rule: outside the window they
+// are zero (the cores show idle there), while its counters keep what the
+// window counted. Before, l2_mshrs_busy held the 16 of the window's end from
+// cycle 1500 to the end of the file (#2755, after the write-back).
+TEST(Vcd, MemoryLevelsAreZeroOutsideTheWindowAsTheCoresAreIdle)
+{
+    const std::string d = tmpdir();
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --trace-start 1000 "
+                       "--trace-end 1500 --vcd " + d + "/levels.vcd");
+    ASSERT_EQ(r.status, 0) << r.err;
+    Vcd v = parse_vcd(slurp(d + "/levels.vcd"));
+    auto at = [&](const char *sig, uint64_t cycle) {
+        uint64_t value = 0;
+        for (const auto &ch : v.changes[v.id_of[std::string("SystemC.memory.") + sig]])
+            if (ch.first <= cycle)
+                value = ch.second;
+        return value;
+    };
+    EXPECT_EQ(at("l2_mshrs_busy", 1499), 16u);
+    for (const char *level : {"l2_mshrs_busy", "dram_requests", "end_of_run_writeback"}) {
+        EXPECT_EQ(at(level, 999), 0u) << level;
+        EXPECT_EQ(at(level, 1500), 0u) << level;
+        EXPECT_EQ(at(level, v.last_time), 0u) << level;
+    }
+    EXPECT_GT(at("l2_misses", 1499), 0u);
+    EXPECT_EQ(at("l2_misses", v.last_time), at("l2_misses", 1499));
+    EXPECT_EQ(at("dram_bytes_read", v.last_time), at("dram_bytes_read", 1499));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.stall"]].back(), std::make_pair(uint64_t(1500), uint64_t(kVcdIdle)));
+}
+
+// A window that opens after the run holds none of it; the file still ends
+// one cycle after the run (here after its end-of-run write-back, as a
+// whole-run file does), the cores idle throughout. Before, --trace-start
+// 1000000000 ran the file on to #1000000001.
+TEST(Vcd, AWindowAfterTheRunEndsTheFileWithTheRun)
+{
+    const std::string d = tmpdir();
+    const std::string run = std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --vcd ";
+    Result whole = run_cmd(run + d + "/whole.vcd"), late = run_cmd(run + d + "/late.vcd --trace-start 1000000000");
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    ASSERT_EQ(late.status, 0) << late.err;
+    Vcd w = parse_vcd(slurp(d + "/whole.vcd")), l = parse_vcd(slurp(d + "/late.vcd"));
+    EXPECT_EQ(w.last_time, 2755u);  // the run's 2454 cycles, its write-back done at 2754
+    EXPECT_EQ(l.last_time, w.last_time);
+    for (const auto &kv : l.changes)
+        for (const auto &ch : kv.second)
+            EXPECT_EQ(ch.first, 0u) << "a change at " << ch.first;
+}
+
+// A kernel that fails (here the run's cycle limit: exit status 1) leaves
+// every output asked for, each complete up to its stop: the three traces,
+// the report with its trap, the output tensor as global memory held it, the
+// memory trace. (docs/timing.md said a run that fails leaves no trace file.)
+TEST(Vcd, ARunThatFailsLeavesEveryOutputCompleteUpToItsStop)
+{
+    const std::string d = tmpdir() + "/failed";
+    mkdir(d.c_str(), 0755);
+    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --dtype fp16 --shape 1,16,28,28 -q --max-cycles 100 " +
+                       "--trace " + d + "/t.json --konata " + d + "/t.kanata --vcd " + d + "/t.vcd --json " + d +
+                       "/r.json --output y=" + d + "/y.npy --mem-trace " + d + "/m.din");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "");
+    const json rep = json::parse(slurp(d + "/r.json"));
+    ASSERT_EQ(rep.at("traps").size(), 1u);
+    EXPECT_EQ(rep.at("traps")[0].at("kind"), "max_cycles");
+    EXPECT_EQ(rep.at("traps")[0].at("cycle"), 353u);
+    EXPECT_EQ(rep.at("instructions"), 63u);
+
+    uint64_t slots = 0;
+    const json trace = json::parse(slurp(d + "/t.json"));
+    for (const auto &e : trace.at("traceEvents"))
+        slots += e.at("ph") == "X" && e.at("cat") == "slot";
+    EXPECT_EQ(slots, 63u);
+    const std::string k = slurp(d + "/t.kanata");
+    uint64_t rows = 0, retired = 0;
+    for (size_t p = 0; (p = k.find("\nI\t", p)) != std::string::npos; p++)
+        rows++;
+    for (size_t p = 0; (p = k.find("\nR\t", p)) != std::string::npos; p++)
+        retired++;
+    EXPECT_EQ(rows, 63u);
+    EXPECT_EQ(retired, 63u);
+    Vcd v = parse_vcd(slurp(d + "/t.vcd"));
+    EXPECT_EQ(v.changes[v.id_of["SystemC.core0.issued_total"]].back().second, 63u);
+    EXPECT_EQ(v.last_time, rep.at("cycles").get<uint64_t>() + 1);
+
+    const NpyArray y = read_npy(d + "/y.npy");
+    EXPECT_EQ(y.shape, (std::vector<uint64_t>{1, 16, 28, 28}));
+    EXPECT_GT(cli_test::count_lines(slurp(d + "/m.din")), 0);
+    EXPECT_EQ(y.dtype, NPU_F16);
 }
 
 // The memory process of a Perfetto trace is the same whichever engine ran:

@@ -192,8 +192,15 @@ MemoryVcdProbe::MemoryVcdProbe(const sc_core::sc_module_name &name, npu_memsys *
                                                     "end_of_run_writeback"};
     for (unsigned s = 0; s < kNumSignals; s++)
         sc_core::sc_trace(tf, signal_[s], std::string("memory.") + names[s]);
-    if (start_ < end_)
-        add(start_, kSync, 0);
+    // The window's edges wake the replay (the levels show from its start and
+    // drop to zero at its end, as the cores show idle outside it); they are
+    // no changes of their own, so a window past the run does not hold the
+    // file open until it.
+    if (start_ < end_) {
+        add(start_, kWindowStart, 0);
+        if (end_ != UINT64_MAX)
+            add(end_, kWindowEnd, 0);
+    }
     npu_memsys_add_observer(ms_, &MemoryVcdProbe::observe, this);
     SC_HAS_PROCESS(MemoryVcdProbe);
     SC_THREAD(replay);
@@ -205,7 +212,8 @@ void MemoryVcdProbe::add(uint64_t cycle, uint32_t signal, int64_t delta)
 {
     queue_.push({cycle, order_++, signal, delta});
     max_queued = std::max(max_queued, queue_.size());
-    latest_ = std::max(latest_, cycle);
+    if (signal < kNumSignals)
+        latest_ = std::max(latest_, cycle);
 }
 
 void MemoryVcdProbe::count(uint64_t cycle, uint32_t signal, int64_t delta)
@@ -236,6 +244,7 @@ void MemoryVcdProbe::observe(void *ctx, const npu_memsys_event *ev)
 
 void MemoryVcdProbe::replay()
 {
+    static constexpr unsigned kLevels[] = {kL2MshrsBusy, kDramRequests, kEndOfRunWriteback};
     for (;;) {
         while (queue_.empty()) {
             if (over_)
@@ -244,6 +253,8 @@ void MemoryVcdProbe::replay()
         }
         const uint64_t now = now_cycle(), next = queue_.top().cycle;
         if (next > now) {
+            if (over_)  // every change is replayed: what is left is a window edge after the file's end
+                end_thread();
             wait(cycle_time(next - now), fed_);  // a round may queue an earlier change
             continue;
         }
@@ -255,9 +266,15 @@ void MemoryVcdProbe::replay()
             if (ch.signal < kNumSignals)
                 value_[ch.signal] += uint64_t(ch.delta);
         }
-        if (now >= start_ && now < end_)
+        if (now >= start_ && now < end_) {
             for (unsigned s = 0; s < kNumSignals; s++)
                 signal_[s].write(value_[s]);
+        } else if (now >= end_) {
+            // After the window the levels are zero, as a core is idle; the
+            // counters keep what the window counted.
+            for (unsigned s : kLevels)
+                signal_[s].write(0);
+        }
     }
 }
 

@@ -77,8 +77,30 @@ struct TraceFlags {
     std::string perfetto, konata, vcd;
     TraceWindow window;
     uint64_t max_bytes = kDefaultTraceMaxBytes;
+    bool start_given = false, end_given = false, max_bytes_given = false;
     bool any() const { return !perfetto.empty() || !konata.empty() || !vcd.empty(); }
 };
+
+// The window and the cap bound traces the run writes: given without one, or
+// holding no cycle, they are an error naming what the user gave.
+void check_trace_flags(const TraceFlags &tf)
+{
+    const std::string start = std::to_string(tf.window.start), end = std::to_string(tf.window.end);
+    if (tf.start_given && !tf.any())
+        throw Error("--trace-start " + start + ": there is no trace to start (give --trace, --konata or --vcd)");
+    if (tf.end_given && !tf.any())
+        throw Error("--trace-end " + end + ": there is no trace to end (give --trace, --konata or --vcd)");
+    if (tf.max_bytes_given && tf.perfetto.empty() && tf.konata.empty())
+        throw Error("--trace-max-bytes " + std::to_string(tf.max_bytes) +
+                    ": it caps --trace and --konata files, and neither is given (a VCD has no cap)");
+    if (tf.window.end > tf.window.start)
+        return;
+    if (!tf.end_given)  // only --trace-start, at the largest cycle: no cycle comes after it
+        throw Error("--trace-start " + start + ": the window would hold no cycle (--trace-start is at most " +
+                    std::to_string(UINT64_MAX - 1) + ")");
+    throw Error("--trace-end " + end + " must be after --trace-start " + start +
+                (tf.start_given ? "" : " (the default: no --trace-start)"));
+}
 
 // shape: --shape's text, or nullptr without one (the first input's, else the default).
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
@@ -119,9 +141,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
             throw Error("--param " + s + ": '" + kv.second + "'" + problem);
         opts.params[kv.first] = v;
     }
-    if (tf.window.end <= tf.window.start)
-        throw Error("--trace-end " + std::to_string(tf.window.end) + " must be after --trace-start " +
-                    std::to_string(tf.window.start));
+    check_trace_flags(tf);
     if (tf.any() && !opts.config.timed)
         throw Error("--trace, --konata and --vcd need timing (sim.mode: timed)");
     TraceSet traces;
@@ -467,14 +487,21 @@ int main(int argc, char **argv)
                     "Write a Chrome/Perfetto trace (JSON; ui.perfetto.dev): a track per slot and unit, 1 cycle = 1 us");
     run->add_option("--konata", trace_flags.konata, "Write a Konata pipeline log (Kanata 0004) of core 0");
     run->add_option("--vcd", trace_flags.vcd, "Write a VCD (GTKWave) of issue count, stall reason and busy units per core");
-    run->add_option("--trace-start", trace_flags.window.start, "First cycle traced (--trace, --konata, --vcd)")
-        ->check(kUint64);
-    run->add_option("--trace-end", trace_flags.window.end, "Cycle the traces stop at (exclusive; default: the end)")
-        ->check(kUint64);
-    run->add_option("--trace-max-bytes", trace_flags.max_bytes,
-                    "Stop a --trace or --konata file cleanly at this size, still a complete file (default 1 GiB; "
-                    "at least the smallest complete file: 85 bytes for --trace, 12 for --konata)")
-        ->check(kUint64);
+    auto *trace_start_opt =
+        run->add_option("--trace-start", trace_flags.window.start,
+                        "First cycle traced (--trace, --konata, --vcd, which cut what crosses the window's edges; "
+                        "an error without one of them)")
+            ->check(kUint64);
+    auto *trace_end_opt =
+        run->add_option("--trace-end", trace_flags.window.end,
+                        "Cycle the traces stop at (exclusive; default: the end; an error without a trace)")
+            ->check(kUint64);
+    auto *trace_max_bytes_opt =
+        run->add_option("--trace-max-bytes", trace_flags.max_bytes,
+                        "Stop a --trace or --konata file cleanly at this size, still a complete file (default 1 GiB; "
+                        "at least the smallest complete file: 85 bytes for --trace, 12 for --konata; the VCD has no "
+                        "cap, so an error without --trace or --konata)")
+            ->check(kUint64);
     run->add_option("--warm-l2", ropts.warm_l2,
                     "Place tensor NAME in the L2 before the run (memory.model: l2; repeatable)");
     run->add_flag("--inplace", ropts.inplace,
@@ -546,6 +573,9 @@ int main(int argc, char **argv)
             ropts.measure_tiles = parse_tiling(tiling);
             if (dtype_opt->count())
                 parse_dtype(ropts.dtype);  // `--dtype ''` too: an empty dtype is not the default
+            trace_flags.start_given = trace_start_opt->count() > 0;
+            trace_flags.end_given = trace_end_opt->count() > 0;
+            trace_flags.max_bytes_given = trace_max_bytes_opt->count() > 0;
             return cmd_run(ropts, config_file, sets, shape_opt->count() ? &shape : nullptr, inputs, outputs, params,
                            json_path, quiet, trace_flags);
         }

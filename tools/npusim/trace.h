@@ -97,6 +97,9 @@ private:
 // one per unit instance in use, and one for stalls; an "X" event per
 // instruction on its slot (dur 1) and its unit (dur max(1, complete-issue));
 // "C" counter events for the DMA queue depth. One cycle = 1 us of trace time.
+// Slices are clipped to the trace window (the cycles the VCD shows): an
+// instruction issuing inside shows up to the window's end, the empty cycles
+// before an issue show for their part inside, whichever side the issue is.
 //
 // memory.model: l2 adds a process "memory (L2, DRAM)" (pid kMemoryPid) of
 // counters, one sample per kMemoryBucket cycles that saw activity (and a zero
@@ -165,6 +168,7 @@ private:
     void span(unsigned pid, unsigned tid, uint64_t start, uint64_t dur, const char *cat, const std::string &name,
               const std::string &args);
     uint64_t ts(uint64_t cycle) const { return cycle + offset_; }
+    std::string insn_args(const npu_issue_event &ev);  // pc, seq and disassembly
     uint64_t offset_ = 0;
     bool graph_named_ = false, dram_named_ = false;
 
@@ -214,7 +218,10 @@ private:
 // cycle), Ex (issue + 1 to completion) and retirement at completion; the
 // empty cycles charged just before an issue show on lane 1 as a stage named
 // after the stall reason. Commands are written in cycle order as they become
-// final; only instructions still in flight wait in a queue.
+// final; only instructions still in flight wait in a queue. Rows are clipped
+// to the trace window: stages start no earlier than its start, a row still in
+// flight at its end retires there, and the instruction that waits across the
+// end (issuing after it) has a row of its waiting, flushed at the end.
 class KonataTrace : public TraceWriter {
 public:
     // Throws Error when max_bytes < min_bytes() (checked_max_bytes).
@@ -228,7 +235,7 @@ public:
     size_t max_pending() const { return max_pending_; }  // most commands waiting at once
 
 private:
-    enum Kind : uint8_t { kStallStart, kIssue, kExec, kRetire };
+    enum Kind : uint8_t { kWait, kStallStart, kIssue, kExec, kRetire, kFlush };
     struct Pending {
         uint64_t cycle, order, id, seq;
         Kind kind;
@@ -246,7 +253,7 @@ private:
     unsigned core_;
     std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
     uint64_t order_ = 0, next_id_ = 0, cycle_ = 0;
-    bool started_ = false, stopped_ = false;
+    bool started_ = false, stopped_ = false, ended_ = false;  // ended_: the row across the window's end is written
     size_t max_pending_ = 0;
     DisasmCache disasm_;
     std::string line_;

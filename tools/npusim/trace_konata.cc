@@ -83,6 +83,9 @@ void KonataTrace::write_pending(const Pending &p)
         line_ += '\n';
     };
     switch (p.kind) {
+    case kWait:
+        cmd("S\t", p.id, "\t0\t", "Ds");
+        break;
     case kStallStart:
         cmd("S\t", p.id, "\t1\t", npu_stall_name(npu_stall(p.stall)));
         break;
@@ -95,11 +98,14 @@ void KonataTrace::write_pending(const Pending &p)
         cmd("S\t", p.id, "\t0\t", "Ex");
         break;
     case kRetire:
+    case kFlush:
+        if (p.kind == kFlush && p.stall != kNoStall)
+            cmd("E\t", p.id, "\t1\t", npu_stall_name(npu_stall(p.stall)));
         line_ += "R\t";
         put(line_, p.id);
         line_ += '\t';
         put(line_, p.seq);
-        line_ += "\t0\n";
+        line_ += p.kind == kFlush ? "\t1\n" : "\t0\n";
         break;
     }
     out(line_);
@@ -115,13 +121,27 @@ void KonataTrace::flush_until(uint64_t cycle)
     }
 }
 
+// A row is clipped to the window (the cycles the VCD shows): its waiting and
+// stall start no earlier than the window, and what lies past its end is cut
+// there. The first instruction issuing at or after the end gets a row when
+// it was waiting or stalled before the end, flushed (R type 1) at the end.
 void KonataTrace::issue(unsigned core, const npu_issue_event &ev)
 {
-    if (core != core_ || stopped_ || !window_.contains(ev.issue))
+    if (core != core_ || stopped_ || ended_ || ev.issue < window_.start)
         return;
-    flush_until(ev.ready);
+    const uint64_t end = window_.end;
+    const uint64_t ready = std::max(ev.ready, window_.start);
+    const uint64_t stall_from = std::max(ev.issue - ev.stall_cycles, window_.start);
+    const uint64_t row_start = std::min(ready, stall_from);
+    const bool inside = ev.issue < end;
+    if (!inside) {
+        ended_ = true;
+        if (row_start >= end)
+            return;
+    }
+    flush_until(row_start);
     const uint64_t id = next_id_++;
-    goto_cycle(ev.ready);
+    goto_cycle(row_start);
     line_ = "I\t";
     put(line_, id);
     line_ += '\t';
@@ -142,20 +162,25 @@ void KonataTrace::issue(unsigned core, const npu_issue_event &ev)
         line_ += std::string(", ") + npu_stall_name(ev.stall) + " stall ";
         put(line_, ev.stall_cycles);
     }
+    if (!inside)
+        line_ += ", after the trace window";
     line_ += '\n';
-    if (ev.ready < ev.issue) {
-        line_ += "S\t";
-        put(line_, id);
-        line_ += "\t0\tDs\n";
-    }
     out(line_);
-    const uint8_t stall = ev.stall_cycles ? uint8_t(ev.stall) : kNoStall;
-    if (ev.stall_cycles)
-        schedule(ev.issue - ev.stall_cycles, kStallStart, id, ev.seq, stall);
+    const uint64_t issue = std::min(ev.issue, end);
+    if (ready < issue)
+        schedule(ready, kWait, id, ev.seq, kNoStall);
+    const uint8_t stall = stall_from < issue ? uint8_t(ev.stall) : kNoStall;
+    if (stall != kNoStall)
+        schedule(stall_from, kStallStart, id, ev.seq, stall);
+    if (!inside) {
+        schedule(end, kFlush, id, ev.seq, stall);
+        return;
+    }
     schedule(ev.issue, kIssue, id, ev.seq, stall);
-    if (ev.complete > ev.issue + 1)
+    const uint64_t retire = std::min(std::max(ev.complete, ev.issue + 1), end);
+    if (retire > ev.issue + 1)
         schedule(ev.issue + 1, kExec, id, ev.seq, kNoStall);
-    schedule(ev.complete > ev.issue ? ev.complete : ev.issue + 1, kRetire, id, ev.seq, kNoStall);
+    schedule(retire, kRetire, id, ev.seq, kNoStall);
 }
 
 void KonataTrace::close()

@@ -134,6 +134,21 @@ void PerfettoTrace::dma_completions_until(Core &c, unsigned k, uint64_t cycle)
     }
 }
 
+std::string PerfettoTrace::insn_args(const npu_issue_event &ev)
+{
+    std::string args = "\"pc\":";
+    put(args, ev.pc);
+    args += ",\"seq\":";
+    put(args, ev.seq);
+    args += ",\"insn\":\"" + disasm_.text(ev) + "\"";
+    return args;
+}
+
+// Every slice is clipped to the window, as the VCD shows those cycles: the
+// stall before an issue shows for its cycles inside the window, whichever
+// side of it the issue falls (the run of empty cycles that straddles the
+// end belongs to the first instruction issuing after it); an instruction
+// issuing inside shows, its unit and pipe slices up to the window's end.
 void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
 {
     if (stopped_)
@@ -145,8 +160,14 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
         c.dma_done.push(ev.complete);
         c.dma_depth++;
     }
-    if (!window_.contains(ev.issue))
+    const uint64_t stall_from = std::max(ev.issue - ev.stall_cycles, window_.start);
+    const uint64_t stall_to = std::min(ev.issue, window_.end);
+    if (!window_.contains(ev.issue)) {
+        if (stall_from < stall_to)
+            span(core_pid(k), global_tid(k, kStallTid), ts(stall_from), stall_to - stall_from, "stall",
+                 npu_stall_name(ev.stall), insn_args(ev));
         return;
+    }
     if (dma)
         counter(k, ev.issue, c.dma_depth);
 
@@ -157,28 +178,25 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     }
     // A cube operation holds the DMA issue port for its issue cycle; its
     // pipe's track shows it from its start to its tag's completion.
-    const uint64_t dur = ev.pipe ? 1 : ev.complete > ev.issue + 1 ? ev.complete - ev.issue : 1;
+    const uint64_t complete = ev.pipe ? ev.issue + 1 : std::max(ev.complete, ev.issue + 1);
+    const uint64_t dur = std::min(complete, window_.end) - ev.issue;
     const unsigned lane = lane_for(c, k, unit, ev.issue, ev.issue + dur);
-    const std::string &name = disasm_.mnemonic(ev), &text = disasm_.text(ev);
+    const std::string &name = disasm_.mnemonic(ev);
+    const std::string args = insn_args(ev);
 
-    std::string args = "\"pc\":";
-    put(args, ev.pc);
-    args += ",\"seq\":";
-    put(args, ev.seq);
-    args += ",\"insn\":\"" + text + "\"";
-
-    auto slice = [&](unsigned tid, uint64_t t, uint64_t d, const char *cat, const std::string &nm,
-                     const std::string &a) { span(core_pid(k), global_tid(k, tid), ts(t), d, cat, nm, a); };
-    slice(slot_tid(ev.slot), ev.issue, 1, "slot", name, args);
-    slice(unit_tid(unit, lane), ev.issue, dur, "unit", name, args);
-    if (ev.pipe) {
+    auto slice = [&](unsigned tid, uint64_t t, uint64_t d, const char *cat, const std::string &nm) {
+        span(core_pid(k), global_tid(k, tid), ts(t), d, cat, nm, args);
+    };
+    slice(slot_tid(ev.slot), ev.issue, 1, "slot", name);
+    slice(unit_tid(unit, lane), ev.issue, dur, "unit", name);
+    if (ev.pipe && ev.dma_start < window_.end) {
         const unsigned track = pipe_track(ev.pipe - 1);
-        const uint64_t held = ev.complete > ev.dma_start ? ev.complete - ev.dma_start : 1;
+        const uint64_t held = std::min(std::max(ev.complete, ev.dma_start + 1), window_.end) - ev.dma_start;
         slice(unit_tid(track, lane_for(c, k, track, ev.dma_start, ev.dma_start + held)), ev.dma_start, held, "pipe",
-              name, args);
+              name);
     }
-    if (ev.stall_cycles)
-        slice(kStallTid, ev.issue - ev.stall_cycles, ev.stall_cycles, "stall", npu_stall_name(ev.stall), args);
+    if (stall_from < stall_to)
+        slice(kStallTid, stall_from, stall_to - stall_from, "stall", npu_stall_name(ev.stall));
 }
 
 // ---- the memory process: L2 and DRAM counters -------------------------------

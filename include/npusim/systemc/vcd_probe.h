@@ -19,6 +19,8 @@
 //   dram_bytes_written     the window
 //   end_of_run_writeback   end-of-run write-back requests in flight (the drain
 //                          after the last core, npu_memsys_drain)
+// The three levels are 0 outside the window (as a core shows idle there); the
+// counters keep what the window counted.
 #pragma once
 
 #include <cstdint>
@@ -113,14 +115,15 @@ public:
         kDramBytesWritten,
         kEndOfRunWriteback,
         kNumSignals,
-        kSync = kNumSignals  // writes every signal (the window opens)
+        kWindowStart = kNumSignals,  // writes every signal (the window opens)
+        kWindowEnd                   // the levels drop to zero (the window closes)
     };
 
     MemoryVcdProbe(const sc_core::sc_module_name &name, npu_memsys *ms, sc_core::sc_trace_file *tf, uint64_t start,
                    uint64_t end, const sc_core::sc_event &fed, const bool &over);
     ~MemoryVcdProbe() override;
 
-    uint64_t latest_cycle() const { return latest_; }  // of every change queued so far
+    uint64_t latest_cycle() const { return latest_; }  // of every change queued so far (not the window's edges)
     uint64_t replayed = 0, late = 0;
     size_t max_queued = 0;
 
