@@ -189,12 +189,17 @@ int cmd_asm(const AsmFlags &f)
         defines.push_back({p.first.c_str(), p.second.c_str()});
     // `.pipeline` loops are scheduled for the config, as `npusim run` does.
     const npu_asm_machine machine = asm_machine(build_config(f.config_file, f.sets));
-    check_output_paths({{"-o", f.out}});
+    check_output_paths({{"-o", f.out}}, {{"the input", f.in}});
     npu_program p;
     npu_program_init(&p);
     npu_diag d{};
     try {
         assemble_program(f.in, defines, f.incdirs, machine, f.schedule == "on", p);
+        // The files it included are known now, still before anything is written.
+        std::vector<std::pair<std::string, std::string>> sources;
+        for (size_t i = 0; i < p.nfiles; i++)
+            sources.emplace_back(i ? "an included file" : "the input", p.files[i]);
+        check_output_paths({{"-o", f.out}}, sources);
     } catch (...) {
         npu_program_free(&p);
         throw;
