@@ -320,21 +320,35 @@ static int statement(asm_ctx *c)
     }
 }
 
+/* Every branch target names an instruction of the program: the core would
+ * trap at the branch otherwise ("branch to instruction N, outside the
+ * program"), so the assembler says so first. */
 static int resolve_fixups(asm_ctx *c)
 {
     npu_program *p = c->prog;
     for (size_t i = 0; i < c->nfixups; i++) {
         const asm_fixup *f = &c->fixups[i];
-        const asm_label *l = asm_map_get(&c->labels, f->label, strlen(f->label));
-        char q[96];
-        if (!l)
-            return asm_error_at(c, f->file, f->line, f->col, "undefined label %s",
-                                asm_quote(f->label, strlen(f->label), q, sizeof q));
-        int64_t rel = (int64_t)l->index - (int64_t)f->index;
-        if (rel < INT32_MIN || rel > INT32_MAX)
-            return asm_error_at(c, f->file, f->line, f->col, "label %s is out of reach",
-                                asm_quote(f->label, strlen(f->label), q, sizeof q));
-        p->insns[f->index].imm = (int32_t)rel;
+        char q[96], num[48];
+        asm_int target = f->target;
+        if (f->label) {
+            const asm_label *l = asm_map_get(&c->labels, f->label, strlen(f->label));
+            if (!l)
+                return asm_error_at(c, f->file, f->line, f->col, "undefined label %s",
+                                    asm_quote(f->label, strlen(f->label), q, sizeof q));
+            target = (asm_int)l->index;
+        }
+        if (target < 0 || target >= (asm_int)p->count) {
+            if (f->label)
+                return asm_error_at(c, f->file, f->line, f->col,
+                                    "branch target %s is instruction %zu, outside the program (0..%zu)",
+                                    asm_quote(f->label, strlen(f->label), q, sizeof q),
+                                    (size_t)target, p->count - 1);
+            return asm_error_at(c, f->file, f->line, f->col,
+                                "branch target @%s is outside the program (0..%zu)",
+                                asm_int_str(target, num, sizeof num), p->count - 1);
+        }
+        /* A program holds fewer than 2^31 instructions (ASM_MAX_EXPANDED_LINES). */
+        p->insns[f->index].imm = (int32_t)(target - (asm_int)f->index);
         p->words[f->index] = npu_encode(&p->insns[f->index]);
     }
     return 0;

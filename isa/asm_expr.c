@@ -1,6 +1,7 @@
 /* Constant expressions of the assembler: integer and float literals, .equ
- * names, + - * / and parentheses. Integers are 64-bit and overflow is an
- * error; as soon as one side is a float the operation is done in double. */
+ * names, + - * / and parentheses. Integers run from -2^63 to 2^64 - 1
+ * (asm_int) and leaving that range is an error; as soon as one side is a
+ * float the operation is done in double. */
 #include "asm_internal.h"
 
 #include <errno.h>
@@ -8,6 +9,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *asm_int_str(asm_int v, char *buf, size_t size)
+{
+    char digits[48];
+    size_t n = 0;
+    unsigned __int128 m = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+    do {
+        digits[n++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m);
+    size_t o = 0;
+    if (v < 0 && o + 1 < size)
+        buf[o++] = '-';
+    while (n && o + 1 < size)
+        buf[o++] = digits[--n];
+    if (size)
+        buf[o] = '\0';
+    return buf;
+}
+
+double asm_int_to_double(asm_int v)
+{
+    return v < 0 ? (double)(int64_t)v : (double)(uint64_t)v;
+}
 
 static int digit_value(char ch)
 {
@@ -20,11 +45,11 @@ static int digit_value(char ch)
     return 99;
 }
 
-/* Literals up to 2^64 - 1 are accepted and keep their bit pattern, so
- * 0xffffffffffffffff is -1 (what `li` needs for 64-bit masks). */
+/* 0 with the value, -1 for a bad digit, -2 for a value past 2^64 - 1. */
 static int parse_uint(const char *s, size_t len, unsigned base, uint64_t *out)
 {
     uint64_t v = 0;
+    int big = 0;
     if (len == 0)
         return -1;
     for (size_t i = 0; i < len; i++) {
@@ -32,11 +57,12 @@ static int parse_uint(const char *s, size_t len, unsigned base, uint64_t *out)
         if (d >= (int)base)
             return -1;
         if (v > (UINT64_MAX - (uint64_t)d) / base)
-            return -2;
-        v = v * base + (uint64_t)d;
+            big = 1; /* keep reading: a bad digit further on is the error to report */
+        else
+            v = v * base + (uint64_t)d;
     }
     *out = v;
-    return 0;
+    return big ? -2 : 0;
 }
 
 static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
@@ -56,25 +82,35 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
         uint64_t v;
         int rc = hex || bin ? parse_uint(s + 2, n - 2, hex ? 16 : 2, &v) : parse_uint(s, n, 10, &v);
         if (rc == -2)
-            return asm_error(lx->ctx, t->col, "integer literal %s does not fit in 64 bits",
+            return asm_error(lx->ctx, t->col,
+                             "integer literal %s out of range (at most 18446744073709551615, 2^64 - 1)",
                              asm_tok_str(t, q, sizeof q));
         if (rc < 0)
             return asm_error(lx->ctx, t->col, "malformed number %s", asm_tok_str(t, q, sizeof q));
         out->is_float = 0;
-        out->i = (int64_t)v;
+        out->i = (asm_int)v;
         return 0;
     }
-    if (bin || n > ASM_MAX_NUMBER_LEN)
+    if (bin)
         return asm_error(lx->ctx, t->col, "malformed number %s", asm_tok_str(t, q, sizeof q));
     /* strtod is correctly rounded (glibc) and reads hex floats exactly; the
-     * library assumes the "C" locale's decimal point. */
-    char buf[ASM_MAX_NUMBER_LEN + 1];
+     * library assumes the "C" locale's decimal point. A long literal (1e-3
+     * with a thousand digits) is read whole. */
+    char small[ASM_MAX_NUMBER_LEN + 1];
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) {
+        lx->ctx->status = NPU_ENOMEM;
+        return asm_error(lx->ctx, t->col, "out of memory");
+    }
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
     errno = 0;
     double d = strtod(buf, &end);
-    if (end != buf + n || (hex && !memchr(buf, 'p', n) && !memchr(buf, 'P', n)))
+    int malformed = end != buf + n || (hex && !memchr(buf, 'p', n) && !memchr(buf, 'P', n));
+    if (buf != small)
+        free(buf);
+    if (malformed)
         return asm_error(lx->ctx, t->col, "malformed number %s", asm_tok_str(t, q, sizeof q));
     if (isinf(d))
         return asm_error(lx->ctx, t->col, "float literal %s is too large",
@@ -84,7 +120,7 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
     return 0;
 }
 
-static double as_double(const asm_value *v) { return v->is_float ? v->d : (double)v->i; }
+static double as_double(const asm_value *v) { return v->is_float ? v->d : asm_int_to_double(v->i); }
 
 static int parse_sum(asm_lexer *lx, asm_value *out, int depth);
 static int parse_compare(asm_lexer *lx, asm_value *out, int depth);
@@ -143,8 +179,8 @@ static int parse_unary(asm_lexer *lx, asm_value *out, int depth)
         if (t.text[0] == '-') {
             if (out->is_float)
                 out->d = -out->d;
-            else if (out->i == INT64_MIN)
-                out->i = INT64_MIN; /* -(2^63) wraps to itself: the bit pattern stays */
+            else if (out->i > -ASM_INT_MIN) /* -2^63 is the least integer */
+                return asm_error(lx->ctx, t.col, "integer overflow in expression");
             else
                 out->i = -out->i;
         }
@@ -164,7 +200,7 @@ static int arith(asm_lexer *lx, const asm_token *op, asm_value *a, const asm_val
         a->is_float = 1;
         return 0;
     }
-    int64_t x = a->i, y = b->i, r;
+    asm_int x = a->i, y = b->i, r;
     int overflow;
     switch (o) {
     case '+': overflow = __builtin_add_overflow(x, y, &r); break;
@@ -173,11 +209,11 @@ static int arith(asm_lexer *lx, const asm_token *op, asm_value *a, const asm_val
     default:
         if (y == 0)
             return asm_error(lx->ctx, op->col, "division by zero");
-        overflow = x == INT64_MIN && y == -1;
-        r = overflow ? 0 : x / y;
+        overflow = 0;
+        r = x / y;
         break;
     }
-    if (overflow)
+    if (overflow || r < ASM_INT_MIN || r > ASM_INT_MAX)
         return asm_error(lx->ctx, op->col, "integer overflow in expression");
     a->i = r;
     return 0;
@@ -248,7 +284,7 @@ int asm_parse_expr(asm_lexer *lx, asm_value *out)
     return parse_compare(lx, out, 0);
 }
 
-int asm_parse_int(asm_lexer *lx, const char *what, int64_t *out, int *col)
+int asm_parse_int(asm_lexer *lx, const char *what, asm_int *out, int *col)
 {
     asm_token first = asm_lex_peek(lx);
     asm_value v;

@@ -38,17 +38,18 @@ static int parse_reg(asm_lexer *lx, char cls, uint8_t *field)
     asm_token open = asm_lex_peek(lx);
     if (t.kind == TOK_IDENT && t.len == 1 && t.text[0] == cls && asm_tok_is(&open, '[')) {
         asm_lex_next(lx);
-        int64_t n;
+        asm_int n;
         int col;
+        char num[32];
         if (asm_parse_int(lx, "register number", &n, &col) < 0)
             return -1;
         asm_token close = asm_lex_next(lx);
         if (!asm_tok_is(&close, ']'))
             return asm_error(lx->ctx, close.col, "expected ']', found %s", asm_tok_str(&close, q, sizeof q));
         unsigned count = cls == 'p' ? NPU_NUM_PREGS : cls == 'v' ? NPU_NUM_VREGS : NPU_NUM_SREGS;
-        if (n < 0 || n >= (int64_t)count)
-            return asm_error(lx->ctx, col, "no register %c%lld (%s registers are %c0..%c%u)", cls, (long long)n,
-                             reg_class_name(cls), cls, cls, count - 1);
+        if (n < 0 || n >= (asm_int)count)
+            return asm_error(lx->ctx, col, "no register %c%s (%s registers are %c0..%c%u)", cls,
+                             asm_int_str(n, num, sizeof num), reg_class_name(cls), cls, cls, count - 1);
         *field = (uint8_t)n;
         return 0;
     }
@@ -71,23 +72,27 @@ static int parse_reg(asm_lexer *lx, char cls, uint8_t *field)
 static int parse_ranged(asm_lexer *lx, const char *what, int64_t lo, int64_t hi, int64_t *out)
 {
     int col;
-    if (asm_parse_int(lx, what, out, &col) < 0)
+    asm_int v;
+    char num[32];
+    if (asm_parse_int(lx, what, &v, &col) < 0)
         return -1;
-    if (*out < lo || *out > hi)
-        return asm_error(lx->ctx, col, "%s %lld out of range (%lld..%lld)", what,
-                         (long long)*out, (long long)lo, (long long)hi);
+    if (v < lo || v > hi)
+        return asm_error(lx->ctx, col, "%s %s out of range (%lld..%lld)", what,
+                         asm_int_str(v, num, sizeof num), (long long)lo, (long long)hi);
+    *out = (int64_t)v;
     return 0;
 }
 
 static int parse_imm32(asm_lexer *lx, int32_t *imm)
 {
-    int64_t v;
+    asm_int v;
     int col;
+    char num[32];
     if (asm_parse_int(lx, "immediate", &v, &col) < 0)
         return -1;
     if (v < INT32_MIN || v > INT32_MAX)
-        return asm_error(lx->ctx, col, "immediate %lld out of range for a 32-bit signed immediate",
-                         (long long)v);
+        return asm_error(lx->ctx, col, "immediate %s out of range for a 32-bit signed immediate",
+                         asm_int_str(v, num, sizeof num));
     *imm = (int32_t)v;
     return 0;
 }
@@ -104,12 +109,13 @@ static int parse_bits(asm_lexer *lx, npu_dtype dt, int lanes, int32_t *imm)
         return asm_error(lx->ctx, open.col, "expected '(' after bits, found %s",
                          asm_tok_str(&open, q, sizeof q));
     const int narrow = npu_dtype_bytes(dt) == 2;
-    int64_t v;
+    asm_int v;
     int col;
+    char num[32];
     if (asm_parse_int(lx, "bit pattern", &v, &col) < 0)
         return -1;
     if (v < 0 || v > (narrow ? UINT16_MAX : UINT32_MAX))
-        return asm_error(lx->ctx, col, "bit pattern %lld out of range for %s%s (0..%u)", (long long)v,
+        return asm_error(lx->ctx, col, "bit pattern %s out of range for %s%s (0..%u)", asm_int_str(v, num, sizeof num),
                          npu_dtype_name(dt), lanes ? " lanes" : "", narrow ? 0xffffu : 0xffffffffu);
     asm_token close = asm_lex_next(lx);
     if (!asm_tok_is(&close, ')'))
@@ -130,29 +136,43 @@ static int peek_bits(asm_lexer *lx)
 }
 
 /* Rounds a literal once to binary16 or binary32. Finite values that would
- * round to infinity are errors: a kernel constant silently becoming inf is
- * never what the author meant. */
+ * round to infinity, and non-zero values that would round to zero, are
+ * errors: a kernel constant silently becoming inf or 0 is never what the
+ * author meant. A NaN is the canonical quiet NaN with the literal's sign
+ * (`-nan` sets the sign bit, as -0.0 does). */
 static int float_bits(asm_lexer *lx, const asm_value *v, int col, npu_dtype dt, uint32_t *bits)
 {
-    double d = v->is_float ? v->d : (double)v->i;
+    double d = v->is_float ? v->d : asm_int_to_double(v->i);
     if (dt == NPU_F16) {
         if (isnan(d)) {
-            *bits = NPU_F16_QNAN;
+            *bits = NPU_F16_QNAN | (signbit(d) ? 0x8000u : 0);
         } else if (!isinf(d) && fabs(d) >= 65520.0) {
             return asm_error(lx->ctx, col,
                              "literal %.9g overflows f16 (largest finite value is 65504)", d);
         } else {
             *bits = npu_f64_to_f16(d);
+            if (d != 0.0 && (*bits & 0x7fffu) == 0)
+                return asm_error(lx->ctx, col,
+                                 "literal %.9g underflows f16 (smallest non-zero value is "
+                                 "5.96046448e-08)",
+                                 d);
         }
         return 0;
     }
     if (isnan(d)) {
-        *bits = NPU_F32_QNAN_BITS;
+        *bits = NPU_F32_QNAN_BITS | (signbit(d) ? 0x80000000u : 0);
     } else if (!isinf(d) && fabs(d) >= 0x1.ffffffp127) {
         return asm_error(lx->ctx, col, "literal %.9g overflows f32", d);
     } else {
         /* From an integer, one rounding int64 -> float, not two via double. */
-        float f = v->is_float ? (float)v->d : (float)v->i;
+        float f = v->is_float ? (float)v->d
+                  : v->i < 0  ? (float)(int64_t)v->i
+                              : (float)(uint64_t)v->i;
+        if (d != 0.0 && f == 0.0f)
+            return asm_error(lx->ctx, col,
+                             "literal %.9g underflows f32 (smallest non-zero value is "
+                             "1.40129846e-45)",
+                             d);
         *bits = npu_f32_bits(f);
     }
     return 0;
@@ -181,9 +201,10 @@ static int parse_lit(asm_lexer *lx, npu_dtype dt, int32_t *imm)
      * i16 is kept sign-extended in imm. */
     int64_t lo = dt == NPU_I16 ? INT16_MIN : INT32_MIN;
     int64_t hi = dt == NPU_I16 ? UINT16_MAX : UINT32_MAX;
+    char num[32];
     if (v.i < lo || v.i > hi)
-        return asm_error(lx->ctx, first.col, "literal %lld out of range for %s lanes (%lld..%lld)",
-                         (long long)v.i, name, (long long)lo, (long long)hi);
+        return asm_error(lx->ctx, first.col, "literal %s out of range for %s lanes (%lld..%lld)",
+                         asm_int_str(v.i, num, sizeof num), name, (long long)lo, (long long)hi);
     *imm = dt == NPU_I16 ? (int16_t)(uint16_t)v.i : (int32_t)(uint32_t)v.i;
     return 0;
 }
@@ -215,16 +236,17 @@ static int parse_mem(asm_lexer *lx, npu_insn *in)
     if (parse_reg(lx, 's', &in->rs1) < 0)
         return -1;
     asm_token t = asm_lex_next(lx);
-    int64_t off = 0;
+    asm_int off = 0;
     if (asm_tok_is(&t, '+') || asm_tok_is(&t, '-')) {
         int col;
+        char num[32];
         if (asm_parse_int(lx, "offset", &off, &col) < 0)
             return -1;
         if (t.text[0] == '-')
-            off = off == INT64_MIN ? INT64_MAX : -off;
+            off = -off; /* -(2^64 - 1) at least: __int128 holds it */
         if (off < INT32_MIN || off > INT32_MAX)
-            return asm_error(lx->ctx, col, "offset %lld out of range for a 32-bit signed offset",
-                             (long long)off);
+            return asm_error(lx->ctx, col, "offset %s out of range for a 32-bit signed offset",
+                             asm_int_str(off, num, sizeof num));
         t = asm_lex_next(lx);
         /* `[s2 + 3 vl]`: the offset counts vector lengths (vector accesses only). */
         if (t.kind == TOK_IDENT && t.len == 2 && memcmp(t.text, "vl", 2) == 0) {
@@ -243,23 +265,21 @@ static int parse_mem(asm_lexer *lx, npu_insn *in)
     return 0;
 }
 
-static int add_fixup(asm_ctx *c, const asm_token *label, size_t index)
+/* `label` (a label token) or, with label NULL, the index `target` of `@N`. */
+static int add_fixup(asm_ctx *c, const asm_token *label, asm_int target, int col, size_t index)
 {
     if (asm_grow(c, (void **)&c->fixups, &c->fixups_cap, c->nfixups + 1, sizeof *c->fixups) < 0)
         return -1;
-    char *name = malloc(label->len + 1);
-    if (!name) {
-        c->status = NPU_ENOMEM;
-        return asm_error(c, label->col, "out of memory");
-    }
-    memcpy(name, label->text, label->len);
-    name[label->len] = '\0';
-    c->fixups[c->nfixups++] = (asm_fixup){ index, name, c->cur.file, c->cur.line, label->col };
+    char *name = NULL;
+    if (label && !(name = asm_strndup(c, label->text, label->len)))
+        return -1;
+    c->fixups[c->nfixups++] = (asm_fixup){ index, name, target, c->cur.file, c->cur.line, col };
     return 0;
 }
 
-/* A label, or `@N`: the absolute instruction index the disassembler prints. */
-static int parse_rel(asm_lexer *lx, npu_insn *in)
+/* A label, or `@N`: the absolute instruction index the disassembler prints.
+ * Both are resolved at the end, when the program's length is known. */
+static int parse_rel(asm_lexer *lx)
 {
     char q[QBUF];
     asm_ctx *c = lx->ctx;
@@ -267,16 +287,11 @@ static int parse_rel(asm_lexer *lx, npu_insn *in)
     asm_token t = asm_lex_peek(lx);
     if (asm_tok_is(&t, '@')) {
         asm_lex_next(lx);
-        int64_t target;
+        asm_int target;
         int col;
         if (asm_parse_int(lx, "instruction index", &target, &col) < 0)
             return -1;
-        int64_t rel;
-        if (__builtin_sub_overflow(target, (int64_t)index, &rel) || rel < INT32_MIN ||
-            rel > INT32_MAX)
-            return asm_error(c, col, "branch target @%lld is out of reach", (long long)target);
-        in->imm = (int32_t)rel;
-        return 0;
+        return add_fixup(c, NULL, target, t.col, index);
     }
     asm_lex_next(lx);
     char cls;
@@ -286,7 +301,7 @@ static int parse_rel(asm_lexer *lx, npu_insn *in)
             return -1;
         return asm_error(c, t.col, "expected a label, found %s", asm_tok_str(&t, q, sizeof q));
     }
-    return add_fixup(c, &t, index);
+    return add_fixup(c, &t, 0, t.col, index);
 }
 
 static int parse_spr(asm_lexer *lx, int32_t *imm)
@@ -332,7 +347,7 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
     case NPU_OPK_IMM: return parse_imm32(lx, &in->imm);
     case NPU_OPK_LIT: return parse_lit(lx, (npu_dtype)in->dt, &in->imm);
     case NPU_OPK_F32: return parse_f32(lx, &in->imm);
-    case NPU_OPK_REL: return parse_rel(lx, in);
+    case NPU_OPK_REL: return parse_rel(lx);
     case NPU_OPK_MEM: return parse_mem(lx, in);
     case NPU_OPK_SPR: return parse_spr(lx, &in->imm);
     case NPU_OPK_U6:
@@ -343,12 +358,15 @@ static int parse_operand(asm_lexer *lx, npu_operand_kind k, npu_insn *in)
     case NPU_OPK_ULANE: {
         int64_t bits = 8 * npu_dtype_bytes((npu_dtype)in->dt);
         int col;
-        if (asm_parse_int(lx, "shift amount", &v, &col) < 0)
+        asm_int amount;
+        char num[32];
+        if (asm_parse_int(lx, "shift amount", &amount, &col) < 0)
             return -1;
-        if (v < 0 || v >= bits)
-            return asm_error(lx->ctx, col, "shift amount %lld out of range for %s lanes (0..%lld)",
-                             (long long)v, npu_dtype_name((npu_dtype)in->dt), (long long)bits - 1);
-        in->imm = (int32_t)v;
+        if (amount < 0 || amount >= bits)
+            return asm_error(lx->ctx, col, "shift amount %s out of range for %s lanes (0..%lld)",
+                             asm_int_str(amount, num, sizeof num), npu_dtype_name((npu_dtype)in->dt),
+                             (long long)bits - 1);
+        in->imm = (int32_t)amount;
         return 0;
     }
     case NPU_OPK_DIM:
@@ -428,7 +446,7 @@ static int parse_mnemonic(asm_ctx *c, asm_token mn, npu_opcode *op, npu_dtype *d
                      d->mnemonic, allowed);
 }
 
-static int emit(asm_ctx *c, const npu_insn *in)
+static int emit(asm_ctx *c, const npu_insn *in, int col)
 {
     if (c->pipe) {
         unsigned virt = 0;
@@ -440,7 +458,7 @@ static int emit(asm_ctx *c, const npu_insn *in)
                 if (c->virt_fields[i] == fields[f])
                     virt |= 1u << ids[f];
         c->nvirt_fields = 0;
-        return asm_pipe_add(c, in, virt);
+        return asm_pipe_add(c, in, virt, col);
     }
     npu_srcloc loc = { c->cur.file, c->cur.line };
     if (npu_program_append(c->prog, in, loc) < 0) {
@@ -467,24 +485,26 @@ static int expect_comma(asm_lexer *lx, const npu_insn_desc *d, unsigned wanted)
     return asm_error(lx->ctx, t.col, "expected ',', found %s", asm_tok_str(&t, q, sizeof q));
 }
 
-/* `li sd, value`: one li when the value fits in 32 signed bits, else li of
- * the low half (sign-extended) and lih of the high half. */
-static int asm_li(asm_ctx *c, asm_lexer *lx, const npu_insn_desc *d)
+/* `li sd, value`: any 64-bit value, -2^63 .. 2^64 - 1 (0xffffffffffffffff is
+ * all ones, as -1 is). One li when the 64 bits are the sign extension of
+ * their low half, else li of the low half and lih of the high half. */
+static int asm_li(asm_ctx *c, asm_lexer *lx, const npu_insn_desc *d, int col)
 {
     npu_insn in = { .op = NPU_OP_LI };
-    int64_t v;
-    int col;
+    asm_int value;
+    int value_col;
     if (parse_reg(lx, 's', &in.rd) < 0 || expect_comma(lx, d, 2) < 0 ||
-        asm_parse_int(lx, "immediate", &v, &col) < 0 || expect_end(lx) < 0)
+        asm_parse_int(lx, "immediate", &value, &value_col) < 0 || expect_end(lx) < 0)
         return -1;
+    const int64_t v = (int64_t)(uint64_t)value;
     in.imm = (int32_t)(uint32_t)(uint64_t)v;
-    if (emit(c, &in) < 0)
+    if (emit(c, &in, col) < 0)
         return -1;
     if (v >= INT32_MIN && v <= INT32_MAX)
         return 0;
     in.op = NPU_OP_LIH;
     in.imm = (int32_t)(uint32_t)((uint64_t)v >> 32);
-    return emit(c, &in);
+    return emit(c, &in, col);
 }
 
 int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
@@ -496,7 +516,7 @@ int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
     const npu_insn_desc *d = npu_desc(op);
     if (op == NPU_OP_LI) {
         c->nvirt_fields = 0;
-        return asm_li(c, lx, d);
+        return asm_li(c, lx, d, mn.col);
     }
     npu_insn in = { .op = (uint16_t)op, .dt = (uint8_t)dt };
     c->nvirt_fields = 0;
@@ -519,5 +539,5 @@ int asm_insn(asm_ctx *c, asm_lexer *lx, asm_token mn)
     }
     if (expect_end(lx) < 0)
         return -1;
-    return emit(c, &in);
+    return emit(c, &in, mn.col);
 }

@@ -44,11 +44,25 @@ void asm_map_free(asm_map *m, void (*free_val)(void *));
 
 /* ---- values of constant expressions ------------------------------------ */
 
+/* An integer of an expression: any value from -2^63 to 2^64 - 1, so that a
+ * 64-bit word or register value (.word, li) can be written signed or
+ * unsigned and every literal keeps its value; each operand checks its own
+ * range. A result outside is an overflow error, a literal outside an error
+ * at its column. */
+__extension__ typedef __int128 asm_int;
+#define ASM_INT_MIN ((asm_int)INT64_MIN)
+#define ASM_INT_MAX ((asm_int)UINT64_MAX)
+
 typedef struct asm_value {
     int is_float;
-    int64_t i; /* when !is_float */
+    asm_int i; /* when !is_float */
     double d;  /* when is_float */
 } asm_value;
+
+/* Decimal text of an integer (buf of 48 bytes holds any). */
+const char *asm_int_str(asm_int v, char *buf, size_t size);
+/* The nearest double, rounded once. */
+double asm_int_to_double(asm_int v);
 
 /* ---- tokens of one statement ------------------------------------------- */
 
@@ -135,10 +149,12 @@ typedef struct asm_const {
     uint32_t file, line;
 } asm_const;
 
-/* A label operand waiting for the label's definition. */
+/* A branch target waiting for the program's end: a label's definition, or
+ * an `@N` index (label NULL) to check against the program's length. */
 typedef struct asm_fixup {
     size_t index;
     char *label;
+    asm_int target; /* the @N when label is NULL */
     uint32_t file, line;
     int col;
 } asm_fixup;
@@ -224,7 +240,7 @@ int asm_reg_parse(const asm_token *t, char *cls, unsigned *num);
 
 int asm_parse_expr(asm_lexer *lx, asm_value *out);
 /* An expression that must be an integer; `what` names it in messages. */
-int asm_parse_int(asm_lexer *lx, const char *what, int64_t *out, int *col);
+int asm_parse_int(asm_lexer *lx, const char *what, asm_int *out, int *col);
 
 /* ---- statements (asm_insn.c) ---------------------------------------------- */
 
@@ -275,8 +291,8 @@ int asm_pipe_pass(asm_ctx *c, asm_lexer *lx, asm_token directive);
  * within the block goes to *field. */
 int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field);
 /* Records one instruction of the open block; `virt` has bit f set when
- * field f (npu_field) names a virtual register. */
-int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt);
+ * field f (npu_field) names a virtual register; `col` is its mnemonic's. */
+int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt, int col);
 /* At the end of the input: a block still open is an error. */
 int asm_pipe_check_closed(asm_ctx *c);
 void asm_pipe_free(struct asm_pipe *p);

@@ -130,7 +130,7 @@ int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
         int col = asm_lex_peek(lx).col;
         if (asm_parse_expr(lx, &v) < 0)
             return -1;
-        double d = v.is_float ? v.d : (double)v.i;
+        double d = v.is_float ? v.d : asm_int_to_double(v.i);
         if (!(d >= 1 && d <= 1e9))
             return asm_error(c, col, "expected trip count must be 1..1e9, not %.9g", d);
         p->trips = d;
@@ -200,27 +200,27 @@ int asm_pipe_virtual(asm_ctx *c, asm_lexer *lx, char cls, uint8_t *field)
     return 0;
 }
 
-int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt)
+int asm_pipe_add(asm_ctx *c, const npu_insn *in, unsigned virt, int col)
 {
     asm_pipe *p = c->pipe;
     const npu_insn_desc *d = npu_desc((npu_opcode)in->op);
     if (p->pass_reg) {
         if (d->cf != NPU_CF_NONE || (d->cls != NPU_CLASS_SCALAR && d->cls != NPU_CLASS_DMA))
-            return asm_error(c, 0, "%s is not allowed in a .pass block (straight-line scalar and "
+            return asm_error(c, col, "%s is not allowed in a .pass block (straight-line scalar and "
                                    "DMA instructions only)", d->mnemonic);
         if (p->npass == PIPE_MAX_PASS)
-            return asm_error(c, 0, "more than %d instructions in one .pass block", PIPE_MAX_PASS);
+            return asm_error(c, col, "more than %d instructions in one .pass block", PIPE_MAX_PASS);
         if (asm_grow(c, (void **)&p->pass, &p->pass_cap, p->npass + 1, sizeof *p->pass) < 0)
             return -1;
         p->pass[p->npass++] = (pipe_op){ *in, 0, { c->cur.file, c->cur.line } };
         return 0;
     }
     if (d->cf != NPU_CF_NONE || d->cls == NPU_CLASS_SYNC || d->cls == NPU_CLASS_DMA)
-        return asm_error(c, 0, "%s is not allowed inside a .pipeline block (straight-line "
+        return asm_error(c, col, "%s is not allowed inside a .pipeline block (straight-line "
                                "vector, memory and scalar instructions only)",
                          d->mnemonic);
     if (p->nops == PIPE_MAX_OPS)
-        return asm_error(c, 0, "more than %d instructions in one .pipeline block", PIPE_MAX_OPS);
+        return asm_error(c, col, "more than %d instructions in one .pipeline block", PIPE_MAX_OPS);
     if (asm_grow(c, (void **)&p->ops, &p->cap, p->nops + 1, sizeof *p->ops) < 0)
         return -1;
     p->ops[p->nops++] = (pipe_op){ *in, virt, { c->cur.file, c->cur.line } };

@@ -50,8 +50,8 @@ static double f16_value(uint16_t h)
 static void put_f16(text_out *o, uint16_t h)
 {
     if ((h & 0x7fff) > 0x7c00) {
-        if (h == NPU_F16_QNAN)
-            put(o, "nan");
+        if ((h & 0x7fff) == NPU_F16_QNAN)
+            put(o, (h & 0x8000) ? "-nan" : "nan");
         else
             put(o, "bits(0x%04x)", h);
         return;
@@ -75,8 +75,8 @@ static void put_f16(text_out *o, uint16_t h)
 static void put_f32(text_out *o, uint32_t bits)
 {
     if ((bits & 0x7fffffffu) > 0x7f800000u) {
-        if (bits == NPU_F32_QNAN_BITS)
-            put(o, "nan");
+        if ((bits & 0x7fffffffu) == NPU_F32_QNAN_BITS)
+            put(o, (bits & 0x80000000u) ? "-nan" : "nan");
         else
             put(o, "bits(0x%08x)", bits);
         return;

@@ -157,6 +157,34 @@ uint64_t npu_encode(const npu_insn *in)
     return w;
 }
 
+/* The values an operand's field may hold: what the assembler accepts for
+ * it, so every word that decodes disassembles to text that assembles back
+ * to it (Isa.EveryWordThatDecodesReassemblesToItself). */
+static int operand_value_ok(npu_operand_kind k, const npu_insn *in)
+{
+    switch (k) {
+    case NPU_OPK_U6: return in->imm >= 0 && in->imm <= 63;
+    case NPU_OPK_ULANE: return in->imm >= 0 && in->imm < 8 * (int32_t)npu_dtype_bytes((npu_dtype)in->dt);
+    case NPU_OPK_SPR: return in->imm >= 0 && in->imm < NPU_NUM_SPRS;
+    case NPU_OPK_DIM: return in->rd >= 1 && in->rd <= 2;
+    case NPU_OPK_TAG: return in->rd < NPU_NUM_DMA_TAGS;
+    case NPU_OPK_TAGI: return in->imm >= 0 && in->imm < NPU_NUM_DMA_TAGS;
+    /* A 16-bit lane's literal uses the low half of imm, kept as the assembler
+     * writes it (f16 zero-extended, i16 sign-extended): any other high half
+     * would be a second word for one instruction. */
+    case NPU_OPK_LIT:
+        if (in->dt == NPU_F16)
+            return in->imm >= 0 && in->imm <= 0xffff;
+        if (in->dt == NPU_I16)
+            return in->imm >= INT16_MIN && in->imm <= INT16_MAX;
+        return 1;
+    default: return 1;
+    }
+}
+
+/* One word, one instruction: a word decodes only in the form the encoder
+ * writes (bits the format does not use are zero, pg too while pm is clear)
+ * and with values the assembler accepts; anything else is NPU_EDECODE. */
 int npu_decode(uint64_t w, npu_insn *out)
 {
     memset(out, 0, sizeof *out);
@@ -178,20 +206,18 @@ int npu_decode(uint64_t w, npu_insn *out)
     out->pm = (uint8_t)((w >> NPU_SH_PM) & 1);
     out->vl = (uint8_t)((w >> NPU_SH_VL) & 1);
     const npu_format_desc *f = &npu_format_table[d->format];
-    int has_rs3 = 0, has_lit = 0;
-    for (unsigned i = 0; i < f->num_operands; i++) {
+    int has_rs3 = 0;
+    for (unsigned i = 0; i < f->num_operands; i++)
         has_rs3 |= f->operands[i] == NPU_OPK_SC || f->operands[i] == NPU_OPK_VC;
-        has_lit |= f->operands[i] == NPU_OPK_LIT;
-    }
     if (has_rs3)
         out->rs3 = (uint8_t)((w >> NPU_SH_RS3) & 31);
     else
         out->imm = (int32_t)(uint32_t)(w >> NPU_SH_IMM);
-    /* A 16-bit lane's literal uses the low half of imm, kept as the assembler
-     * writes it (f16 zero-extended, i16 sign-extended): any other high half
-     * would be a second word for one instruction. */
-    if (has_lit && ((dt == NPU_F16 && (out->imm < 0 || out->imm > 0xffff)) ||
-                    (dt == NPU_I16 && (out->imm < INT16_MIN || out->imm > INT16_MAX)))) {
+    /* A maskable row's pg is its mask, there only when pm says so. */
+    int ok = !((d->flags & NPU_F_MASK) && !out->pm && out->pg);
+    for (unsigned i = 0; i < f->num_operands && ok; i++)
+        ok = operand_value_ok((npu_operand_kind)f->operands[i], out);
+    if (!ok || npu_encode(out) != w) {
         memset(out, 0, sizeof *out);
         return NPU_EDECODE;
     }

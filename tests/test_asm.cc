@@ -116,15 +116,34 @@ TEST(Asm, LabelsShareALineAndMayStack)
 
 TEST(Asm, AbsoluteIndexTargetBecomesRelative)
 {
-    ASSEMBLE_OK(a, "nop\nnop\nnop\nj @1\njal s1, @7\n");
+    ASSEMBLE_OK(a, "nop\nnop\nnop\nj @1\njal s1, @7\nnop\nnop\nhalt\n");
     EXPECT_EQ(a[3].imm, -2);
     EXPECT_EQ(a[4].imm, 3);
 }
 
 TEST(Asm, LabelAfterTheLastInstructionIsAllowed)
 {
-    ASSEMBLE_OK(a, "j end\nend:\n");
-    EXPECT_EQ(a[0].imm, 1);
+    ASSEMBLE_OK(a, "nop\nend:\n");
+    EXPECT_EQ(a.prog.count, 1u);
+}
+
+// The core would trap at the branch ("branch to instruction 2, outside the
+// program (0..1)"); the assembler knows the program's length and says so
+// first, for labels and @N alike (macros and includes expanded).
+TEST(Asm, ABranchTargetOutsideTheProgramIsAnError)
+{
+    ExpectError("j @1000000\nhalt\n", 1, 3, "branch target @1000000 is outside the program (0..1)");
+    ExpectError("j @-1\nhalt\n", 1, 3, "branch target @-1 is outside the program (0..1)");
+    ExpectError("nop\n  beq s1, s2, @3\nhalt\n", 2, 15, "branch target @3 is outside the program (0..2)");
+    ExpectError("jal s1, @18446744073709551615\n", 1, 9,
+                "branch target @18446744073709551615 is outside the program (0..0)");
+    ExpectError("j end\nhalt\nend:\n", 1, 3, "branch target 'end' is instruction 2, outside the program (0..1)");
+    ExpectError(".macro skip\n  bnez s1, out\\@\nout\\@:\n.endm\nnop\nskip\n", 2, 12,
+                "branch target 'out1' is instruction 2, outside the program (0..1)");
+    ASSEMBLE_OK(a, "top: nop\nj @1\nbnez s1, top\nj @3\n");
+    EXPECT_EQ(a[1].imm, 0);
+    EXPECT_EQ(a[2].imm, -2);
+    EXPECT_EQ(a[3].imm, 0);
 }
 
 TEST(Asm, ThousandsOfLabels)
@@ -150,6 +169,59 @@ TEST(Asm, IntegerLiterals)
     EXPECT_EQ(a[3].imm, 5);
     EXPECT_EQ(a[4].imm, INT32_MIN);
     EXPECT_EQ(a[5].imm, INT32_MAX);
+}
+
+// An integer literal is its value, anywhere from -2^63 to 2^64 - 1 (a 64-bit
+// word or register value written signed or unsigned), and each operand takes
+// what fits it; beyond that range a literal or a result is an error. Before,
+// 2^63 .. 2^64 - 1 wrapped to negatives: -18446744073709551615 was 1 and
+// `.if 18446744073709551615 < 0` was true.
+TEST(Asm, IntegerLiteralsKeepTheirValueFromMinus2To63To2To64Minus1)
+{
+    ASSEMBLE_OK(a, "li s1, -9223372036854775808\n"
+                   "li s2, 18446744073709551615\n"
+                   "li s3, 9223372036854775808 - 1\n"
+                   "addi s4, s4, -9223372036854775808 / 4294967296\n"
+                   ".if 18446744073709551615 < 0\n"
+                   ".error \"wrapped\"\n"
+                   ".endif\n"
+                   ".if 9223372036854775808 > 9223372036854775807\n"
+                   ".word 0xffffffffffffffff\n"
+                   ".endif\n"
+                   ".word -1\n"
+                   ".word 0xff00000000000001 + 1\n");
+    ASSERT_EQ(a.prog.count, 9u);
+    EXPECT_EQ(a[0].imm, 0);  // li 0, lih 0x80000000
+    EXPECT_EQ(a[1].op, NPU_OP_LIH);
+    EXPECT_EQ(a[1].imm, INT32_MIN);
+    EXPECT_EQ(a[2].op, NPU_OP_LI);  // all ones: one li, as -1 is
+    EXPECT_EQ(a[2].imm, -1);
+    EXPECT_EQ(a[3].imm, -1);  // 0x7fffffffffffffff: li -1, lih 0x7fffffff
+    EXPECT_EQ(a[4].imm, INT32_MAX);
+    EXPECT_EQ(a[5].imm, INT32_MIN);
+    EXPECT_EQ(a.prog.words[6], UINT64_MAX);
+    EXPECT_EQ(a.prog.words[7], UINT64_MAX);
+    EXPECT_EQ(a.prog.words[8], 0xff00000000000002ull);
+
+    ExpectError("addi s1, s2, -18446744073709551615\n", 1, 14, "integer overflow in expression");
+    ExpectError("addi s1, s2, 18446744073709551615 + 2\n", 1, 35, "integer overflow in expression");
+    ExpectError("addi s1, s2, 0xffffffffffffffff\n", 1, 14,
+                "immediate 18446744073709551615 out of range for a 32-bit signed immediate");
+    ExpectError("addi s1, s2, 9223372036854775808 - 1\n", 1, 14,
+                "immediate 9223372036854775807 out of range for a 32-bit signed immediate");
+    ExpectError("vld.f32 v1, [s2 + 18446744073709551615]\n", 1, 19,
+                "offset 18446744073709551615 out of range for a 32-bit signed offset");
+    ExpectError("vld.f32 v1, [s2 - 18446744073709551615]\n", 1, 19,
+                "offset -18446744073709551615 out of range for a 32-bit signed offset");
+    ExpectError("li s1, -9223372036854775809\n", 1, 8, "integer overflow in expression");
+    ExpectError("li s1, -(-9223372036854775808) * 2\n", 1, 32, "integer overflow in expression");
+    ExpectError("addi s1, s2, 18446744073709551616\n", 1, 14,
+                "integer literal '18446744073709551616' out of range (at most 18446744073709551615, 2^64 - 1)");
+    ExpectError(".word 0x10000000000000000\n", 1, 7,
+                "integer literal '0x10000000000000000' out of range (at most 18446744073709551615, 2^64 - 1)");
+    ExpectError("addi s1, s2, 99999999999999999999x\n", 1, 14, "malformed number '99999999999999999999x'");
+    ExpectError("vadd.f32 v[18446744073709551615], v1, v2\n", 1, 12,
+                "no register v18446744073709551615 (vector registers are v0..v31)");
 }
 
 TEST(Asm, FloatLiteralsRoundOnceToTheLaneType)
@@ -190,6 +262,55 @@ TEST(Asm, FloatLiteralsRoundOnceToTheLaneType)
     EXPECT_EQ(a[15].imm, 0x7e01);      // an f16 pattern, zero-extended as its literals are
     EXPECT_EQ(a[16].imm, -1);          // an i16 pattern, sign-extended as its literals are
     EXPECT_EQ((uint32_t)a[17].imm, 0xffc00001u);
+}
+
+// A non-zero literal that rounds to zero in the lane type is an error, as one
+// that rounds to infinity is (vaddi.f32 v1, v2, 1e-50 added 0.0); the
+// smallest subnormals still assemble.
+TEST(Asm, FloatLiteralsThatUnderflowAreErrors)
+{
+    ExpectError("vaddi.f32 v1, v2, 1e-50\n", 1, 19,
+                "literal 1e-50 underflows f32 (smallest non-zero value is 1.40129846e-45)");
+    ExpectError("vaddi.f16 v1, v2, 1e-10\n", 1, 19,
+                "literal 1e-10 underflows f16 (smallest non-zero value is 5.96046448e-08)");
+    ExpectError("lf s1, -0x1p-151\n", 1, 8,
+                "literal -3.50324616e-46 underflows f32 (smallest non-zero value is 1.40129846e-45)");
+    ExpectError("vbcasti.f16 v1, 0x1p-26\n", 1, 17,
+                "literal 1.49011612e-08 underflows f16 (smallest non-zero value is 5.96046448e-08)");
+    ASSEMBLE_OK(a, "lf s1, 0x1p-149\nvbcasti.f16 v1, 0x1p-24\nvbcasti.f16 v1, 0x1.8p-25\nlf s1, -0.0\n"
+                   "vbcasti.f16 v1, 0.0\n");
+    EXPECT_EQ(a[0].imm, 1);
+    EXPECT_EQ(a[1].imm, 1);
+    EXPECT_EQ(a[2].imm, 1);  // 1.5 x 2^-25 rounds up to 2^-24
+    EXPECT_EQ((uint32_t)a[3].imm, 0x80000000u);
+    EXPECT_EQ(a[4].imm, 0);
+}
+
+// `-nan` is the canonical quiet NaN with its sign bit set, as written (it
+// was the positive one); the disassembler prints it back as `-nan`.
+TEST(Asm, MinusNanKeepsItsSign)
+{
+    ASSEMBLE_OK(a, "lf s1, -nan\nvbcasti.f16 v1, -nan\nvaddi.f32 v1, v2, -(-nan)\nvbcasti.f16 v1, nan\n");
+    EXPECT_EQ((uint32_t)a[0].imm, 0xffc00000u);
+    EXPECT_EQ(a[1].imm, 0xfe00);
+    EXPECT_EQ((uint32_t)a[2].imm, 0x7fc00000u);
+    EXPECT_EQ(a[3].imm, 0x7e00);
+    char buf[64];
+    npu_disasm(&a[0], 0, buf, sizeof buf);
+    EXPECT_STREQ(buf, "lf s1, -nan");
+    npu_disasm(&a[1], 1, buf, sizeof buf);
+    EXPECT_STREQ(buf, "vbcasti.f16 v1, -nan");
+}
+
+// A float literal is read whole however many digits it has (past 1,024
+// characters it was "malformed number").
+TEST(Asm, LongFloatLiteralsAreRead)
+{
+    const std::string digits = "0." + std::string(2000, '0') + "1e2001";
+    ASSEMBLE_OK(a, "lf s1, " + digits + "\nlf s2, 1." + std::string(3000, '0') + "\n");
+    EXPECT_EQ((uint32_t)a[0].imm, F32(1.0f));
+    EXPECT_EQ((uint32_t)a[1].imm, F32(1.0f));
+    ExpectError("lf s1, 1." + std::string(3000, '0') + "x\n", 1, 8, "malformed number '1." + std::string(46, '0') + "...'");
 }
 
 TEST(Asm, EquNamesIntegerAndFloatConstants)
@@ -726,7 +847,7 @@ TEST(Asm, LexicalAndExpressionErrors)
     ExpectError("addi s1, s2, (1 + 2\n", 1, 20, "expected ')', found end of line");
     ExpectError("addi s1, s2, N\n", 1, 14, "undefined constant 'N'");
     ExpectError("addi s1, s2, 1.5\n", 1, 14, "expected an integer immediate, found the float 1.5");
-    ExpectError("addi s1, s2, 0x7fffffffffffffff + 1\n", 1, 33, "integer overflow in expression");
+    ExpectError("addi s1, s2, 0xffffffffffffffff + 1\n", 1, 33, "integer overflow in expression");
     ExpectError("nop $ \n", 1, 5, "unexpected character '$'");
     ExpectError("nop ! \n", 1, 5, "unexpected trailing text '!'");
     ExpectError(".equ X, 1\n.equ X, 2\n", 2, 6, "duplicate constant 'X' (first defined at line 1)");

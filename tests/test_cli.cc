@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <vector>
 #include <string>
@@ -20,6 +21,7 @@
 #include "manifest.h"
 #include "runner.h"
 #include "npusim/errors.h"
+#include "npusim/isa.h"
 #include "npy.h"
 
 #include "cli_helpers.h"
@@ -434,6 +436,70 @@ TEST(Cli, AsmThenDisRoundTrips)
     ASSERT_EQ(d.status, 0) << d.err;
     EXPECT_NE(d.out.find("vfma.f32 v1, v2, v3, v4, p2"), std::string::npos) << d.out;
     EXPECT_NE(d.out.find("loop s3, @0"), std::string::npos) << d.out;
+}
+
+namespace {
+
+void write_binary(const std::string &path, const std::vector<uint64_t> &words)
+{
+    std::string b = "NPUSIMB1";
+    auto le = [&](uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; i++)
+            b += char(v >> (8 * i) & 0xff);
+    };
+    le(words.size(), 4);
+    le(0, 4);
+    for (uint64_t w : words)
+        le(w, 8);
+    write(path, b);
+}
+
+}  // namespace
+
+// Every line `dis` prints assembles back to the same bytes: the audit's words
+// whose fields the assembler refuses (`slli s1, s2, 64`, `vshli.i16 v1, v2,
+// 16`, `srd s16, 255`, `dmadim 3, s0, s0, s0`, printed with exit 0 before), a
+// predicate without its mask bit, branches outside the program, and
+// thousands of random words around real opcodes.
+TEST(Cli, EverythingDisPrintsAssemblesToTheSameBytes)
+{
+    std::vector<uint64_t> words = {0x0000004000010416, 0x000000100001065e, 0x000000ff00004020, 0x0000000000000c90,
+                                   0x000000000e310540,
+                                   0xfffffffa0000002e,   // j with imm -6 at 5: @-1
+                                   0x000f42400000002e,   // j @1000006
+                                   0x000000000000002e};  // j @7, inside
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 4000; i++) {
+        const npu_insn_desc &d = npu_insn_table[1 + rng() % (NPU_NUM_OPS - 1)];
+        uint64_t used = npu_format_field_mask(npu_format(d.format), d.flags & NPU_F_MASK);
+        uint64_t w = d.opcode | (rng() & used & ~0xffull) | (rng() % 4 == 0 ? 1ull << (rng() % 64) : 0);
+        words.push_back(rng() % 2 ? w & 0x0000000fffffffffull : w);
+    }
+    const std::string bin = tmpdir() + "/words.bin", src = tmpdir() + "/words.s", again = tmpdir() + "/again.bin";
+    write_binary(bin, words);
+    Result d = run_cli("dis " + bin);
+    ASSERT_EQ(d.status, 0) << d.err;
+    std::istringstream lines(d.out);
+    std::string line, text;
+    std::vector<std::string> shown;
+    while (std::getline(lines, line)) {
+        ASSERT_GT(line.size(), 27u) << line;
+        shown.push_back(line.substr(27));  // "%6zu:  %016x  " before the text
+        text += shown.back() + "\n";
+    }
+    ASSERT_EQ(shown.size(), words.size());
+    EXPECT_EQ(shown[0], ".word 0x0000004000010416 ; does not decode");
+    EXPECT_EQ(shown[1], ".word 0x000000100001065e ; does not decode");
+    EXPECT_EQ(shown[2], ".word 0x000000ff00004020 ; does not decode");
+    EXPECT_EQ(shown[3], ".word 0x0000000000000c90 ; does not decode");
+    EXPECT_EQ(shown[4], ".word 0x000000000e310540 ; does not decode");
+    EXPECT_EQ(shown[5], ".word 0xfffffffa0000002e ; j @-1: outside the program (0..4007)");
+    EXPECT_EQ(shown[6], ".word 0x000f42400000002e ; j @1000006: outside the program (0..4007)");
+    EXPECT_EQ(shown[7], "j @7");
+    write(src, text);
+    Result a = run_cli("asm " + src + " -o " + again);
+    ASSERT_EQ(a.status, 0) << a.err;
+    EXPECT_EQ(slurp(again), slurp(bin));
 }
 
 TEST(Cli, IsaJsonListsEveryInstruction)

@@ -111,6 +111,36 @@ TEST(CliContract, TwoOutputsNamingOneFileAreRefusedHoweverSpelled)
     EXPECT_TRUE(exists(d + "/x.json") && exists(d + "/sub/x.json"));
 }
 
+// `asm n.s -o n.s` wrote the binary over the source and exited 0. An output
+// naming the input or a file it includes is refused, however spelled, and
+// the source is left as it was.
+TEST(CliContract, AsmRefusesAnOutputThatIsOneOfItsSources)
+{
+    const std::string d = fresh_dir("asm_source");
+    fs::create_directory(d + "/lib");
+    fs::create_directory_symlink(d, d + "/link");
+    InDir in(d);
+    const std::string src = ".include \"lib/k.s\"\n    halt\n", lib = "    nop\n";
+    write(d + "/n.s", src);
+    write(d + "/lib/k.s", lib);
+    fs::create_symlink("n.s", d + "/sym.s");
+    fs::create_hard_link(d + "/n.s", d + "/hard.s");
+    const std::string why = " (an output cannot replace a file it is made from)\n";
+    expect_refused("asm n.s -o n.s", "n.s: named by both the input and -o" + why);
+    expect_refused("asm n.s -o ./n.s", "./n.s: named by both the input and -o" + why);
+    expect_refused("asm n.s -o " + d + "/n.s", d + "/n.s: named by both the input and -o" + why);
+    expect_refused("asm " + d + "/n.s -o link/n.s", "link/n.s: named by both the input and -o" + why);
+    expect_refused("asm n.s -o sym.s", "sym.s: named by both the input and -o" + why);
+    expect_refused("asm n.s -o hard.s", "hard.s: named by both the input and -o" + why);
+    expect_refused("asm n.s -o lib/../lib/k.s", "lib/../lib/k.s: named by both an included file and -o" + why);
+    EXPECT_EQ(slurp(d + "/n.s"), src);
+    EXPECT_EQ(slurp(d + "/lib/k.s"), lib);
+    EXPECT_EQ(files_in(d), 5u);  // lib, link, n.s, sym.s, hard.s: nothing written
+    Result ok = run_cli("asm n.s -o n.bin");
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    EXPECT_TRUE(exists(d + "/n.bin"));
+}
+
 // An output that cannot be written is found before any work: merge used to
 // leave its CSV when the JSONL's folder was missing, compare to simulate
 // every kernel and print the table first.

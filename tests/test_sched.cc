@@ -550,6 +550,32 @@ TEST(Sched, BadBlocksGetOneClearLine)
     }
 }
 
+// An instruction a block refuses is named at its mnemonic's column, as
+// every other error is (they said `t.s:5: j is not allowed ...`).
+TEST(Sched, AnInstructionABlockRefusesIsNamedAtItsColumn)
+{
+    npu_asm_machine m = machine_of(default_timing());
+    struct Case {
+        std::string src, message;
+        int line, col;
+    } cases[] = {
+        {loop("    vld.f32 %x, [s10]\n      j @0\n", 4),
+         "j is not allowed inside a .pipeline block (straight-line vector, memory and scalar instructions only)", 6, 7},
+        {loop("  dmawait 0\n", 4),
+         "dmawait is not allowed inside a .pipeline block (straight-line vector, memory and scalar instructions only)", 5,
+         3},
+        {pass_loop(kCopy, "   vadd.f32 v1, v2, v3\n", 4),
+         "vadd is not allowed in a .pass block (straight-line scalar and DMA instructions only)", 12, 4},
+    };
+    for (const Case &c : cases) {
+        Assembled a(c.src, &m, true);
+        EXPECT_EQ(a.rc, NPU_ESYNTAX) << c.src;
+        EXPECT_EQ(std::string(a.d.message), c.message) << c.src;
+        EXPECT_EQ(a.d.line, c.line) << c.src;
+        EXPECT_EQ(a.d.col, c.col) << c.src;
+    }
+}
+
 TEST(Sched, WithoutAMachineOrWithScheduleOffTheLoopRunsInWrittenOrder)
 {
     const std::string src = loop("    vld.f32 %x, [s10]\n    vmaxi.f32 %y, %x, 0.0\n    vst.f32 %y, [s11]\n", 37);

@@ -219,7 +219,10 @@ NPU_API uint64_t npu_format_field_mask(npu_format fmt, int maskable);
 
 NPU_API uint64_t npu_encode(const npu_insn *insn);
 /* Returns 0 and fills *out, or a negative NPU_E* code when the word is not a
- * valid instruction (unknown opcode, bad dtype, non-zero unused bits). */
+ * valid instruction: unknown opcode, bad dtype, non-zero unused bits (pg of
+ * a maskable row whose pm is clear too), or a field value the assembler
+ * refuses (a shift of 64, special register 255, DMA dimension 3). A word
+ * that decodes is the one npu_encode writes for *out. */
 NPU_API int npu_decode(uint64_t word, npu_insn *out);
 
 #ifdef __cplusplus

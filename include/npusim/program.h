@@ -93,7 +93,8 @@ NPU_API int npu_program_load_binary_file(npu_program *p, const char *path, npu_d
  * always NUL-terminated and truncated to `size`. `index` resolves
  * pc-relative operands to absolute instruction indices ("@12"); the result
  * assembles back to the same word (literals print with enough digits, NaNs
- * other than the canonical one as `bits(0x...)`). NPU_OP_INVALID prints as
+ * other than the canonical one and its negation, `nan` and `-nan`, as
+ * `bits(0x...)`). NPU_OP_INVALID prints as
  * "<invalid>". */
 NPU_API void npu_disasm(const npu_insn *insn, size_t index, char *buf, size_t size);
 

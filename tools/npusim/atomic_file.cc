@@ -123,7 +123,8 @@ bool same_file(const std::filesystem::path &a, const std::filesystem::path &b)
 
 }  // namespace
 
-void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs)
+void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs,
+                        const std::vector<std::pair<std::string, std::string>> &inputs)
 {
     std::vector<std::pair<std::filesystem::path, const std::string *>> seen;  // normal path, its flag
     for (const auto &[flag, path] : outputs) {
@@ -132,6 +133,10 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>> &
         if (int e = cannot_write(path))
             throw Error(path + ": cannot write: " + std::strerror(e));
         const std::filesystem::path key = normal_path(path);
+        for (const auto &[what, input] : inputs)
+            if (same_file(key, normal_path(input)))
+                throw Error(path + ": named by both " + what + " and " + flag +
+                            " (an output cannot replace a file it is made from)");
         for (const auto &[other, other_flag] : seen)
             if (same_file(key, other))
                 throw Error(path + ": named by both " + *other_flag + " and " + flag +

@@ -30,8 +30,12 @@ std::string read_file(const std::string &path);
 // is missing or takes no files or the path is a folder, and
 // "PATH: named by both --json and --trace (...)" when two name one file,
 // however each is spelled (x.json, ./x.json, /abs/x.json, through a link, a
-// hard link to it).
-void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs);
+// hard link to it). `inputs` holds (what, path) pairs of files the command
+// reads ("the input", PATH): an output naming one of them, however spelled,
+// is "PATH: named by both the input and -o (an output cannot replace a file
+// it is made from)".
+void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs,
+                        const std::vector<std::pair<std::string, std::string>> &inputs = {});
 
 // Outputs that would replace one of the command's inputs, however spelled
 // (as above; whether the outputs can be written is not asked): throws

@@ -8,6 +8,7 @@
 // which gives the same results to the bit; only --vcd needs SystemC.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
@@ -210,12 +211,17 @@ int cmd_asm(const AsmFlags &f)
         defines.push_back({p.first.c_str(), p.second.c_str()});
     // `.pipeline` loops are scheduled for the config, as `npusim run` does.
     const npu_asm_machine machine = asm_machine(build_config(f.config_file, f.sets));
-    check_output_paths({{"-o", f.out}});
+    check_output_paths({{"-o", f.out}}, {{"the input", f.in}});
     npu_program p;
     npu_program_init(&p);
     npu_diag d{};
     try {
         assemble_program(f.in, defines, f.incdirs, machine, f.schedule == "on", p);
+        // The files it included are known now, still before anything is written.
+        std::vector<std::pair<std::string, std::string>> sources;
+        for (size_t i = 0; i < p.nfiles; i++)
+            sources.emplace_back(i ? "an included file" : "the input", p.files[i]);
+        check_output_paths({{"-o", f.out}}, sources);
     } catch (...) {
         npu_program_free(&p);
         throw;
@@ -235,6 +241,13 @@ int cmd_asm(const AsmFlags &f)
     return 0;
 }
 
+// Does the instruction's row take a label (a pc-relative target)?
+bool has_branch_target(const npu_insn &in)
+{
+    const npu_format_desc &f = npu_format_table[npu_insn_table[in.op].format];
+    return std::find(f.operands, f.operands + f.num_operands, NPU_OPK_REL) != f.operands + f.num_operands;
+}
+
 int cmd_dis(const std::string &in)
 {
     std::string bytes = read_file(in);
@@ -246,12 +259,23 @@ int cmd_dis(const std::string &in)
         npu_diag_format(&d, line, sizeof line);
         throw Error(line);
     }
+    // Every line assembles back to the same bytes: a word that does not
+    // decode, and a branch whose target is outside the program (which the
+    // assembler refuses), print as the .word they are.
     for (size_t i = 0; i < p.count; i++) {
-        char buf[160];
-        if (p.insns[i].op == NPU_OP_INVALID)
+        char buf[320];
+        const npu_insn &in = p.insns[i];
+        const int64_t target = (int64_t)i + in.imm;
+        if (in.op == NPU_OP_INVALID) {
             std::snprintf(buf, sizeof buf, ".word 0x%016" PRIx64 " ; does not decode", p.words[i]);
-        else
-            npu_disasm(&p.insns[i], i, buf, sizeof buf);
+        } else if (has_branch_target(in) && (target < 0 || (uint64_t)target >= p.count)) {
+            char insn[160];
+            npu_disasm(&in, i, insn, sizeof insn);
+            std::snprintf(buf, sizeof buf, ".word 0x%016" PRIx64 " ; %s: outside the program (0..%zu)", p.words[i],
+                          insn, p.count - 1);
+        } else {
+            npu_disasm(&in, i, buf, sizeof buf);
+        }
         std::printf("%6zu:  %016" PRIx64 "  %s\n", i, p.words[i], buf);
     }
     npu_program_free(&p);
