@@ -521,7 +521,7 @@ TEST(CliContract, AnOutputMayNotReplaceAnInputOrATrace)
                              "  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
     write("base.yaml", spec);
     expect_refused("graph base.yaml --json ./base.yaml",
-                   "./base.yaml: named by both the spec and --json (an output may not replace an input)\n");
+                   "./base.yaml: named by both the spec and --json (an output cannot replace a file it is made from)\n");
     expect_refused("graph base.yaml --trace-dir td --json td/a.json",
                    "td/a.json: named by both --json and --trace-dir (each output needs a file of its own)\n");
     expect_refused("graph base.yaml --trace-dir td --json td/a.0.relu.json",
@@ -531,14 +531,32 @@ TEST(CliContract, AnOutputMayNotReplaceAnInputOrATrace)
     fs::create_directory("sw");
     write("sw/spec.json", "kernels: [relu]\nshapes: [\"1,1,4,4\"]\n");
     expect_refused("sweep sw/spec.json -o sw",
-                   "sw/spec.json: named by both the spec and -o (an output may not replace an input)\n");
+                   "sw/spec.json: named by both the spec and -o (an output cannot replace a file it is made from)\n");
     Result ok = run_cli("sweep sw/spec.json -o out");
     ASSERT_EQ(ok.status, 0) << ok.err;
     const std::string points = slurp("out/points.json");
     expect_refused("merge out -o out/points.json",
-                   "out/points.json: named by both the sweep folder's points.json and -o (an output may not replace an "
-                   "input)\n");
+                   "out/points.json: named by both the sweep folder's points.json and -o (an output cannot replace "
+                   "a file it is made from)\n");
     EXPECT_EQ(slurp("out/points.json"), points);
+    // run: its inputs, its kernel's source and its config
+    npusim::NpyArray x;
+    x.dtype = NPU_F32;
+    x.shape = {1, 1, 2, 2};
+    x.data.assign(4 * sizeof(float), 0);
+    npusim::write_npy("x.npy", x);
+    const std::string x_bytes = slurp("x.npy");
+    expect_refused("run relu --input x=x.npy --output y=./x.npy",
+                   "./x.npy: named by both --input x and --output y (an output cannot replace a file it is made from)\n");
+    expect_refused("run relu --input x=x.npy --json x.npy",
+                   "x.npy: named by both --input x and --json (an output cannot replace a file it is made from)\n");
+    EXPECT_EQ(slurp("x.npy"), x_bytes);
+    write("k.s", slurp(std::string(NPUSIM_SOURCE_ROOT) + "/kernels/relu.s"));
+    expect_refused("run k.s --json k.s",
+                   "k.s: named by both the kernel and --json (an output cannot replace a file it is made from)\n");
+    write("c.yaml", "core: {vlen: 256}\n");
+    expect_refused("run relu --config c.yaml --trace c.yaml",
+                   "c.yaml: named by both the config and --trace (an output cannot replace a file it is made from)\n");
 }
 
 // Under a memory limit a graph step too large for it said

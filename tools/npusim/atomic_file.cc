@@ -123,6 +123,19 @@ bool same_file(const std::filesystem::path &a, const std::filesystem::path &b)
 
 }  // namespace
 
+namespace {
+
+void check_not_an_input(const std::string &flag, const std::string &path, const std::filesystem::path &key,
+                        const std::vector<std::pair<std::string, std::string>> &inputs)
+{
+    for (const auto &[what, input] : inputs)
+        if (!input.empty() && same_file(key, normal_path(input)))
+            throw Error(path + ": named by both " + what + " and " + flag +
+                        " (an output cannot replace a file it is made from)");
+}
+
+}  // namespace
+
 void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs,
                         const std::vector<std::pair<std::string, std::string>> &inputs)
 {
@@ -133,10 +146,7 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>> &
         if (int e = cannot_write(path))
             throw Error(path + ": cannot write: " + std::strerror(e));
         const std::filesystem::path key = normal_path(path);
-        for (const auto &[what, input] : inputs)
-            if (same_file(key, normal_path(input)))
-                throw Error(path + ": named by both " + what + " and " + flag +
-                            " (an output cannot replace a file it is made from)");
+        check_not_an_input(flag, path, key, inputs);
         for (const auto &[other, other_flag] : seen)
             if (same_file(key, other))
                 throw Error(path + ": named by both " + *other_flag + " and " + flag +
@@ -148,14 +158,9 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>> &
 void check_inputs_kept(const std::vector<std::pair<std::string, std::string>> &outputs,
                        const std::vector<std::pair<std::string, std::string>> &inputs)
 {
-    for (const auto &[flag, path] : outputs) {
-        if (path.empty() || path == "-")
-            continue;
-        const std::filesystem::path key = normal_path(path);
-        for (const auto &[what, input] : inputs)
-            if (!input.empty() && same_file(key, normal_path(input)))
-                throw Error(path + ": named by both " + what + " and " + flag + " (an output may not replace an input)");
-    }
+    for (const auto &[flag, path] : outputs)
+        if (!path.empty() && path != "-")
+            check_not_an_input(flag, path, normal_path(path), inputs);
 }
 
 void write_output(const std::string &path, const std::string &text)

@@ -37,10 +37,10 @@ std::string read_file(const std::string &path);
 void check_output_paths(const std::vector<std::pair<std::string, std::string>> &outputs,
                         const std::vector<std::pair<std::string, std::string>> &inputs = {});
 
-// Outputs that would replace one of the command's inputs, however spelled
-// (as above; whether the outputs can be written is not asked): throws
-// "PATH: named by both the spec and --json (an output may not replace an
-// input)". `inputs` holds (what, path) pairs, e.g. ("the spec", "g.yaml").
+// The second half of check_output_paths alone, for outputs whose folder a
+// command makes later: an output replacing one of the inputs, however
+// spelled, throws "PATH: named by both the spec and -o (an output cannot
+// replace a file it is made from)". Inputs given as "" are skipped.
 void check_inputs_kept(const std::vector<std::pair<std::string, std::string>> &outputs,
                        const std::vector<std::pair<std::string, std::string>> &inputs);
 

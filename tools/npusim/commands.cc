@@ -88,8 +88,7 @@ int cmd_sweep(const SweepArgs &a)
 
 int cmd_merge(const std::string &dir, const std::string &csv, const std::string &jsonl)
 {
-    check_output_paths({{"-o", csv}, {"--jsonl", jsonl}});
-    check_inputs_kept({{"-o", csv}, {"--jsonl", jsonl}}, sweep_folder_files(dir));
+    check_output_paths({{"-o", csv}, {"--jsonl", jsonl}}, sweep_folder_files(dir));
     MergeSummary s = merge_sweep(dir, csv, jsonl);
     std::fprintf(stderr, "merge: %zu points: %zu done, %zu failed, %zu missing -> %s\n", s.points, s.done, s.failed,
                  s.missing, csv.c_str());
@@ -123,8 +122,7 @@ int cmd_graph(const GraphArgs &a)
     if (!a.trace_dir.empty() && stat(a.trace_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))  // else run_graph says so
         for (const std::string &f : graph_trace_files(spec, a.variants, a.trace_dir))
             outputs.emplace_back("--trace-dir", f);
-    check_output_paths(outputs);
-    check_inputs_kept(outputs, {{"the spec", a.spec}, {"the config", config_file}});
+    check_output_paths(outputs, {{"the spec", a.spec}, {"the config", config_file}});
     const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");

@@ -129,7 +129,13 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
             throw Error("--output " + s + ": output '" + kv.first + "' is named twice");
         files.emplace_back("--output " + kv.first, kv.second);
     }
-    check_output_paths(files);
+    // what the run reads: an output may not replace it
+    std::vector<std::pair<std::string, std::string>> read = {{"the config", config_file}};
+    if (std::filesystem::is_regular_file(opts.kernel))
+        read.emplace_back("the kernel", opts.kernel);
+    for (const auto &[name, path] : opts.inputs)
+        read.emplace_back("--input " + name, path);
+    check_output_paths(files, read);
     for (const std::string &s : params) {
         auto kv = split_assignment("--param", s);
         // strtod would skip leading white space (split_assignment refuses "")
