@@ -326,3 +326,34 @@ TEST(Graph, WithoutAnL2TheHitRateIsNullNotZero)
     EXPECT_DOUBLE_EQ(graph_json(l2)["variants"][0]["l2_hit_rate"].get<double>(),
                      double(l2.variants[0].l2_hits) / double(l2.variants[0].l2_accesses));
 }
+
+TEST(Graph, AFunctionalRunShowsNoTimingFigure)
+{
+    // sim.mode: functional counts no cycles: every variant and step said 0
+    // cycles, 0.0 samples/s, 0 DRAM bytes and 0 busy cycles.
+    const GraphSpec spec = load_graph_text(
+        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
+        "f.yaml");
+    Config functional = default_config();
+    apply_override(functional, "sim.mode=functional");
+    const GraphResult g = run_graph(spec, functional, {}, 1);
+    const nlohmann::json j = graph_json(g);
+    EXPECT_EQ(j["timing"], "functional");
+    const nlohmann::json &v = j["variants"][0];
+    for (const char *k : {"cycles", "dram_bytes", "l2_accesses", "l2_hits", "l2_hit_rate", "cube_busy_cycles",
+                          "vector_busy_cycles", "dma_busy_cycles", "overlap_cycles_at_least", "samples_per_second"})
+        EXPECT_TRUE(v.at(k).is_null()) << k << ": " << v.dump();
+    for (const char *k : {"cycles", "dram_bytes", "l2_accesses", "l2_hits", "l2_hit_rate", "cube_busy_cycles",
+                          "vector_busy_cycles", "dma_busy_cycles"})
+        EXPECT_TRUE(v["steps"][0].at(k).is_null()) << k;
+    EXPECT_TRUE(v["passed"].get<bool>());
+    const std::string text = graph_text(g);
+    EXPECT_NE(text.find("; functional run: no timing (sim.mode=functional)\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("a                       -            -              -           -            -            "
+                        "-            -            -  PASS\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("            - cycles              - DRAM bytes  L2 hit rate -  PASS\n"), std::string::npos)
+        << text;
+    EXPECT_EQ(graph_json(run_graph(spec, default_config(), {}, 1))["timing"], "timed");
+}

@@ -632,6 +632,10 @@ std::string hit_rate_text(uint64_t hits, uint64_t accesses)
 nlohmann::json graph_json(const GraphResult &g)
 {
     using nlohmann::json;
+    // A functional run (sim.mode: functional) counts no cycles, bytes or
+    // busy time: those figures are null, never a 0 the model did not compute.
+    const bool timed = g.config.timed;
+    auto timing = [timed](const json &v) { return timed ? v : json(nullptr); };
     json variants = json::array();
     for (const GraphVariantResult &v : g.variants) {
         json steps = json::array();
@@ -642,14 +646,14 @@ nlohmann::json graph_json(const GraphResult &g)
             json j = {{"kernel", s.kernel},
                       {"inputs", in},
                       {"output", s.output},
-                      {"cycles", s.cycles},
-                      {"dram_bytes", s.dram_bytes},
-                      {"l2_accesses", s.l2_accesses},
-                      {"l2_hits", s.l2_hits},
+                      {"cycles", timing(s.cycles)},
+                      {"dram_bytes", timing(s.dram_bytes)},
+                      {"l2_accesses", timing(s.l2_accesses)},
+                      {"l2_hits", timing(s.l2_hits)},
                       {"l2_hit_rate", hit_rate_json(s.l2_hits, s.l2_accesses)},
-                      {"cube_busy_cycles", s.cube_busy},
-                      {"vector_busy_cycles", s.vector_busy},
-                      {"dma_busy_cycles", s.dma_busy},
+                      {"cube_busy_cycles", timing(s.cube_busy)},
+                      {"vector_busy_cycles", timing(s.vector_busy)},
+                      {"dma_busy_cycles", timing(s.dma_busy)},
                       {"passed", s.passed}};
             if (!s.passed)
                 j["failure"] = s.failure;
@@ -658,16 +662,16 @@ nlohmann::json graph_json(const GraphResult &g)
             steps.push_back(j);
         }
         variants.push_back({{"name", v.name},
-                            {"cycles", v.cycles},
-                            {"dram_bytes", v.dram_bytes},
-                            {"l2_accesses", v.l2_accesses},
-                            {"l2_hits", v.l2_hits},
+                            {"cycles", timing(v.cycles)},
+                            {"dram_bytes", timing(v.dram_bytes)},
+                            {"l2_accesses", timing(v.l2_accesses)},
+                            {"l2_hits", timing(v.l2_hits)},
                             {"l2_hit_rate", hit_rate_json(v.l2_hits, v.l2_accesses)},
-                            {"cube_busy_cycles", v.cube_busy},
-                            {"vector_busy_cycles", v.vector_busy},
-                            {"dma_busy_cycles", v.dma_busy},
-                            {"overlap_cycles_at_least", v.overlap_min},
-                            {"samples_per_second", v.samples_per_second},
+                            {"cube_busy_cycles", timing(v.cube_busy)},
+                            {"vector_busy_cycles", timing(v.vector_busy)},
+                            {"dma_busy_cycles", timing(v.dma_busy)},
+                            {"overlap_cycles_at_least", timing(v.overlap_min)},
+                            {"samples_per_second", timing(v.samples_per_second)},
                             {"passed", v.passed},
                             {"steps", steps}});
         if (!v.trace.empty())
@@ -681,6 +685,7 @@ nlohmann::json graph_json(const GraphResult &g)
             {"freq_mhz", g.config.freq_mhz},
             {"dtype", g.spec.dtype},
             {"samples", g.spec.samples},
+            {"timing", timed ? "timed" : "functional"},
             {"variants", variants},
             {"passed", g.passed()}};
 }
@@ -692,10 +697,19 @@ std::string graph_text(const GraphResult &g)
     os << "Graph:       " << g.spec.name << " (" << g.spec.path << ")\n";
     if (!g.spec.description.empty())
         os << "             " << g.spec.description << "\n";
-    std::snprintf(buf, sizeof buf, "Config:      %s, %u core%s at %u MHz; %s; %" PRIu64 " sample%s per pass\n",
+    std::snprintf(buf, sizeof buf, "Config:      %s, %u core%s at %u MHz; %s; %" PRIu64 " sample%s per pass%s\n",
                   g.config.source.c_str(), g.config.cores, g.config.cores == 1 ? "" : "s", g.config.freq_mhz,
-                  g.spec.dtype.c_str(), g.spec.samples, g.spec.samples == 1 ? "" : "s");
+                  g.spec.dtype.c_str(), g.spec.samples, g.spec.samples == 1 ? "" : "s",
+                  g.config.timed ? "" : "; functional run: no timing (sim.mode=functional)");
     os << buf << "\n";
+    // The timing columns as text: "-" for a functional run (graph_json's null).
+    const bool timed = g.config.timed;
+    auto count = [timed](uint64_t v) { return timed ? std::to_string(v) : std::string("-"); };
+    auto real = [timed](double v, int decimals) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.*f", decimals, v);
+        return timed ? std::string(b) : std::string("-");
+    };
     int w = 12;
     for (const GraphVariantResult &v : g.variants)
         w = std::max(w, int(v.name.size()));
@@ -704,17 +718,19 @@ std::string graph_text(const GraphResult &g)
                   "result");
     os << buf;
     for (const GraphVariantResult &v : g.variants) {
-        std::snprintf(buf, sizeof buf, "%-*s %12" PRIu64 " %12.1f %14" PRIu64 " %11s %12" PRIu64 " %12.0f %12.0f %12.0f  %s\n",
-                      w, v.name.c_str(), v.cycles, v.samples_per_second, v.dram_bytes,
-                      hit_rate_text(v.l2_hits, v.l2_accesses).c_str(),
-                      v.cube_busy, v.vector_busy, v.dma_busy, v.overlap_min, v.passed ? "PASS" : "FAIL");
+        std::snprintf(buf, sizeof buf, "%-*s %12s %12s %14s %11s %12s %12s %12s %12s  %s\n", w, v.name.c_str(),
+                      count(v.cycles).c_str(), real(v.samples_per_second, 1).c_str(), count(v.dram_bytes).c_str(),
+                      hit_rate_text(v.l2_hits, v.l2_accesses).c_str(), count(v.cube_busy).c_str(),
+                      real(v.vector_busy, 0).c_str(), real(v.dma_busy, 0).c_str(), real(v.overlap_min, 0).c_str(),
+                      v.passed ? "PASS" : "FAIL");
         os << buf;
     }
     for (const GraphVariantResult &v : g.variants) {
         os << "\n" << v.name << ":\n";
         for (const GraphStepResult &s : v.steps) {
-            std::snprintf(buf, sizeof buf, "  %-44s %12" PRIu64 " cycles %14" PRIu64 " DRAM bytes  L2 hit rate %s  %s\n",
-                          step_text(s).c_str(), s.cycles, s.dram_bytes, hit_rate_text(s.l2_hits, s.l2_accesses).c_str(),
+            std::snprintf(buf, sizeof buf, "  %-44s %12s cycles %14s DRAM bytes  L2 hit rate %s  %s\n",
+                          step_text(s).c_str(), count(s.cycles).c_str(), count(s.dram_bytes).c_str(),
+                          hit_rate_text(s.l2_hits, s.l2_accesses).c_str(),
                           s.passed ? "PASS" : ("FAIL: " + s.failure).c_str());
             os << buf;
         }
