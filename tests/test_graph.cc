@@ -357,3 +357,37 @@ TEST(Graph, AFunctionalRunShowsNoTimingFigure)
         << text;
     EXPECT_EQ(graph_json(run_graph(spec, default_config(), {}, 1))["timing"], "timed");
 }
+
+TEST(Graph, ARangeIsOneItsTensorsDtypeHoldsAndANameIsNotEmpty)
+{
+    // [-1e30, 1e30] on an fp16 tensor generated infinities; name: "" became the file's name.
+    auto error_of = [](const std::string &text) {
+        try {
+            load_graph_text(text, "r.yaml");
+        } catch (const npusim::Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string variant = "variants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [-1e30, 1]}\n" + variant),
+              "r.yaml:2:37: tensors.x.range[0]: '-1e30' is beyond fp16's largest finite value (65504); this tensor "
+              "is fp16");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [0, 65505]}\n" + variant),
+              "r.yaml:2:40: tensors.x.range[1]: '65505' is beyond fp16's largest finite value (65504); this tensor "
+              "is fp16");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [16], range: [0, 1e39]}\n" + variant),
+              "r.yaml:2:31: tensors.x.range[1]: '1e39' is beyond fp32's largest finite value (3.4028235e38); this "
+              "tensor is fp32 (1-D)");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [-65504, 65504]}\n" + variant), "no error");
+    EXPECT_EQ(error_of("name: \"\"\ntensors:\n  x: {shape: [1, 16, 8, 8]}\n" + variant),
+              "r.yaml:1:7: name: empty (leave name out for the file's name)");
+    // A description of several lines is printed a line at a time under the name.
+    const GraphSpec spec = load_graph_text("description: |\n  first\n  second\ntensors:\n  x: {shape: [1, 16, 8, 8]}\n" +
+                                               variant,
+                                           "d.yaml");
+    Config functional = default_config();
+    apply_override(functional, "sim.mode=functional");
+    const std::string text = graph_text(run_graph(spec, functional, {}, 1));
+    EXPECT_NE(text.find("\n             first\n             second\nConfig:"), std::string::npos) << text;
+}

@@ -144,6 +144,18 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
         t.hi = rd.number(range[1], key + ".range[1]");
         if (!(t.lo < t.hi))
             throw Error(rd.where(range, key + ".range") + "lo must be below hi");
+        // generated in the tensor's dtype (generate): an end past its largest
+        // finite value would give infinities, not the range written
+        const bool vector = t.shape.size() == 1;
+        const double largest = vector ? 3.4028234663852886e38 : 65504.0;
+        for (size_t i = 0; i < 2; i++) {
+            const double v = i ? t.hi : t.lo;
+            if (std::fabs(v) > largest)
+                throw Error(rd.where(range[i], key + ".range[" + std::to_string(i) + "]") + "'" + range[i].Scalar() +
+                            "' is beyond " + (vector ? "fp32" : "fp16") + "'s largest finite value (" +
+                            (vector ? "3.4028235e38" : "65504") + "); this tensor is " +
+                            (vector ? "fp32 (1-D)" : "fp16"));
+        }
     }
     return t;
 }
@@ -254,8 +266,11 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
     rd.keys(root, "", {"name", "description", "dtype", "samples", "seed", "config", "tensors", "variants"}, top);
     GraphSpec g;
     g.path = path;
-    if (root["name"])
+    if (root["name"]) {
         g.name = rd.scalar(root["name"], "name");
+        if (g.name.empty())
+            throw Error(rd.where(root["name"], "name") + "empty (leave name out for the file's name)");
+    }
     if (root["description"])
         g.description = rd.scalar(root["description"], "description");
     if (root["dtype"]) {
@@ -695,8 +710,11 @@ std::string graph_text(const GraphResult &g)
     std::ostringstream os;
     char buf[512];
     os << "Graph:       " << g.spec.name << " (" << g.spec.path << ")\n";
-    if (!g.spec.description.empty())
-        os << "             " << g.spec.description << "\n";
+    {  // each line of the description under the name (a block scalar has several)
+        std::istringstream lines(g.spec.description);
+        for (std::string line; std::getline(lines, line);)
+            os << "             " << line << "\n";
+    }
     std::snprintf(buf, sizeof buf, "Config:      %s, %u core%s at %u MHz; %s; %" PRIu64 " sample%s per pass%s\n",
                   g.config.source.c_str(), g.config.cores, g.config.cores == 1 ? "" : "s", g.config.freq_mhz,
                   g.spec.dtype.c_str(), g.spec.samples, g.spec.samples == 1 ? "" : "s",
