@@ -358,6 +358,21 @@ TEST(Graph, AFunctionalRunShowsNoTimingFigure)
     EXPECT_EQ(graph_json(run_graph(spec, default_config(), {}, 1))["timing"], "timed");
 }
 
+TEST(Graph, TheJsonNamesEveryConfigValueOverridesIncluded)
+{
+    // "config" was only the source ("default"): an --set override left no trace.
+    const GraphSpec spec = load_graph_text(
+        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
+        "c.yaml");
+    Config cfg = default_config();
+    apply_override(cfg, "l2.size_bytes=262144");
+    apply_override(cfg, "sim.mode=functional");
+    const nlohmann::json j = graph_json(run_graph(spec, cfg, {}, 1));
+    EXPECT_EQ(j["config"]["l2.size_bytes"], "262144") << j["config"];
+    EXPECT_EQ(j["config"]["source"], "default");
+    EXPECT_EQ(j["config"].size(), config_values(cfg).size() + 1);
+}
+
 TEST(Graph, ARangeIsOneItsTensorsDtypeHoldsAndANameIsNotEmpty)
 {
     // [-1e30, 1e30] on an fp16 tensor generated infinities; name: "" became the file's name.

@@ -692,10 +692,16 @@ nlohmann::json graph_json(const GraphResult &g)
         if (!v.trace.empty())
             variants.back()["trace"] = v.trace;
     }
+    // every key's value, overrides (--set) included, and where they came
+    // from: the object `npusim run --json` gives
+    json config = json::object();
+    for (const auto &kv : config_values(g.config))
+        config[kv.first] = kv.second;
+    config["source"] = g.config.source;
     return {{"graph", g.spec.name},
             {"spec", g.spec.path},
             {"description", g.spec.description},
-            {"config", g.config.source},
+            {"config", config},
             {"cores", g.config.cores},
             {"freq_mhz", g.config.freq_mhz},
             {"dtype", g.spec.dtype},
