@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <tuple>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "graph.h"
@@ -405,4 +407,26 @@ TEST(Graph, ARangeIsOneItsTensorsDtypeHoldsAndANameIsNotEmpty)
     apply_override(functional, "sim.mode=functional");
     const std::string text = graph_text(run_graph(spec, functional, {}, 1));
     EXPECT_NE(text.find("\n             first\n             second\nConfig:"), std::string::npos) << text;
+}
+
+TEST(Graph, AKernelGivenAsAPathIsTakenFromTheSpecsFolder)
+{
+    // It was taken from the current folder, where config: was the spec's.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("npusim_graph_kernel_" + std::to_string(getpid()));
+    fs::create_directories(dir / "k");
+    fs::copy_file(fs::path(NPUSIM_SOURCE_ROOT) / "kernels" / "relu.s", dir / "k" / "mine.s",
+                  fs::copy_options::overwrite_existing);
+    const std::string text =
+        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: k/mine.s, inputs: {x: x}, output: y}\n";
+    const GraphSpec spec = load_graph_text(text, (dir / "g.yaml").string());
+    EXPECT_EQ(spec.variants[0].steps[0].kernel, (dir / "k" / "mine.s").string());
+    EXPECT_EQ(spec.variants[0].steps[0].kernel_name, "relu");
+    try {
+        load_graph_text(text, "elsewhere/g.yaml");
+        ADD_FAILURE() << "k/mine.s beside elsewhere/g.yaml was found";
+    } catch (const npusim::Error &e) {
+        EXPECT_EQ(std::string(e.what()), "elsewhere/g.yaml:5:16: variants.a[0].kernel: elsewhere/k/mine.s: no such kernel file");
+    }
+    fs::remove_all(dir);
 }

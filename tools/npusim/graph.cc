@@ -162,6 +162,16 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
 
 // A variant's steps, each checked against its kernel's manifest and the
 // tensors defined so far (each tensor is written once).
+// A file a spec names (its config, a kernel given as a path) is taken from
+// the spec's folder unless absolute.
+std::string beside_spec(const std::string &file, const std::string &spec_path)
+{
+    if (file.empty() || file[0] == '/')
+        return file;
+    const size_t slash = spec_path.rfind('/');
+    return (slash == std::string::npos ? "" : spec_path.substr(0, slash + 1)) + file;
+}
+
 GraphVariant read_variant(const SpecReader &rd, const std::string &name, const YAML::Node &name_node, const YAML::Node &n,
                           const std::map<std::string, const GraphTensor *> &inputs)
 {
@@ -187,6 +197,9 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
         if (!s["kernel"] || !s["inputs"] || !s["output"])
             throw Error(rd.where(s, sk) + "a step needs kernel, inputs and output");
         st.kernel = rd.scalar(s["kernel"], sk + ".kernel");
+        if (st.kernel.find('/') != std::string::npos ||
+            (st.kernel.size() > 2 && st.kernel.compare(st.kernel.size() - 2, 2, ".s") == 0))
+            st.kernel = beside_spec(st.kernel, rd.path);  // a path, as resolve_kernel tells one from a name
         Manifest m;
         try {
             m = load_manifest(resolve_kernel(st.kernel));
@@ -283,11 +296,7 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
     if (root["seed"])
         g.seed = rd.count(root["seed"], "seed", 0, UINT64_MAX);
     if (root["config"]) {
-        g.config = rd.scalar(root["config"], "config");
-        if (!g.config.empty() && g.config[0] != '/') {
-            const size_t slash = path.rfind('/');
-            g.config = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + g.config;
-        }
+        g.config = beside_spec(rd.scalar(root["config"], "config"), path);
         struct stat cs;
         if (stat(g.config.c_str(), &cs) != 0)
             throw Error(rd.where(root["config"], "config") + "no such config file '" + g.config + "'");

@@ -30,7 +30,7 @@ struct GraphTensor {
 };
 
 struct GraphStep {
-    std::string kernel;       // as the spec gives it: a name or a .s file
+    std::string kernel;       // as the spec gives it: a name, or a .s file (beside the spec)
     std::string kernel_name;  // its manifest's name, which its trace file is named after
     std::vector<std::pair<std::string, std::string>> inputs;  // the kernel's input name -> tensor
     std::string output;                                       // the tensor its output becomes
