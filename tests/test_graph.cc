@@ -57,6 +57,19 @@ std::string error_of(const std::string &text)
     return "(no error)";
 }
 
+// One relu step on a 1x16x8x8 input: for what a graph reports, not its chain.
+const char kOneRelu[] =
+    "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
+
+// kOneRelu run on the default config with these overrides.
+GraphResult run_one_relu(std::initializer_list<const char *> overrides)
+{
+    Config cfg = default_config();
+    for (const char *o : overrides)
+        apply_override(cfg, o);
+    return run_graph(load_graph_text(kOneRelu, "one.yaml"), cfg, {}, 1);
+}
+
 }  // namespace
 
 TEST(Graph, EveryVariantOfAChainPassesAndItsFiguresAreTheSumsOfItsSteps)
@@ -311,12 +324,7 @@ TEST(Graph, ATensorsSizeIsCheckedWithoutWrapping)
 TEST(Graph, WithoutAnL2TheHitRateIsNullNotZero)
 {
     // memory.model: ideal has no L2: 0 accesses gave "l2_hit_rate": 0.0 and "L2 hits 0.000".
-    const GraphSpec spec = load_graph_text(
-        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
-        "i.yaml");
-    Config ideal = default_config();
-    apply_override(ideal, "memory.model=ideal");
-    const GraphResult g = run_graph(spec, ideal, {}, 1);
+    const GraphResult g = run_one_relu({"memory.model=ideal"});
     const nlohmann::json j = graph_json(g);
     EXPECT_TRUE(j["variants"][0]["l2_hit_rate"].is_null()) << j["variants"][0].dump();
     EXPECT_TRUE(j["variants"][0]["steps"][0]["l2_hit_rate"].is_null());
@@ -324,7 +332,7 @@ TEST(Graph, WithoutAnL2TheHitRateIsNullNotZero)
     EXPECT_NE(text.find(" L2 hit rate "), std::string::npos) << text;
     EXPECT_NE(text.find("           -            0 "), std::string::npos) << text;
     EXPECT_NE(text.find("DRAM bytes  L2 hit rate -  PASS"), std::string::npos) << text;
-    const GraphResult l2 = run_graph(spec, default_config(), {}, 1);
+    const GraphResult l2 = run_one_relu({});
     EXPECT_DOUBLE_EQ(graph_json(l2)["variants"][0]["l2_hit_rate"].get<double>(),
                      double(l2.variants[0].l2_hits) / double(l2.variants[0].l2_accesses));
 }
@@ -333,12 +341,7 @@ TEST(Graph, AFunctionalRunShowsNoTimingFigure)
 {
     // sim.mode: functional counts no cycles: every variant and step said 0
     // cycles, 0.0 samples/s, 0 DRAM bytes and 0 busy cycles.
-    const GraphSpec spec = load_graph_text(
-        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
-        "f.yaml");
-    Config functional = default_config();
-    apply_override(functional, "sim.mode=functional");
-    const GraphResult g = run_graph(spec, functional, {}, 1);
+    const GraphResult g = run_one_relu({"sim.mode=functional"});
     const nlohmann::json j = graph_json(g);
     EXPECT_EQ(j["timing"], "functional");
     const nlohmann::json &v = j["variants"][0];
@@ -357,55 +360,40 @@ TEST(Graph, AFunctionalRunShowsNoTimingFigure)
         << text;
     EXPECT_NE(text.find("            - cycles              - DRAM bytes  L2 hit rate -  PASS\n"), std::string::npos)
         << text;
-    EXPECT_EQ(graph_json(run_graph(spec, default_config(), {}, 1))["timing"], "timed");
+    EXPECT_EQ(graph_json(run_one_relu({}))["timing"], "timed");
 }
 
 TEST(Graph, TheJsonNamesEveryConfigValueOverridesIncluded)
 {
     // "config" was only the source ("default"): an --set override left no trace.
-    const GraphSpec spec = load_graph_text(
-        "tensors:\n  x: {shape: [1, 16, 8, 8]}\nvariants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n",
-        "c.yaml");
-    Config cfg = default_config();
-    apply_override(cfg, "l2.size_bytes=262144");
-    apply_override(cfg, "sim.mode=functional");
-    const nlohmann::json j = graph_json(run_graph(spec, cfg, {}, 1));
+    const nlohmann::json j = graph_json(run_one_relu({"l2.size_bytes=262144", "sim.mode=functional"}));
     EXPECT_EQ(j["config"]["l2.size_bytes"], "262144") << j["config"];
     EXPECT_EQ(j["config"]["source"], "default");
-    EXPECT_EQ(j["config"].size(), config_values(cfg).size() + 1);
+    EXPECT_EQ(j["config"].size(), config_values(default_config()).size() + 1);
 }
 
 TEST(Graph, ARangeIsOneItsTensorsDtypeHoldsAndANameIsNotEmpty)
 {
     // [-1e30, 1e30] on an fp16 tensor generated infinities; name: "" became the file's name.
-    auto error_of = [](const std::string &text) {
-        try {
-            load_graph_text(text, "r.yaml");
-        } catch (const npusim::Error &e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
     const std::string variant = "variants:\n  a:\n    - {kernel: relu, inputs: {x: x}, output: y}\n";
     EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [-1e30, 1]}\n" + variant),
-              "r.yaml:2:37: tensors.x.range[0]: '-1e30' is beyond fp16's largest finite value (65504); this tensor "
+              "g.yaml:2:37: tensors.x.range[0]: '-1e30' is beyond fp16's largest finite value (65504); this tensor "
               "is fp16");
     EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [0, 65505]}\n" + variant),
-              "r.yaml:2:40: tensors.x.range[1]: '65505' is beyond fp16's largest finite value (65504); this tensor "
+              "g.yaml:2:40: tensors.x.range[1]: '65505' is beyond fp16's largest finite value (65504); this tensor "
               "is fp16");
     EXPECT_EQ(error_of("tensors:\n  x: {shape: [16], range: [0, 1e39]}\n" + variant),
-              "r.yaml:2:31: tensors.x.range[1]: '1e39' is beyond fp32's largest finite value (3.4028235e38); this "
+              "g.yaml:2:31: tensors.x.range[1]: '1e39' is beyond fp32's largest finite value (3.4028235e38); this "
               "tensor is fp32 (1-D)");
-    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [-65504, 65504]}\n" + variant), "no error");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8], range: [-65504, 65504]}\n" + variant), "(no error)");
     EXPECT_EQ(error_of("name: \"\"\ntensors:\n  x: {shape: [1, 16, 8, 8]}\n" + variant),
-              "r.yaml:1:7: name: empty (leave name out for the file's name)");
+              "g.yaml:1:7: name: empty (leave name out for the file's name)");
     // A description of several lines is printed a line at a time under the name.
-    const GraphSpec spec = load_graph_text("description: |\n  first\n  second\ntensors:\n  x: {shape: [1, 16, 8, 8]}\n" +
-                                               variant,
-                                           "d.yaml");
     Config functional = default_config();
     apply_override(functional, "sim.mode=functional");
-    const std::string text = graph_text(run_graph(spec, functional, {}, 1));
+    const std::string text =
+        graph_text(run_graph(load_graph_text(std::string("description: |\n  first\n  second\n") + kOneRelu, "d.yaml"),
+                             functional, {}, 1));
     EXPECT_NE(text.find("\n             first\n             second\nConfig:"), std::string::npos) << text;
 }
 

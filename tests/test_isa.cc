@@ -301,6 +301,36 @@ private:
     std::mt19937 rng_;
 };
 
+// Calls f(op, dt) for every row of the table and every dtype it takes.
+template <class F> void ForEachRowAndDtype(F f)
+{
+    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
+        const npu_insn_desc &d = npu_insn_table[op];
+        for (unsigned dt = 0; dt < 4; dt++)
+            if (d.dtypes == NPU_DT_NONE ? dt == 0 : (d.dtypes >> dt & 1))
+                f(op, dt);
+    }
+}
+
+// An instruction of the row with random operands; when the row takes a
+// mask and masked() says so (asked after the operands are drawn), a random
+// predicate too.
+template <class M> npu_insn RandomInsn(OperandGen &gen, unsigned op, unsigned dt, M masked)
+{
+    const npu_insn_desc &d = npu_insn_table[op];
+    const npu_format_desc &f = npu_format_table[d.format];
+    npu_insn in{};
+    in.op = (uint16_t)op;
+    in.dt = (uint8_t)dt;
+    for (unsigned i = 0; i < f.num_operands; i++)
+        gen.Fill(in, (npu_operand_kind)f.operands[i]);
+    if ((d.flags & NPU_F_MASK) && masked()) {
+        in.pm = 1;
+        in.pg = (uint8_t)gen.Bits(3);
+    }
+    return in;
+}
+
 // The round trip's instruction sits between kAt nops on each side.
 constexpr size_t kAt = 128;
 std::string Nops(size_t n)
@@ -317,45 +347,32 @@ TEST(Isa, EveryRowRoundTripsThroughDisassemblyAndAssembly)
 {
     OperandGen gen(20240607);
     size_t checked = 0;
-    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
+    ForEachRowAndDtype([&](unsigned op, unsigned dt) {
         const npu_insn_desc &d = npu_insn_table[op];
-        const npu_format_desc &f = npu_format_table[d.format];
-        for (unsigned dt = 0; dt < 4; dt++) {
-            if (d.dtypes == NPU_DT_NONE ? dt != 0 : !(d.dtypes >> dt & 1))
-                continue;
-            for (int trial = 0; trial < 200; trial++) {
-                npu_insn in{};
-                in.op = (uint16_t)op;
-                in.dt = (uint8_t)dt;
-                for (unsigned i = 0; i < f.num_operands; i++)
-                    gen.Fill(in, (npu_operand_kind)f.operands[i]);
-                if ((d.flags & NPU_F_MASK) && gen.Chance(50)) {
-                    in.pm = 1;
-                    in.pg = (uint8_t)gen.Bits(3);
-                }
-                uint64_t word = npu_encode(&in);
-                npu_insn decoded;
-                ASSERT_EQ(npu_decode(word, &decoded), NPU_OK) << d.mnemonic;
-                ASSERT_TRUE(SameInsn(in, decoded)) << d.mnemonic;
+        for (int trial = 0; trial < 200; trial++) {
+            const npu_insn in = RandomInsn(gen, op, dt, [&] { return gen.Chance(50); });
+            uint64_t word = npu_encode(&in);
+            npu_insn decoded;
+            ASSERT_EQ(npu_decode(word, &decoded), NPU_OK) << d.mnemonic;
+            ASSERT_TRUE(SameInsn(in, decoded)) << d.mnemonic;
 
-                std::string text = Disasm(decoded, kAt);
-                const std::string src = Nops(kAt) + text + "\n" + Nops(kAt);
-                npu_program prog;
-                npu_diag diag;
-                int rc = npu_assemble("roundtrip.s", src.c_str(), src.size(), nullptr, &prog,
-                                      &diag);
-                ASSERT_EQ(rc, NPU_OK) << text << "\n  -> " << diag.col << ": " << diag.message;
-                ASSERT_EQ(prog.count, 2 * kAt + 1) << text;
-                EXPECT_EQ(prog.words[kAt], word) << text;
-                npu_insn again;
-                ASSERT_EQ(npu_decode(prog.words[kAt], &again), NPU_OK) << text;
-                EXPECT_TRUE(SameInsn(again, in)) << text;
-                EXPECT_TRUE(SameInsn(prog.insns[kAt], in)) << text;
-                npu_program_free(&prog);
-                checked++;
-            }
+            std::string text = Disasm(decoded, kAt);
+            const std::string src = Nops(kAt) + text + "\n" + Nops(kAt);
+            npu_program prog;
+            npu_diag diag;
+            int rc = npu_assemble("roundtrip.s", src.c_str(), src.size(), nullptr, &prog,
+                                  &diag);
+            ASSERT_EQ(rc, NPU_OK) << text << "\n  -> " << diag.col << ": " << diag.message;
+            ASSERT_EQ(prog.count, 2 * kAt + 1) << text;
+            EXPECT_EQ(prog.words[kAt], word) << text;
+            npu_insn again;
+            ASSERT_EQ(npu_decode(prog.words[kAt], &again), NPU_OK) << text;
+            EXPECT_TRUE(SameInsn(again, in)) << text;
+            EXPECT_TRUE(SameInsn(prog.insns[kAt], in)) << text;
+            npu_program_free(&prog);
+            checked++;
         }
-    }
+    });
     EXPECT_GT(checked, 10000u);
 }
 
@@ -560,33 +577,19 @@ TEST(Isa, EveryWordThatDecodesReassemblesToItself)
     }
     OperandGen gen(77);
     size_t flips = 0;
-    for (unsigned op = 1; op < NPU_NUM_OPS; op++) {
-        const npu_insn_desc &d = npu_insn_table[op];
-        const npu_format_desc &f = npu_format_table[d.format];
-        for (unsigned dt = 0; dt < 4; dt++) {
-            if (d.dtypes == NPU_DT_NONE ? dt != 0 : !(d.dtypes >> dt & 1))
-                continue;
-            for (int trial = 0; trial < 3; trial++) {
-                npu_insn in{};
-                in.op = (uint16_t)op;
-                in.dt = (uint8_t)dt;
-                for (unsigned i = 0; i < f.num_operands; i++)
-                    gen.Fill(in, (npu_operand_kind)f.operands[i]);
-                if ((d.flags & NPU_F_MASK) && trial == 1) {
-                    in.pm = 1;
-                    in.pg = (uint8_t)gen.Bits(3);
-                }
-                const uint64_t w = npu_encode(&in);
-                ASSERT_TRUE(ExpectReassembles(w)) << d.mnemonic;
-                for (int a = 0; a < 64; a++) {
-                    decoded += ExpectReassembles(w ^ 1ull << a);
-                    for (int b = a + 1; b < 64; b++)
-                        decoded += ExpectReassembles(w ^ 1ull << a ^ 1ull << b);
-                    flips++;
-                }
+    ForEachRowAndDtype([&](unsigned op, unsigned dt) {
+        for (int trial = 0; trial < 3; trial++) {
+            const npu_insn in = RandomInsn(gen, op, dt, [&] { return trial == 1; });
+            const uint64_t w = npu_encode(&in);
+            ASSERT_TRUE(ExpectReassembles(w)) << npu_insn_table[op].mnemonic;
+            for (int a = 0; a < 64; a++) {
+                decoded += ExpectReassembles(w ^ 1ull << a);
+                for (int b = a + 1; b < 64; b++)
+                    decoded += ExpectReassembles(w ^ 1ull << a ^ 1ull << b);
+                flips++;
             }
         }
-    }
+    });
     EXPECT_GT(flips, 10000u);
     EXPECT_GT(decoded, 100000u);
 }
