@@ -179,9 +179,12 @@ static int parse_unary(asm_lexer *lx, asm_value *out, int depth)
         if (t.text[0] == '-') {
             if (out->is_float)
                 out->d = -out->d;
-            else if (out->i > -ASM_INT_MIN) /* -2^63 is the least integer */
-                return asm_error(lx->ctx, t.col, "integer overflow in expression");
-            else
+            else if (out->i > -ASM_INT_MIN) { /* -2^63 is the least integer */
+                char num[48];
+                return asm_error(lx->ctx, t.col,
+                                 "integer overflow in expression: -%s is outside -2^63 .. 2^64 - 1",
+                                 asm_int_str(out->i, num, sizeof num));
+            } else
                 out->i = -out->i;
         }
         return 0;
@@ -213,8 +216,11 @@ static int arith(asm_lexer *lx, const asm_token *op, asm_value *a, const asm_val
         r = x / y;
         break;
     }
-    if (overflow || r < ASM_INT_MIN || r > ASM_INT_MAX)
-        return asm_error(lx->ctx, op->col, "integer overflow in expression");
+    if (overflow || r < ASM_INT_MIN || r > ASM_INT_MAX) {
+        char xs[48], ys[48];
+        return asm_error(lx->ctx, op->col, "integer overflow in expression: %s %c %s is outside -2^63 .. 2^64 - 1",
+                         asm_int_str(x, xs, sizeof xs), o, asm_int_str(y, ys, sizeof ys));
+    }
     a->i = r;
     return 0;
 }

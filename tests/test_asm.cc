@@ -203,8 +203,10 @@ TEST(Asm, IntegerLiteralsKeepTheirValueFromMinus2To63To2To64Minus1)
     EXPECT_EQ(a.prog.words[7], UINT64_MAX);
     EXPECT_EQ(a.prog.words[8], 0xff00000000000002ull);
 
-    ExpectError("addi s1, s2, -18446744073709551615\n", 1, 14, "integer overflow in expression");
-    ExpectError("addi s1, s2, 18446744073709551615 + 2\n", 1, 35, "integer overflow in expression");
+    ExpectError("addi s1, s2, -18446744073709551615\n", 1, 14,
+                "integer overflow in expression: -18446744073709551615 is outside -2^63 .. 2^64 - 1");
+    ExpectError("addi s1, s2, 18446744073709551615 + 2\n", 1, 35,
+                "integer overflow in expression: 18446744073709551615 + 2 is outside -2^63 .. 2^64 - 1");
     ExpectError("addi s1, s2, 0xffffffffffffffff\n", 1, 14,
                 "immediate 18446744073709551615 out of range for a 32-bit signed immediate");
     ExpectError("addi s1, s2, 9223372036854775808 - 1\n", 1, 14,
@@ -213,8 +215,10 @@ TEST(Asm, IntegerLiteralsKeepTheirValueFromMinus2To63To2To64Minus1)
                 "offset 18446744073709551615 out of range for a 32-bit signed offset");
     ExpectError("vld.f32 v1, [s2 - 18446744073709551615]\n", 1, 19,
                 "offset -18446744073709551615 out of range for a 32-bit signed offset");
-    ExpectError("li s1, -9223372036854775809\n", 1, 8, "integer overflow in expression");
-    ExpectError("li s1, -(-9223372036854775808) * 2\n", 1, 32, "integer overflow in expression");
+    ExpectError("li s1, -9223372036854775809\n", 1, 8,
+                "integer overflow in expression: -9223372036854775809 is outside -2^63 .. 2^64 - 1");
+    ExpectError("li s1, -(-9223372036854775808) * 2\n", 1, 32,
+                "integer overflow in expression: 9223372036854775808 * 2 is outside -2^63 .. 2^64 - 1");
     ExpectError("addi s1, s2, 18446744073709551616\n", 1, 14,
                 "integer literal '18446744073709551616' out of range (at most 18446744073709551615, 2^64 - 1)");
     ExpectError(".word 0x10000000000000000\n", 1, 7,
@@ -847,7 +851,8 @@ TEST(Asm, LexicalAndExpressionErrors)
     ExpectError("addi s1, s2, (1 + 2\n", 1, 20, "expected ')', found end of line");
     ExpectError("addi s1, s2, N\n", 1, 14, "undefined constant 'N'");
     ExpectError("addi s1, s2, 1.5\n", 1, 14, "expected an integer immediate, found the float 1.5");
-    ExpectError("addi s1, s2, 0xffffffffffffffff + 1\n", 1, 33, "integer overflow in expression");
+    ExpectError("addi s1, s2, 0xffffffffffffffff + 1\n", 1, 33,
+                "integer overflow in expression: 18446744073709551615 + 1 is outside -2^63 .. 2^64 - 1");
     ExpectError("nop $ \n", 1, 5, "unexpected character '$'");
     ExpectError("nop ! \n", 1, 5, "unexpected trailing text '!'");
     ExpectError(".equ X, 1\n.equ X, 2\n", 2, 6, "duplicate constant 'X' (first defined at line 1)");
