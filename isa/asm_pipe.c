@@ -1753,6 +1753,58 @@ static long around_at(const around *a, long c)
     return sum;
 }
 
+/* around_at(a, c + 1) - around_at(a, c): -1 while i's own value outlives
+ * its latency (its last reader is later), plus 1 for each input whose
+ * other readers end by c. It never falls as c grows: around_at is convex. */
+static long around_slope(const around *a, long c)
+{
+    long d = a->own && c + a->own_lat - 1 < a->own_last ? -1 : 0;
+    for (unsigned k = 0; k < a->nin; k++)
+        d += c >= a->in_end[k];
+    return d;
+}
+
+/* The cycle of [early, late] other than old, in whose rows node i fits,
+ * where around_at is least and below `best` (the earliest of equals), or old
+ * when there is none: the scan of every cycle compact made, found by
+ * visiting the cycles in order of (around_at, cycle) from the least one
+ * outwards (around_at is convex, so the cycles left of its least rise
+ * leftwards and those right of it rightwards) and stopping at the first
+ * that fits. */
+static long least_around_fit(sched *s, unsigned i, const around *a, long early, long late, long old, long best)
+{
+    long lo = early, hi = late; /* the first cycle from which around_at no longer falls */
+    while (lo < hi) {
+        const long mid = lo + (hi - lo) / 2;
+        if (around_slope(a, mid) >= 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    long left = lo - 1, right = lo;
+    long lval = left >= early ? around_at(a, left) : 0, rval = around_at(a, right);
+    for (;;) {
+        const int has_left = left >= early, has_right = right <= late;
+        if (!has_left && !has_right)
+            return old;
+        const int take_left = has_left && (!has_right || lval <= rval);
+        const long c = take_left ? left : right, v = take_left ? lval : rval;
+        if (v >= best)
+            return old; /* every cycle still to visit lives as long at least */
+        if (c != old && fits(s, i, c))
+            return c;
+        if (take_left) {
+            left--;
+            if (left >= early)
+                lval = around_at(a, left);
+        } else {
+            right++;
+            if (right <= late)
+                rval = around_at(a, right);
+        }
+    }
+}
+
 /* The cycles node i may take with its producers and consumers where they
  * are: [*early, *late], LONG_MIN and LONG_MAX where it has none. */
 static void dep_window(const sched *s, unsigned i, long *early, long *late)
@@ -1799,22 +1851,21 @@ static int compact(sched *s)
             around a;
             const int closed = around_init(s, i, &a);
             unplace(s, i);
-            for (long c = early; c <= late; c++) {
-                if (c == old)
-                    continue;
-                long l;
-                if (closed) {
-                    l = around_at(&a, c);
-                } else {
+            if (closed) {
+                best_t = least_around_fit(s, i, &a, early, late, old, best);
+            } else {
+                for (long c = early; c <= late; c++) {
+                    if (c == old)
+                        continue;
                     n->t = c; /* lives_around reads only the cycles, not the rows */
-                    l = lives_around(s, i);
+                    const long l = lives_around(s, i);
+                    if (l < best && fits(s, i, c)) {
+                        best = l;
+                        best_t = c;
+                    }
                 }
-                if (l < best && fits(s, i, c)) {
-                    best = l;
-                    best_t = c;
-                }
+                n->t = old;
             }
-            n->t = old;
             if (place(s, i, best_t) < 0)
                 return -1;
             moved |= best_t != old;
