@@ -74,7 +74,7 @@ int npu_accuracy_add(npu_accuracy *a, uint64_t index, double got, double ref, np
     if (isnan(abs_err))
         abs_err = INFINITY;
     a->checked++;
-    a->sum_ulp += isinf(ulp) ? 0.0 : ulp;
+    a->sum_ulp += ulp; /* an infinite error (NaN or infinity against a number) makes it infinite */
     if (abs_err > a->max_abs_err)
         a->max_abs_err = abs_err;
     if (ulp > a->max_ulp || a->checked == 1) {

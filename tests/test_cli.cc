@@ -23,6 +23,7 @@
 #include "npusim/errors.h"
 #include "npusim/isa.h"
 #include "npy.h"
+#include "report.h"
 
 #include "cli_helpers.h"
 
@@ -1066,4 +1067,23 @@ TEST(Cli, GraphRunsEachVariantAndWritesItsJson)
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
     EXPECT_NE(bad.err.find(spec + ":4:16: variants.v[0].kernel: unknown kernel 'nosuch'"), std::string::npos) << bad.err;
+}
+
+// The accuracy section says which side of its tolerance a figure is on and
+// what decided a failed element: 1.000035 ULP over a tolerance of 1 printed
+// as "1" beside a FAIL, prelu's lines showed x alone, and a zero of the
+// wrong sign read "(0 ULP)".
+TEST(Cli, AFailedElementIsShownWithWhatDecidedIt)
+{
+    EXPECT_EQ(npusim::ulp_text(1.000035, 1.0), "1.00004");
+    EXPECT_EQ(npusim::ulp_text(0.99999, 1.0), "0.99999");
+    EXPECT_EQ(npusim::ulp_text(1.0000000000000002, 1.0), "1.0000000000000002");
+    EXPECT_EQ(npusim::ulp_text(8.58e4, 4.0), "8.58e+04");
+    EXPECT_EQ(npusim::ulp_text(1.0, 1.0), "1");
+    Result r = run_cli("run swiglu --shape 1,16,8,8 --set sim.mode=functional --set sfu.mode=approx --set sfu.bits=8");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("    element #0: a=-0.00542219123, b=2.73827457 got -0.00739472499, reference "
+                         "-0.00740359781 ("),
+              std::string::npos)
+        << r.out;
 }

@@ -157,6 +157,20 @@ TEST(Accuracy, ZeroSignAndNanNessAreCheckedAndCountedApart)
     EXPECT_EQ(any.failures, 1u);
 }
 
+// sum_ulp is every element's error: a NaN against a number makes it
+// infinite (it left such elements out, so a kernel that returned NaN for
+// half its elements had a mean of 0 ULP).
+TEST(Accuracy, TheSumOfErrorsCountsEveryElement)
+{
+    npu_accuracy a;
+    npu_accuracy_init(&a);
+    npu_tolerance b{1.0, 0.0, 0};
+    npu_accuracy_add(&a, 0, 1.0 + 0x1p-22, 1.0, NPU_F32, &b);
+    EXPECT_EQ(a.sum_ulp, 2.0);
+    npu_accuracy_add(&a, 1, NAN, -1.0, NPU_F32, &b);
+    EXPECT_TRUE(std::isinf(a.sum_ulp));
+}
+
 TEST(Reference, EveryFunctionHasAFormulaAndKnownValues)
 {
     for (unsigned i = 0; const npu_reference *r = npu_reference_at(i); i++) {

@@ -44,7 +44,7 @@ typedef struct npu_accuracy {
     double max_ulp;
     double max_ulp_beyond_abs; /* the largest ULP error among elements the tolerance's
                                   absolute part does not cover (abs error > max_abs) */
-    double sum_ulp;
+    double sum_ulp;           /* every element's ULP error: infinite if one of them is */
     uint64_t nan_mismatches;  /* elements where exactly one of result and reference is NaN */
     uint64_t zero_sign_mismatches; /* zero results whose sign differs from the correctly
                                       rounded reference's (+0 for -0 or the reverse) */

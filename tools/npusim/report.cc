@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace npusim {
@@ -531,7 +532,7 @@ nlohmann::json report_json(const RunResult &r)
                      {"max_ulp", json_number(r.accuracy.max_ulp)},
                      {"max_ulp_beyond_abs", json_number(r.accuracy.max_ulp_beyond_abs)},
                      {"sum_ulp", json_number(r.accuracy.sum_ulp)},
-                     {"mean_ulp", r.derived.mean_ulp},
+                     {"mean_ulp", json_number(r.derived.mean_ulp)},
                      {"max_abs_err", json_number(r.accuracy.max_abs_err)},
                      {"nan_mismatches", r.accuracy.nan_mismatches},
                      {"zero_sign_mismatches", r.accuracy.zero_sign_mismatches},
@@ -564,6 +565,17 @@ nlohmann::json report_json(const RunResult &r)
                  r.timed ? nlohmann::json(r.derived.sim_cycles_per_second) : nlohmann::json(nullptr)},
                 {"sim_instructions_per_second", r.derived.sim_instructions_per_second}};
     return j;
+}
+
+std::string ulp_text(double v, double tolerance)
+{
+    for (int digits = 3; digits <= 17; digits++) {
+        const std::string t = fmt("%.*g", digits, v);
+        const double shown = std::strtod(t.c_str(), nullptr);
+        if ((shown > tolerance) == (v > tolerance) && (shown == tolerance) == (v == tolerance))
+            return t;
+    }
+    return fmt("%.17g", v);
 }
 
 std::string report_text(const RunResult &r)
@@ -636,18 +648,19 @@ std::string report_text(const RunResult &r)
             os << fmt("\nAccuracy (every element against the binary64 %s, epilogue '%s')\n",
                       r.matmul.conv.on ? "convolution" : "A B", r.manifest.reference.c_str());
             os << fmt("  Checked:                   %" PRIu64 "\n", r.accuracy.checked);
-            os << fmt("  Max ULP:                   %.3g (tolerance %g ULP, or the accumulation bound from K plus half "
+            os << fmt("  Max ULP:                   %s (tolerance %g ULP, or the accumulation bound from K plus half "
                       "an ULP)\n",
-                      r.accuracy.max_ulp, r.tolerance.max_ulp);
+                      ulp_text(r.accuracy.max_ulp, r.tolerance.max_ulp).c_str(), r.tolerance.max_ulp);
         } else {
             os << fmt("\nAccuracy (every element against the binary64 reference '%s')\n", r.manifest.reference.c_str());
             os << fmt("  Checked:                   %" PRIu64 "\n", r.accuracy.checked);
-            os << fmt("  Max ULP:                   %.3g (tolerance %g ULP or %g absolute)\n", r.accuracy.max_ulp,
-                      r.tolerance.max_ulp, r.tolerance.max_abs);
+            os << fmt("  Max ULP:                   %s (tolerance %g ULP or %g absolute)\n",
+                      ulp_text(r.accuracy.max_ulp, r.tolerance.max_ulp).c_str(), r.tolerance.max_ulp,
+                      r.tolerance.max_abs);
         }
         if (!r.matmul.on && r.tolerance.max_abs > 0 && r.accuracy.max_ulp_beyond_abs != r.accuracy.max_ulp)
-            os << fmt("  Max ULP beyond tolerance:  %.3g (elements with an absolute error over %g)\n",
-                      r.accuracy.max_ulp_beyond_abs, r.tolerance.max_abs);
+            os << fmt("  Max ULP beyond tolerance:  %s (elements with an absolute error over %g)\n",
+                      ulp_text(r.accuracy.max_ulp_beyond_abs, r.tolerance.max_ulp).c_str(), r.tolerance.max_abs);
         os << fmt("  Mean ULP:                  %.3g\n", r.derived.mean_ulp);
         os << fmt("  Max abs error:             %.3g\n", r.accuracy.max_abs_err);
         if (r.accuracy.max_ulp > 0)
@@ -660,9 +673,25 @@ std::string report_text(const RunResult &r)
             os << fmt("  Zeros of the wrong sign:   %" PRIu64 "%s\n", r.accuracy.zero_sign_mismatches,
                       r.tolerance.any_zero_sign ? " (allowed: the manifest's zero_sign=any)" : "");
         os << fmt("  Failures:                  %" PRIu64 "\n", r.accuracy.failures);
-        for (const FailedElement &f : r.failed)
-            os << fmt("    element #%" PRIu64 ": x=%.9g got %.9g, reference %.9g (%.3g ULP)\n", f.index, f.inputs[0],
-                      f.got, f.ref, f.ulp);
+        for (const FailedElement &f : r.failed) {
+            // the inputs that decided it: a cube kernel's exact product, an
+            // elementwise kernel's inputs by name (prelu's alpha too)
+            std::string in;
+            if (r.matmul.on) {
+                in = fmt("exact %s %.9g", r.matmul.conv.on ? "convolution" : "A B", f.inputs[0]);
+            } else {
+                const size_t n = std::min<size_t>(r.manifest.num_inputs(), NPU_REF_MAX_INPUTS);
+                for (size_t k = 0; k < std::max<size_t>(n, 1); k++)
+                    in += fmt("%s%s=%.9g", k ? ", " : "", n ? r.manifest.tensors[k].name.c_str() : "x", f.inputs[k]);
+            }
+            // why it failed, where its ULP figure alone would not say
+            const std::string why = std::isnan(f.got) != std::isnan(f.ref) ? "a NaN against a number"
+                                    : f.got == 0 && std::signbit(f.got) != std::signbit(f.ref) && f.ulp == 0
+                                        ? "a zero of the wrong sign"
+                                        : ulp_text(f.ulp, r.tolerance.max_ulp) + " ULP";
+            os << fmt("    element #%" PRIu64 ": %s got %.9g, reference %.9g (%s)\n", f.index, in.c_str(), f.got, f.ref,
+                      why.c_str());
+        }
         os << fmt("  Padding:                   %s\n",
                   r.padding_nonzero ? fmt("%" PRIu64 " padded elements are non-zero", r.padding_nonzero).c_str() : "zero");
         if (!r.against.empty()) {

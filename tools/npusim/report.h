@@ -13,6 +13,11 @@ namespace npusim {
 
 nlohmann::json report_json(const RunResult &r);
 std::string report_text(const RunResult &r);
+
+// An ULP figure beside its tolerance, as the report prints it: three
+// significant digits, or as many more as it takes to show which side of the
+// tolerance it is on (1.000035 over a tolerance of 1 is "1.00004", not "1").
+std::string ulp_text(double ulp, double tolerance);
 std::string trap_text(const TrapReport &t);
 // The program's `.pipeline` loops: MII, II, stages, registers (and with
 // `tables`, each schedule as cycles x slots); one JSON object per loop.
