@@ -56,8 +56,10 @@ def main():
         "* **max ULP**: the largest error over the run's (seeded, random) inputs among the "
         "elements the manifest's abs tolerance does not cover (an element also passes where its "
         "absolute error is within that tolerance: results near zero, where ULPs shrink); the "
-        "manifests' tolerances come from wider sweeps (every fp16 input; 2^20 fp32 inputs over every "
-        "binade), see tests/test_library.cc. Every zero result must have the reference's sign "
+        "manifests' tolerances come from each kernel's notes (bounds derived from its roundings where "
+        "they say so) and wider sweeps: every fp16 input, 2^20 fp32 inputs over every binade "
+        "(tests/test_library.cc), and tools/ulp_scan.py's, dense where the output crosses a power of two "
+        "(docs/kernels.md). Every zero result must have the reference's sign "
         "and every NaN be where the reference's is, except where the tolerance says *zeros of either "
         "sign* (the manifest's `zero_sign=any`, with a note of why).",
         "",
