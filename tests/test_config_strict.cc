@@ -149,13 +149,51 @@ TEST(ConfigStrict, ChecksAcrossKeysNameTheKey)
     // They named the config only ("default: no issue slot accepts class
     // 'scalar'", "l2s.yaml: l2: L2 size_bytes 1024 must be ...").
     expect_error(run_cli("config show --set issue.width=1 --set issue.slots=vector"),
-                 "default: issue.slots: no slot accepts class 'scalar' (every class needs one)");
+                 "set issue.slots: no slot accepts class 'scalar' (every class needs one)");
     const std::string p = tmpdir() + "/config.yaml";
     expect_error(show_file(p, "l2:\n  size_bytes: 1024\n"),
-                 p + ": l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)");
+                 p + ":2:3: l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)");
     expect_error(run_cli("config show --set l2.size_bytes=17179869184"),
-                 "default: l2.size_bytes: 17179869184 is more than 67108864 lines of 128 bytes (l2.line_bytes)");
+                 "set l2.size_bytes: 17179869184 is more than 67108864 lines of 128 bytes (l2.line_bytes)");
     EXPECT_EQ(run_cli("config show --set l2.size_bytes=17179869184 --set l2.line_bytes=256").status, 0);
+}
+
+// A check across keys names where the value it refuses came from: the key
+// of those it reads given last, a --set or a file's line:col, and the key
+// alone at the defaults. It said "default: ..." ("default" is no file) of
+// --set values, and blamed configs/tiny.yaml for a --set over it.
+TEST(ConfigStrict, AChecksErrorNamesWhereItsValueCameFrom)
+{
+    const std::string less = "l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)";
+    expect_error(run_cli("config show --set l2.size_bytes=1024"), "set " + less);
+    expect_error(run_cli("config show " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/tiny.yaml --set l2.size_bytes=1024"),
+                 "set " + less);
+    expect_error(run_cli("config show --set issue.width=1 --set issue.slots=scalar"),
+                 "set issue.slots: no slot accepts class 'branch' (every class needs one)");
+    // The key given last, whichever of the check's keys it is.
+    const std::string p = tmpdir() + "/config.yaml";
+    write(p, "l2:\n  ways: 2\n  size_bytes: 4096\n");
+    expect_error(run_cli("config show " + p + " --set l2.ways=64"),
+                 "set l2.ways: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes (8192)");
+    expect_error(run_cli("config show " + p + " --set l2.line_bytes=4096"),
+                 "set l2.line_bytes: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes "
+                 "(8192)");
+    expect_error(show_file(p, "l2:\n  size_bytes: 4096\n  ways: 64\n"),
+                 p + ":3:3: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes (8192)");
+    // A base file's key points into the base.
+    const std::string b = tmpdir() + "/based_on.yaml";
+    write(p, "l2:\n  size_bytes: 1024\n");
+    write(b, "base: config.yaml\ncore: {vlen: 512}\n");
+    expect_error(run_cli("config show " + b), p + ":2:3: " + less);
+    // Values no file or --set gave (a library caller's Config): the key alone.
+    npusim::Config c = npusim::default_config();
+    c.l2.size_bytes = 1024;
+    try {
+        npusim::validate_config(c);
+        ADD_FAILURE() << "accepted";
+    } catch (const std::exception &e) {
+        EXPECT_EQ(std::string(e.what()), less);
+    }
 }
 
 TEST(ConfigStrict, AnEmptyConfigFileIsTheDefaultsAsOneOfCommentsIs)

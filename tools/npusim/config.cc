@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -358,6 +359,27 @@ void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const st
     k.set(cfg, v);
 }
 
+// Records that `path` got its value at `where` (Config::given).
+void mark_given(Config &cfg, const std::string &path, const std::string &where)
+{
+    auto &g = cfg.given;
+    g.erase(std::remove_if(g.begin(), g.end(), [&](const auto &e) { return e.first == path; }), g.end());
+    g.emplace_back(path, where);
+}
+
+// Where a check across `keys` points (the first the key its message names):
+// at the one of them given last, as Config::given holds it; a --set of
+// another key than the named one says which ("set l2.ways: "); "" when
+// every one is at its default.
+std::string given_where(const Config &cfg, std::initializer_list<const char *> keys)
+{
+    for (auto it = cfg.given.rbegin(); it != cfg.given.rend(); ++it)
+        for (const char *k : keys)
+            if (it->first == k)
+                return it->second == "set " && it->first != *keys.begin() ? "set " + it->first + ": " : it->second;
+    return "";
+}
+
 // The keys named in a multiple_of, "ub.banks x ub.bank_bytes" (or a number, "512").
 std::vector<std::string> factor_keys(const ConfigKey &k)
 {
@@ -462,11 +484,13 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, F
                 sets.push_back(item.Scalar());
             }
             set_slots(cfg, sets, where);
+            mark_given(cfg, path, yaml_where(file, kv.first.Mark()));
             continue;
         }
         if (!kv.second.IsScalar())
             throw Error(where + path + ": expected a scalar value");
         set_key(cfg, *k, kv.second.Scalar(), where);
+        mark_given(cfg, path, yaml_where(file, kv.first.Mark()));
     }
 }
 
@@ -580,23 +604,30 @@ void validate_config(const Config &cfg)
         for (unsigned s = 0; s < cfg.timing.issue_width; s++)
             taken |= cfg.timing.slot_classes[s];
         if (!(taken >> c & 1))
-            throw Error(cfg.source + ": issue.slots: no slot accepts class '" + npu_class_name(npu_class(c)) +
-                        "' (every class needs one)");
+            throw Error(given_where(cfg, {"issue.slots", "issue.width"}) + "issue.slots: no slot accepts class '" +
+                        npu_class_name(npu_class(c)) + "' (every class needs one)");
     }
     const uint64_t way_set = uint64_t(cfg.l2.ways) * cfg.l2.line_bytes;
     if (cfg.l2.size_bytes < way_set)
-        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) +
-                    " is less than one line in every way, l2.ways x l2.line_bytes (" + std::to_string(way_set) + ")");
+        throw Error(given_where(cfg, {"l2.size_bytes", "l2.ways", "l2.line_bytes"}) + "l2.size_bytes: " +
+                    std::to_string(cfg.l2.size_bytes) + " is less than one line in every way, l2.ways x l2.line_bytes (" +
+                    std::to_string(way_set) + ")");
     if (cfg.l2.size_bytes / cfg.l2.line_bytes > (uint64_t(1) << 26))
-        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
+        throw Error(given_where(cfg, {"l2.size_bytes", "l2.line_bytes"}) + "l2.size_bytes: " +
+                    std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
                     std::to_string(cfg.l2.line_bytes) + " bytes (l2.line_bytes)");
+    // The models' own checks: a backstop (the schema and the checks above
+    // catch what a file or --set can give), naming the config they came from.
+    const bool from_file = std::any_of(cfg.given.begin(), cfg.given.end(),
+                                       [](const auto &g) { return !g.second.empty() && g.second != "set "; });
+    const std::string whole = from_file ? cfg.source + ": " : "";
     char msg[160];
     if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": " + msg);
+        throw Error(whole + msg);
     if (npu_l2_config_check(&cfg.l2, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": l2: " + msg);
+        throw Error(whole + "l2: " + msg);
     if (npu_dram_config_check(&cfg.dram, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": dram: " + msg);
+        throw Error(whole + "dram: " + msg);
 }
 
 namespace {
@@ -673,6 +704,7 @@ void set_config_key(Config &cfg, const std::string &key, const std::string &valu
     if (!k)
         throw Error(shown(key) + ": unknown key");
     set_key(cfg, *k, value, "");
+    mark_given(cfg, key, "");
 }
 
 void apply_override(Config &cfg, const std::string &assignment)
@@ -685,6 +717,7 @@ void apply_override(Config &cfg, const std::string &assignment)
     if (!k)
         throw Error("set " + shown(key) + ": unknown key");
     set_key(cfg, *k, assignment.substr(eq + 1), "set ");
+    mark_given(cfg, key, "set ");
 }
 
 std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg)
