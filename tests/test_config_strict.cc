@@ -296,6 +296,28 @@ TEST(ConfigStrict, EchoedValuesAreCutTo40Characters)
                  "set core.ub_bytes: " + std::string(40, '9') + "... is out of range (32768 .. 1073741824 bytes)");
 }
 
+// ---- 6: issue.slots spellings ------------------------------------------------------------
+
+// Every comma separates two class sets: a trailing one was dropped (4
+// slots) where a leading or doubled one was an empty set; `any` with
+// classes said "unknown instruction class 'any'" of a documented keyword.
+TEST(ConfigStrict, EverySlotIsAClassSetAndAnyStandsAlone)
+{
+    expect_error(run_cli("config show --set issue.slots=any,any,any,any,"), "set issue.slots[4]: empty class set");
+    expect_error(run_cli("config show --set issue.slots=,any,any,any"), "set issue.slots[0]: empty class set");
+    expect_error(run_cli("config show --set issue.slots=any,any,any,,"), "set issue.slots[3]: empty class set");
+    expect_error(run_cli("config show --set issue.slots="), "set issue.slots: expected 1 .. 8 class sets, got 0");
+    for (const char *set : {"any+scalar", "scalar+any", "any+any"})
+        expect_error(run_cli(std::string("config show --set issue.width=1 --set issue.slots=") + set),
+                     std::string("set issue.slots[0]: '") + set +
+                         "': any is already every class; give any alone or the classes");
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "issue:\n  width: 2\n  slots: [vector, any+mem]\n"),
+                 p + ":3:10: issue.slots[1]: 'any+mem': any is already every class; give any alone or the classes");
+    Result r = run_cli("config show --set issue.slots=any,any,any,any");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
 // ---- the shipped configs still load ------------------------------------------------------
 
 TEST(ConfigStrict, ShippedConfigsLoad)

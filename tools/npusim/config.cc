@@ -64,7 +64,9 @@ std::vector<ConfigKey> build_schema()
                 timing.issue_width),
         ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
                   "classes each slot accepts, slot 0 first: a list of issue.width class sets like scalar+branch+sync "
-                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr, false, ""},
+                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them, given alone); --set separates "
+                  "them by commas, none empty: --set issue.slots=any,vector",
+                  nullptr, nullptr, false, ""},
         INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
                 timing.branch_penalty),
         NPU_UNIT_KEYS("scalar", NPU_UNIT_SCALAR, "scalar ALU"),
@@ -329,11 +331,16 @@ bool parse_int(const std::string &text, long long &v, bool &overflow)
 void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const std::string &where)
 {
     if (k.type == KeyType::SlotList) {
+        // Every comma separates two sets, a last one too: "any," is two
+        // sets, the second empty (getline would drop it); "" is none.
         std::vector<std::string> sets;
-        std::stringstream ss(value);
-        std::string part;
-        while (std::getline(ss, part, ','))
-            sets.push_back(part);
+        for (size_t at = 0; !value.empty();) {
+            const size_t comma = value.find(',', at);
+            sets.push_back(value.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+            if (comma == std::string::npos)
+                break;
+            at = comma + 1;
+        }
         set_slots(cfg, sets, where);
         return;
     }
@@ -555,6 +562,8 @@ uint32_t parse_class_set(const std::string &text, const std::string &where)
     std::stringstream ss(text);
     std::string name;
     while (std::getline(ss, name, '+')) {
+        if (name == "any")
+            throw Error(where + ": '" + shown(text) + "': any is already every class; give any alone or the classes");
         bool found = false;
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
             if (name == npu_class_name(npu_class(c))) {
