@@ -318,6 +318,26 @@ TEST(ConfigStrict, EverySlotIsAClassSetAndAnyStandsAlone)
     EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// ---- 7: memory.warm_inputs needs the L2 model --------------------------------------------
+
+// It was ignored without a word under memory.model ideal or sim.mode
+// functional, where run --warm-l2 is refused ('warming the L2 needs
+// memory.model: l2 and sim.mode: timed').
+TEST(ConfigStrict, WarmInputsNeedTheTimedL2)
+{
+    const std::string want = "memory.warm_inputs: yes needs memory.model: l2 and sim.mode: timed";
+    expect_error(run_cli("config show --set memory.model=ideal --set memory.warm_inputs=yes"), "set " + want);
+    expect_error(run_cli("config show --set memory.warm_inputs=yes --set memory.model=ideal"), "set memory.model: " + want);
+    expect_error(run_cli("run relu --shape 1,16,8,8 --set memory.warm_inputs=yes --set sim.mode=functional"),
+                 "set sim.mode: " + want);
+    expect_error(run_cli("run relu --shape 1,16,8,8 --set memory.warm_inputs=yes --config " + std::string(NPUSIM_SOURCE_ROOT) +
+                         "/configs/tiny.yaml"),
+                 "set " + want);
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "memory:\n  model: ideal\n  warm_inputs: yes\n"), p + ":3:3: " + want);
+    EXPECT_EQ(run_cli("run relu --shape 1,16,8,8 -q --set memory.warm_inputs=yes").status, 0);
+}
+
 // ---- the shipped configs still load ------------------------------------------------------
 
 TEST(ConfigStrict, ShippedConfigsLoad)

@@ -130,7 +130,7 @@ std::vector<ConfigKey> build_schema()
                   [](const Config &c) { return int64_t(c.memory_l2 ? 1 : 0); }, false, ""},
         ConfigKey{"memory.warm_inputs", KeyType::Enum, "no", 0, 0, "no|yes", "",
                   "yes: every input tensor starts resident in the L2, as when the previous layer just wrote it "
-                  "(the config form of run --warm-l2; memory.model: l2)",
+                  "(the config form of run --warm-l2; needs memory.model: l2 and sim.mode: timed, as it does)",
                   [](Config &c, int64_t v) { c.warm_inputs = v == 1; },
                   [](const Config &c) { return int64_t(c.warm_inputs ? 1 : 0); }, false, ""},
         // Sets, ways and lines are indexed by address bits, hence the powers of two.
@@ -625,6 +625,11 @@ void validate_config(const Config &cfg)
         throw Error(given_where(cfg, {"l2.size_bytes", "l2.line_bytes"}) + "l2.size_bytes: " +
                     std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
                     std::to_string(cfg.l2.line_bytes) + " bytes (l2.line_bytes)");
+    // Warm inputs are lines of the L2 model, which only a timed run has (as
+    // run --warm-l2 is refused without it).
+    if (cfg.warm_inputs && !(cfg.memory_l2 && cfg.timed))
+        throw Error(given_where(cfg, {"memory.warm_inputs", "memory.model", "sim.mode"}) +
+                    "memory.warm_inputs: yes needs memory.model: l2 and sim.mode: timed");
     // The models' own checks: a backstop (the schema and the checks above
     // catch what a file or --set can give), naming the config they came from.
     const bool from_file = std::any_of(cfg.given.begin(), cfg.given.end(),
