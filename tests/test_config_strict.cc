@@ -3,6 +3,7 @@
 // every alignment rule lives in the schema that also writes the docs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cli_helpers.h"
@@ -336,6 +337,23 @@ TEST(ConfigStrict, WarmInputsNeedTheTimedL2)
     const std::string p = tmpdir() + "/config.yaml";
     expect_error(show_file(p, "memory:\n  model: ideal\n  warm_inputs: yes\n"), p + ":3:3: " + want);
     EXPECT_EQ(run_cli("run relu --shape 1,16,8,8 -q --set memory.warm_inputs=yes").status, 0);
+}
+
+// ---- 8: configs/default.yaml spells out every key ----------------------------------------
+
+// Its header and docs/sweeps.md call it the built-in defaults spelled out;
+// 16 keys were missing (core.freq_mhz, the cube's 13, memory.warm_inputs,
+// l2.index, sim.race_check). Every key of the schema is given there, at its
+// default: a new key cannot be left out.
+TEST(ConfigStrict, DefaultYamlGivesEveryKeyAtItsDefault)
+{
+    const npusim::Config file = npusim::load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/default.yaml");
+    const npusim::Config builtin = npusim::default_config();
+    for (const npusim::ConfigKey &k : npusim::config_schema())
+        EXPECT_TRUE(std::any_of(file.given.begin(), file.given.end(), [&](const auto &g) { return g.first == k.path; }))
+            << k.path << " is not in configs/default.yaml";
+    EXPECT_EQ(file.given.size(), npusim::config_schema().size());
+    EXPECT_EQ(npusim::config_values(file), npusim::config_values(builtin));
 }
 
 // ---- the shipped configs still load ------------------------------------------------------
