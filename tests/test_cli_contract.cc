@@ -283,6 +283,21 @@ TEST(CliContract, TileMaxAndMeasuredTilingAreOneOrTheOther)
     EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// The audit's commands: a valid config made the per-channel kernels fail
+// inside lib/perchan.s ('expected trip count must be 1..1e9, not 0', exit
+// 2): their tiles hold two vectors, 512 bytes at VLEN 2048 (Tiling.NoTileIsSmallerThanTheKernelRuns).
+TEST(CliContract, ATileTheKernelCannotRunIsNeverPickedAndRefusedWhenGiven)
+{
+    for (const char *kernel : {"bias_add", "prelu"}) {
+        Result r = run_cli(std::string("run ") + kernel + " --shape 1,16,8,8 --set core.vlen=2048 --set system.cores=32 -q");
+        EXPECT_EQ(r.status, 0) << kernel << ": " << r.err;
+        expect_refused(std::string("run ") + kernel + " --shape 1,16,8,8 --tile-max 256 --set core.vlen=2048",
+                       std::string("tile_max 256: ") + kernel +
+                           "'s tiles hold at least 2 vectors, 512 bytes at core.vlen 2048; give 512 .. 262144 (0: "
+                           "chosen for the config)\n");
+    }
+}
+
 // --plot: the format from the extension, checked first; the drawing
 // script's failure is its one line; the file is 0666 less the umask, as
 // every other output.

@@ -3,6 +3,7 @@
 // every alignment rule lives in the schema that also writes the docs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cli_helpers.h"
@@ -149,13 +150,51 @@ TEST(ConfigStrict, ChecksAcrossKeysNameTheKey)
     // They named the config only ("default: no issue slot accepts class
     // 'scalar'", "l2s.yaml: l2: L2 size_bytes 1024 must be ...").
     expect_error(run_cli("config show --set issue.width=1 --set issue.slots=vector"),
-                 "default: issue.slots: no slot accepts class 'scalar' (every class needs one)");
+                 "set issue.slots: no slot accepts class 'scalar' (every class needs one)");
     const std::string p = tmpdir() + "/config.yaml";
     expect_error(show_file(p, "l2:\n  size_bytes: 1024\n"),
-                 p + ": l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)");
+                 p + ":2:3: l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)");
     expect_error(run_cli("config show --set l2.size_bytes=17179869184"),
-                 "default: l2.size_bytes: 17179869184 is more than 67108864 lines of 128 bytes (l2.line_bytes)");
+                 "set l2.size_bytes: 17179869184 is more than 67108864 lines of 128 bytes (l2.line_bytes)");
     EXPECT_EQ(run_cli("config show --set l2.size_bytes=17179869184 --set l2.line_bytes=256").status, 0);
+}
+
+// A check across keys names where the value it refuses came from: the key
+// of those it reads given last, a --set or a file's line:col, and the key
+// alone at the defaults. It said "default: ..." ("default" is no file) of
+// --set values, and blamed configs/tiny.yaml for a --set over it.
+TEST(ConfigStrict, AChecksErrorNamesWhereItsValueCameFrom)
+{
+    const std::string less = "l2.size_bytes: 1024 is less than one line in every way, l2.ways x l2.line_bytes (2048)";
+    expect_error(run_cli("config show --set l2.size_bytes=1024"), "set " + less);
+    expect_error(run_cli("config show " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/tiny.yaml --set l2.size_bytes=1024"),
+                 "set " + less);
+    expect_error(run_cli("config show --set issue.width=1 --set issue.slots=scalar"),
+                 "set issue.slots: no slot accepts class 'branch' (every class needs one)");
+    // The key given last, whichever of the check's keys it is.
+    const std::string p = tmpdir() + "/config.yaml";
+    write(p, "l2:\n  ways: 2\n  size_bytes: 4096\n");
+    expect_error(run_cli("config show " + p + " --set l2.ways=64"),
+                 "set l2.ways: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes (8192)");
+    expect_error(run_cli("config show " + p + " --set l2.line_bytes=4096"),
+                 "set l2.line_bytes: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes "
+                 "(8192)");
+    expect_error(show_file(p, "l2:\n  size_bytes: 4096\n  ways: 64\n"),
+                 p + ":3:3: l2.size_bytes: 4096 is less than one line in every way, l2.ways x l2.line_bytes (8192)");
+    // A base file's key points into the base.
+    const std::string b = tmpdir() + "/based_on.yaml";
+    write(p, "l2:\n  size_bytes: 1024\n");
+    write(b, "base: config.yaml\ncore: {vlen: 512}\n");
+    expect_error(run_cli("config show " + b), p + ":2:3: " + less);
+    // Values no file or --set gave (a library caller's Config): the key alone.
+    npusim::Config c = npusim::default_config();
+    c.l2.size_bytes = 1024;
+    try {
+        npusim::validate_config(c);
+        ADD_FAILURE() << "accepted";
+    } catch (const std::exception &e) {
+        EXPECT_EQ(std::string(e.what()), less);
+    }
 }
 
 TEST(ConfigStrict, AnEmptyConfigFileIsTheDefaultsAsOneOfCommentsIs)
@@ -256,6 +295,65 @@ TEST(ConfigStrict, EchoedValuesAreCutTo40Characters)
                      "...' (scalar, branch, vector, mem, dma, sync)");
     expect_error(run_cli("config show --set core.ub_bytes=" + std::string(1000, '9')),
                  "set core.ub_bytes: " + std::string(40, '9') + "... is out of range (32768 .. 1073741824 bytes)");
+}
+
+// ---- 6: issue.slots spellings ------------------------------------------------------------
+
+// Every comma separates two class sets: a trailing one was dropped (4
+// slots) where a leading or doubled one was an empty set; `any` with
+// classes said "unknown instruction class 'any'" of a documented keyword.
+TEST(ConfigStrict, EverySlotIsAClassSetAndAnyStandsAlone)
+{
+    expect_error(run_cli("config show --set issue.slots=any,any,any,any,"), "set issue.slots[4]: empty class set");
+    expect_error(run_cli("config show --set issue.slots=,any,any,any"), "set issue.slots[0]: empty class set");
+    expect_error(run_cli("config show --set issue.slots=any,any,any,,"), "set issue.slots[3]: empty class set");
+    expect_error(run_cli("config show --set issue.slots="), "set issue.slots: expected 1 .. 8 class sets, got 0");
+    for (const char *set : {"any+scalar", "scalar+any", "any+any"})
+        expect_error(run_cli(std::string("config show --set issue.width=1 --set issue.slots=") + set),
+                     std::string("set issue.slots[0]: '") + set +
+                         "': any is already every class; give any alone or the classes");
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "issue:\n  width: 2\n  slots: [vector, any+mem]\n"),
+                 p + ":3:10: issue.slots[1]: 'any+mem': any is already every class; give any alone or the classes");
+    Result r = run_cli("config show --set issue.slots=any,any,any,any");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// ---- 7: memory.warm_inputs needs the L2 model --------------------------------------------
+
+// It was ignored without a word under memory.model ideal or sim.mode
+// functional, where run --warm-l2 is refused ('warming the L2 needs
+// memory.model: l2 and sim.mode: timed').
+TEST(ConfigStrict, WarmInputsNeedTheTimedL2)
+{
+    const std::string want = "memory.warm_inputs: yes needs memory.model: l2 and sim.mode: timed";
+    expect_error(run_cli("config show --set memory.model=ideal --set memory.warm_inputs=yes"), "set " + want);
+    expect_error(run_cli("config show --set memory.warm_inputs=yes --set memory.model=ideal"), "set memory.model: " + want);
+    expect_error(run_cli("run relu --shape 1,16,8,8 --set memory.warm_inputs=yes --set sim.mode=functional"),
+                 "set sim.mode: " + want);
+    expect_error(run_cli("run relu --shape 1,16,8,8 --set memory.warm_inputs=yes --config " + std::string(NPUSIM_SOURCE_ROOT) +
+                         "/configs/tiny.yaml"),
+                 "set " + want);
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "memory:\n  model: ideal\n  warm_inputs: yes\n"), p + ":3:3: " + want);
+    EXPECT_EQ(run_cli("run relu --shape 1,16,8,8 -q --set memory.warm_inputs=yes").status, 0);
+}
+
+// ---- 8: configs/default.yaml spells out every key ----------------------------------------
+
+// Its header and docs/sweeps.md call it the built-in defaults spelled out;
+// 16 keys were missing (core.freq_mhz, the cube's 13, memory.warm_inputs,
+// l2.index, sim.race_check). Every key of the schema is given there, at its
+// default: a new key cannot be left out.
+TEST(ConfigStrict, DefaultYamlGivesEveryKeyAtItsDefault)
+{
+    const npusim::Config file = npusim::load_config(std::string(NPUSIM_SOURCE_ROOT) + "/configs/default.yaml");
+    const npusim::Config builtin = npusim::default_config();
+    for (const npusim::ConfigKey &k : npusim::config_schema())
+        EXPECT_TRUE(std::any_of(file.given.begin(), file.given.end(), [&](const auto &g) { return g.first == k.path; }))
+            << k.path << " is not in configs/default.yaml";
+    EXPECT_EQ(file.given.size(), npusim::config_schema().size());
+    EXPECT_EQ(npusim::config_values(file), npusim::config_values(builtin));
 }
 
 // ---- the shipped configs still load ------------------------------------------------------

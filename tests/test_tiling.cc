@@ -346,6 +346,47 @@ TEST(Tiling, ABadTileMaxIsOneLine)
         }
 }
 
+// The per-channel skeleton computes a tile in pairs of vectors (lib/perchan.s:
+// `.pipeline s9, s8, PC_T / VLENB / 2`), so its tiles hold two: 512 bytes at
+// VLEN 2048. On 32 cores the loading cores share the default's 32 MSHRs
+// down to two lines, 256 bytes, and bias_add and prelu said
+// '.../kernels/lib/perchan.s:111:19: expected trip count must be 1..1e9,
+// not 0', exit 2, as they did with tile_max 256 on one core. The rule now
+// takes the kernel's least tile; an elementwise kernel (one vector) keeps
+// the reach; a tile_max below the least is one line.
+TEST(Tiling, NoTileIsSmallerThanTheKernelRuns)
+{
+    const std::vector<std::string> wide = {"core.vlen=2048", "system.cores=32"};
+    Config c = default_config();
+    for (const std::string &s : wide)
+        apply_override(c, s);
+    EXPECT_EQ(mshr_reach(c), 256u);
+    EXPECT_EQ(least_tile(c, 1), 256u);
+    EXPECT_EQ(least_tile(c, 2), 512u);
+    EXPECT_EQ(least_tile(default_config(), 2), 256u);
+    for (const char *kernel : {"bias_add", "prelu"})
+        for (const char *dtype : {"fp16", "fp32"}) {
+            const RunResult r = run(kernel, dtype, {1, 16, 8, 8}, wide);
+            EXPECT_EQ(r.tile.reason, "reads") << kernel << " " << dtype;
+            EXPECT_EQ(r.tile.tile_max, 512u) << kernel << " " << dtype;
+            EXPECT_TRUE(r.passed()) << kernel << " " << dtype;
+            EXPECT_TRUE(run(kernel, dtype, {1, 16, 8, 8}, {"core.vlen=2048"}, 512).passed()) << kernel << " " << dtype;
+        }
+    const RunResult relu = run("relu", "fp16", {1, 16, 8, 8}, wide);
+    EXPECT_EQ(relu.tile.tile_max, 256u);
+    EXPECT_TRUE(relu.passed());
+    EXPECT_TRUE(run("relu", "fp16", {1, 16, 8, 8}, {"core.vlen=2048"}, 256).passed());
+    for (const char *kernel : {"bias_add", "prelu"})
+        try {
+            run(kernel, "fp16", {1, 16, 8, 8}, {"core.vlen=2048"}, 256);
+            ADD_FAILURE() << kernel << ": tile_max 256 accepted";
+        } catch (const Error &e) {
+            EXPECT_EQ(std::string(e.what()), std::string("tile_max 256: ") + kernel +
+                                                 "'s tiles hold at least 2 vectors, 512 bytes at core.vlen 2048; give "
+                                                 "512 .. 262144 (0: chosen for the config)");
+        }
+}
+
 // Measured tiles (RunOptions::measure_tiles): tanh_fast fp32 on 4 cores,
 // compute-bound by the rule's terms (4 cycles per iteration against 3.25),
 // where its 16 KiB tiles leave the run at 0.585 of its bound. Every candidate's

@@ -224,7 +224,8 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     numbers (an int or a NumPy integer). schedule: False runs .pipeline
     blocks in written order. max_cycles and max_instructions: per core
     limits (0: none; None: derived from the work).
-    tile_max: cap the kernel's tiles at this many bytes (a multiple of 256); 0 lets
+    tile_max: cap the kernel's tiles at this many bytes (a multiple of 256, at
+    least two vectors for a kernel with a per-channel input, one otherwise); 0 lets
     npusim choose for the config and shape (Result.json["tiling"] says how):
     tiling="rule" from the schedule and the config, "measure" by simulating
     the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest (with

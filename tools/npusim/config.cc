@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -63,7 +64,9 @@ std::vector<ConfigKey> build_schema()
                 timing.issue_width),
         ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
                   "classes each slot accepts, slot 0 first: a list of issue.width class sets like scalar+branch+sync "
-                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them)", nullptr, nullptr, false, ""},
+                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them, given alone); --set separates "
+                  "them by commas, none empty: --set issue.slots=any,vector",
+                  nullptr, nullptr, false, ""},
         INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
                 timing.branch_penalty),
         NPU_UNIT_KEYS("scalar", NPU_UNIT_SCALAR, "scalar ALU"),
@@ -127,7 +130,7 @@ std::vector<ConfigKey> build_schema()
                   [](const Config &c) { return int64_t(c.memory_l2 ? 1 : 0); }, false, ""},
         ConfigKey{"memory.warm_inputs", KeyType::Enum, "no", 0, 0, "no|yes", "",
                   "yes: every input tensor starts resident in the L2, as when the previous layer just wrote it "
-                  "(the config form of run --warm-l2; memory.model: l2)",
+                  "(the config form of run --warm-l2; needs memory.model: l2 and sim.mode: timed, as it does)",
                   [](Config &c, int64_t v) { c.warm_inputs = v == 1; },
                   [](const Config &c) { return int64_t(c.warm_inputs ? 1 : 0); }, false, ""},
         // Sets, ways and lines are indexed by address bits, hence the powers of two.
@@ -328,11 +331,16 @@ bool parse_int(const std::string &text, long long &v, bool &overflow)
 void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const std::string &where)
 {
     if (k.type == KeyType::SlotList) {
+        // Every comma separates two sets, a last one too: "any," is two
+        // sets, the second empty (getline would drop it); "" is none.
         std::vector<std::string> sets;
-        std::stringstream ss(value);
-        std::string part;
-        while (std::getline(ss, part, ','))
-            sets.push_back(part);
+        for (size_t at = 0; !value.empty();) {
+            const size_t comma = value.find(',', at);
+            sets.push_back(value.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+            if (comma == std::string::npos)
+                break;
+            at = comma + 1;
+        }
         set_slots(cfg, sets, where);
         return;
     }
@@ -356,6 +364,27 @@ void set_key(Config &cfg, const ConfigKey &k, const std::string &value, const st
     if (k.power_of_two && (v & (v - 1)))
         throw Error(where + k.path + ": " + shown(value) + " is not a power of two (" + range_text(k) + ")");
     k.set(cfg, v);
+}
+
+// Records that `path` got its value at `where` (Config::given).
+void mark_given(Config &cfg, const std::string &path, const std::string &where)
+{
+    auto &g = cfg.given;
+    g.erase(std::remove_if(g.begin(), g.end(), [&](const auto &e) { return e.first == path; }), g.end());
+    g.emplace_back(path, where);
+}
+
+// Where a check across `keys` points (the first the key its message names):
+// at the one of them given last, as Config::given holds it; a --set of
+// another key than the named one says which ("set l2.ways: "); "" when
+// every one is at its default.
+std::string given_where(const Config &cfg, std::initializer_list<const char *> keys)
+{
+    for (auto it = cfg.given.rbegin(); it != cfg.given.rend(); ++it)
+        for (const char *k : keys)
+            if (it->first == k)
+                return it->second == "set " && it->first != *keys.begin() ? "set " + it->first + ": " : it->second;
+    return "";
 }
 
 // The keys named in a multiple_of, "ub.banks x ub.bank_bytes" (or a number, "512").
@@ -462,11 +491,13 @@ void load_node(Config &cfg, const YAML::Node &node, const std::string &prefix, F
                 sets.push_back(item.Scalar());
             }
             set_slots(cfg, sets, where);
+            mark_given(cfg, path, yaml_where(file, kv.first.Mark()));
             continue;
         }
         if (!kv.second.IsScalar())
             throw Error(where + path + ": expected a scalar value");
         set_key(cfg, *k, kv.second.Scalar(), where);
+        mark_given(cfg, path, yaml_where(file, kv.first.Mark()));
     }
 }
 
@@ -531,6 +562,8 @@ uint32_t parse_class_set(const std::string &text, const std::string &where)
     std::stringstream ss(text);
     std::string name;
     while (std::getline(ss, name, '+')) {
+        if (name == "any")
+            throw Error(where + ": '" + shown(text) + "': any is already every class; give any alone or the classes");
         bool found = false;
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
             if (name == npu_class_name(npu_class(c))) {
@@ -580,23 +613,35 @@ void validate_config(const Config &cfg)
         for (unsigned s = 0; s < cfg.timing.issue_width; s++)
             taken |= cfg.timing.slot_classes[s];
         if (!(taken >> c & 1))
-            throw Error(cfg.source + ": issue.slots: no slot accepts class '" + npu_class_name(npu_class(c)) +
-                        "' (every class needs one)");
+            throw Error(given_where(cfg, {"issue.slots", "issue.width"}) + "issue.slots: no slot accepts class '" +
+                        npu_class_name(npu_class(c)) + "' (every class needs one)");
     }
     const uint64_t way_set = uint64_t(cfg.l2.ways) * cfg.l2.line_bytes;
     if (cfg.l2.size_bytes < way_set)
-        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) +
-                    " is less than one line in every way, l2.ways x l2.line_bytes (" + std::to_string(way_set) + ")");
+        throw Error(given_where(cfg, {"l2.size_bytes", "l2.ways", "l2.line_bytes"}) + "l2.size_bytes: " +
+                    std::to_string(cfg.l2.size_bytes) + " is less than one line in every way, l2.ways x l2.line_bytes (" +
+                    std::to_string(way_set) + ")");
     if (cfg.l2.size_bytes / cfg.l2.line_bytes > (uint64_t(1) << 26))
-        throw Error(cfg.source + ": l2.size_bytes: " + std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
+        throw Error(given_where(cfg, {"l2.size_bytes", "l2.line_bytes"}) + "l2.size_bytes: " +
+                    std::to_string(cfg.l2.size_bytes) + " is more than 67108864 lines of " +
                     std::to_string(cfg.l2.line_bytes) + " bytes (l2.line_bytes)");
+    // Warm inputs are lines of the L2 model, which only a timed run has (as
+    // run --warm-l2 is refused without it).
+    if (cfg.warm_inputs && !(cfg.memory_l2 && cfg.timed))
+        throw Error(given_where(cfg, {"memory.warm_inputs", "memory.model", "sim.mode"}) +
+                    "memory.warm_inputs: yes needs memory.model: l2 and sim.mode: timed");
+    // The models' own checks: a backstop (the schema and the checks above
+    // catch what a file or --set can give), naming the config they came from.
+    const bool from_file = std::any_of(cfg.given.begin(), cfg.given.end(),
+                                       [](const auto &g) { return !g.second.empty() && g.second != "set "; });
+    const std::string whole = from_file ? cfg.source + ": " : "";
     char msg[160];
     if (npu_timing_config_check(&cfg.timing, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": " + msg);
+        throw Error(whole + msg);
     if (npu_l2_config_check(&cfg.l2, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": l2: " + msg);
+        throw Error(whole + "l2: " + msg);
     if (npu_dram_config_check(&cfg.dram, msg, sizeof msg) != NPU_OK)
-        throw Error(cfg.source + ": dram: " + msg);
+        throw Error(whole + "dram: " + msg);
 }
 
 namespace {
@@ -673,6 +718,7 @@ void set_config_key(Config &cfg, const std::string &key, const std::string &valu
     if (!k)
         throw Error(shown(key) + ": unknown key");
     set_key(cfg, *k, value, "");
+    mark_given(cfg, key, "");
 }
 
 void apply_override(Config &cfg, const std::string &assignment)
@@ -685,6 +731,7 @@ void apply_override(Config &cfg, const std::string &assignment)
     if (!k)
         throw Error("set " + shown(key) + ": unknown key");
     set_key(cfg, *k, assignment.substr(eq + 1), "set ");
+    mark_given(cfg, key, "set ");
 }
 
 std::vector<std::pair<std::string, std::string>> config_values(const Config &cfg)

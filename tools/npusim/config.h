@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "npusim/asm.h"
@@ -27,6 +28,11 @@ struct Config {
     unsigned freq_mhz = 1000;    // core.freq_mhz: cycles to seconds (npusim graph's samples/s)
     bool timed = true;           // false: functional only (sim.mode: functional)
     std::string source = "default";  // where it came from, for reports
+    // Where each key not left at its default got its value, in the order
+    // given (a key given again moves to the end): "set " for an override,
+    // "file:line:col: " (its name in the file) for a config file's key. The
+    // checks across keys (validate_config) name the one given last.
+    std::vector<std::pair<std::string, std::string>> given;
 };
 
 enum class KeyType { Int, Enum, SlotList };

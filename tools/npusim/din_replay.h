@@ -1,6 +1,8 @@
 // A Dinero IV din trace replayed through a config's L2 and DRAM, one access
 // at a time (Dinero's blocking order: the hits and misses are Dinero's):
-// what `npusim cache` prints and Python's npusim.replay returns.
+// what `npusim cache` prints and Python's npusim.cache returns. Its end is
+// a run's end: the L2's dirty lines are written back (npu_l2_clean, as
+// npu_memsys_drain after a run), counted in the DRAM's bytes.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,7 +19,8 @@ struct DinReplay {
     std::string trace;           // the trace's name in messages and reports
     npu_din_replay_result replay{};
     npu_l2_stats l2{};
-    npu_dram_stats dram{};
+    npu_dram_stats dram{};               // every DRAM byte, the end's write-back included
+    npu_dram_checkpoint dram_trace{};    // the DRAM at the trace's end, before that write-back
     npu_dram_config dram_config{};
     uint64_t dram_busy_cycles = 0;
 };

@@ -504,7 +504,8 @@ int main(int argc, char **argv)
                     "on: modulo-schedule the kernel's .pipeline loops for the config; off: run them in written order")
         ->check(CLI::IsMember({"on", "off"}));
     run->add_option("--tile-max", ropts.tile_max,
-                    "Cap the kernel's tiles at BYTES (a multiple of 256; default 0: chosen for the config and shape, "
+                    "Cap the kernel's tiles at BYTES (a multiple of 256, at least two vectors for a kernel with a "
+                    "per-channel input, one otherwise; default 0: chosen for the config and shape, "
                     "see the report's Tiles; not with --tiling measure)")
         ->check(kUint64);
     std::string tiling = "rule";

@@ -200,6 +200,11 @@ size_t Manifest::num_full_tensors() const
     return size_t(std::count_if(tensors.begin(), tensors.end(), [](const TensorDecl &t) { return !t.per_channel; }));
 }
 
+unsigned Manifest::tile_vectors() const
+{
+    return std::any_of(tensors.begin(), tensors.end(), [](const TensorDecl &t) { return t.per_channel; }) ? 2 : 1;
+}
+
 size_t Manifest::num_inputs() const
 {
     return size_t(std::count_if(tensors.begin(), tensors.end(), [](const TensorDecl &t) { return t.is_input; }));

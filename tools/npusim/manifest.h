@@ -77,6 +77,10 @@ struct Manifest {
 
     size_t num_inputs() const;           // every @input, per-channel ones included
     size_t num_full_tensors() const;     // tensors of the run's shape (not per-channel)
+    // Vectors a tile holds at least (tiling.h, least_tile): 2 for a kernel
+    // with a per-channel input, whose skeleton (lib/perchan.s) computes a
+    // tile in pairs of vectors, else 1.
+    unsigned tile_vectors() const;
     bool supports(const std::string &dtype) const;
 };
 

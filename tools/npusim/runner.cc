@@ -895,9 +895,17 @@ void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
         throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
                     std::to_string(kTileStep) + " bytes up to the UB's " +
                     std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
+    const unsigned vectors = r.manifest.tile_vectors();
+    const uint64_t least = least_tile(r.config, vectors);
+    if (opts.tile_max && opts.tile_max < least)
+        throw Error("tile_max " + std::to_string(opts.tile_max) + ": " + r.manifest.name + "'s tiles hold at least " +
+                    (vectors == 1 ? "one vector" : std::to_string(vectors) + " vectors") + ", " +
+                    std::to_string(least) + " bytes at core.vlen " + std::to_string(r.config.core.vlen_bits) +
+                    "; give " + std::to_string(least) + " .. " + std::to_string(r.config.core.ub_bytes) +
+                    " (0: chosen for the config)");
     const std::vector<uint64_t> shares = split_bytes(r.manifest.split, r.layout, r.config.cores, r.matmul, r.config.core.l1_bytes);
     r.tile = assemble_for_config(r.manifest.path, defines, {kernels_dir()}, r.config, opts.schedule,
-                                 shares.empty() || r.matmul.on ? 0 : shares[0], opts.tile_max, prog);
+                                 shares.empty() || r.matmul.on ? 0 : shares[0], opts.tile_max, least, prog);
 }
 
 // --against: the second reference, checked against the kernel's inputs.

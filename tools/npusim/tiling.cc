@@ -75,6 +75,12 @@ uint64_t mshr_reach(const Config &cfg)
     return std::max<uint64_t>(kTileStep, (reach + kTileStep - 1) / kTileStep * kTileStep);
 }
 
+uint64_t least_tile(const Config &cfg, unsigned vectors)
+{
+    const uint64_t bytes = std::max<uint64_t>(kTileStep, uint64_t(vectors) * (cfg.core.vlen_bits / 8));
+    return (bytes + kTileStep - 1) / kTileStep * kTileStep;
+}
+
 void assemble_program(const std::string &path, const std::vector<npu_asm_define> &defines,
                       const std::vector<std::string> &include_dirs, const npu_asm_machine &machine, bool schedule,
                       npu_program &prog)
@@ -133,7 +139,7 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg)
 
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
-                               uint64_t share_bytes, uint64_t tile_max, npu_program &prog)
+                               uint64_t share_bytes, uint64_t tile_max, uint64_t least, npu_program &prog)
 {
     const npu_asm_machine machine = asm_machine(cfg);
     std::vector<npu_asm_define> with = defines;
@@ -151,7 +157,9 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     // schedule alone.
     const uint64_t larger = share_bytes / kTilesPerCore / 1024 * 1024;
     const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
-    const uint64_t reach = mshr_reach(cfg);
+    // Tiles of the reach where the kernel runs them (several cores share the
+    // MSHRs down to a line or two), else its least tile.
+    const uint64_t reach = mshr_reach(cfg) ? std::max(mshr_reach(cfg), least) : 0;
     // A compute-bound loop on one core (assembled with its larger tiles,
     // `with`) whose reads the MSHRs pace nearly as slowly: its tiles go in
     // pieces of the reach (kPacedMargin) where the skeleton sends pieces from

@@ -62,6 +62,13 @@ constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
 // TILE_MAX is a multiple of this many bytes (and at least it).
 constexpr unsigned kTileStep = 256;
+// The least TILE_MAX a kernel runs with: `vectors` vectors of the config's
+// VLEN (Manifest::tile_vectors), at least kTileStep bytes, rounded up to a
+// multiple of it. A skeleton's tile loop runs (TILE_MAX / VLENB / vectors)
+// iterations of `vectors` vectors; below this it would expect none (the
+// assembler refuses a .pipeline's expected trip count of 0). The rule
+// never picks less, and a tile_max below it is refused.
+uint64_t least_tile(const Config &cfg, unsigned vectors);
 // A memory-bound tile loop whose reads the L2 MSHRs fill slower than the
 // cores' DMA engines send bytes (l2.mshrs lines per fill time, M2 and M3,
 // below system.cores x dma.bytes_per_cycle): an engine sends a transfer's
@@ -73,7 +80,7 @@ constexpr unsigned kTileStep = 256;
 // engine sends while those fills are outstanding: l2.mshrs x l2.line_bytes
 // on one core; on more, while one core loads about half the others store,
 // so the loading cores share the MSHRs: l2.mshrs / (cores / 2) lines
-// (rounded up to kTileStep bytes). Measured (docs/kernels.md, "Tiles"):
+// (rounded up to kTileStep bytes, and to the kernel's least_tile). Measured (docs/kernels.md, "Tiles"):
 // relu fp32 on configs/edge.yaml 281,859 -> 224,510 cycles; on the default
 // config with 4 cores 41,295 -> 20,766. Returns that reach in bytes, or 0
 // where the MSHRs keep up with the engines, inputs are warm or there is no
@@ -109,7 +116,8 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 
 // Assembles `path` for `cfg`: `defines` as given plus TILE_MAX, `.pipeline`
 // loops scheduled when `schedule`. With `tile_max` (bytes; the caller checked
-// it) TILE_MAX is that. With 0 the kernel is assembled with TILE_MAX=16384
+// it, at least `least` bytes) TILE_MAX is that; the rule's picks are at
+// least `least` (the kernel's least_tile). With 0 the kernel is assembled with TILE_MAX=16384
 // and, when its tile loop is compute-bound and `share_bytes` (the largest
 // core's bytes of each tensor; 0: unknown) holds more than 8 larger tiles,
 // again with the larger TILE_MAX; when it is memory-bound (its schedule at
@@ -122,6 +130,6 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg);
 // loop sends pieces. Throws Error with the first assembler diagnostic.
 TileChoice assemble_for_config(const std::string &path, const std::vector<npu_asm_define> &defines,
                                const std::vector<std::string> &include_dirs, const Config &cfg, bool schedule,
-                               uint64_t share_bytes, uint64_t tile_max, npu_program &prog);
+                               uint64_t share_bytes, uint64_t tile_max, uint64_t least, npu_program &prog);
 
 }  // namespace npusim
