@@ -832,6 +832,59 @@ TEST(Cli, ManifestSplitIsListedAndAnUnknownOneIsAOneLineError)
     EXPECT_EQ(r.out, "");
 }
 
+TEST(Cli, TheWorstElementIsNamedWithItsInputs)
+{
+    // swiglu fp32 on inputs of the test's own: the JSON's accuracy.worst is
+    // the element whose ULP error (against the binary64 reference) is the
+    // largest, the last of equals, with both inputs by name; the text says
+    // the same. A run whose every element is exact has none (null).
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> da(-10.f, 10.f), db(-4.f, 4.f);
+    std::vector<float> a(3 * 5 * 7), b(a.size());
+    for (size_t i = 0; i < a.size(); i++)
+        a[i] = da(gen), b[i] = db(gen);
+    auto npy = [](const std::vector<float> &v) {
+        npusim::NpyArray x;
+        x.dtype = NPU_F32;
+        x.shape = {1, 3, 5, 7};
+        x.data.assign(reinterpret_cast<const uint8_t *>(v.data()), reinterpret_cast<const uint8_t *>(v.data()) + 4 * v.size());
+        return x;
+    };
+    const std::string ap = tmpdir() + "/wa.npy", bp = tmpdir() + "/wb.npy", yp = tmpdir() + "/wy.npy";
+    npusim::write_npy(ap, npy(a));
+    npusim::write_npy(bp, npy(b));
+    Result r = run_cli("run swiglu --dtype fp32 --input a=" + ap + " --input b=" + bp + " --output y=" + yp + " --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const npusim::NpyArray out = npusim::read_npy(yp);
+    const float *y = reinterpret_cast<const float *>(out.data.data());
+    const npu_reference *ref = npu_reference_find("swiglu");
+    ASSERT_NE(ref, nullptr);
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        const double x[2] = {a[i], b[i]};
+        const double e = npu_ulp_error(y[i], ref->fn(x, nullptr), NPU_F32);
+        if (e >= worst)
+            worst = e, at = i;
+    }
+    ASSERT_GT(worst, 0.0);
+    const auto w = nlohmann::json::parse(r.out)["accuracy"]["worst"];
+    EXPECT_EQ(w["index"].get<size_t>(), at);
+    EXPECT_EQ(w["inputs"]["a"].get<double>(), a[at]);
+    EXPECT_EQ(w["inputs"]["b"].get<double>(), b[at]);
+    EXPECT_EQ(w["got"].get<double>(), y[at]);
+    EXPECT_EQ(w["ulp"].get<double>(), worst);
+    Result text = run_cli("run swiglu --dtype fp32 --input a=" + ap + " --input b=" + bp);
+    char line[200];
+    std::snprintf(line, sizeof line, "  Worst element:             #%zu: a=%.9g, b=%.9g got %.9g, reference %.9g\n", at,
+                  double(a[at]), double(b[at]), double(y[at]), w["reference"].get<double>());
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << text.out;
+
+    Result exact = run_cli("run relu --dtype fp16 --shape 1,2,4,4 --json -");
+    ASSERT_EQ(exact.status, 0) << exact.err;
+    EXPECT_TRUE(nlohmann::json::parse(exact.out)["accuracy"]["worst"].is_null());
+}
+
 TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
 {
     // gelu_tanh's inherent error against exact GELU, on inputs where the two

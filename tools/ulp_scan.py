@@ -75,8 +75,7 @@ class Runner:
         if r.returncode not in (0, 1):
             sys.exit(f"{' '.join(cmd)}: {r.stderr.strip()}")
         acc = json.load(open(jout))["accuracy"]
-        m = re.search(r"Worst element:\s*#(\d+)", r.stdout)
-        worst = float(xs.ravel()[int(m.group(1))]) if m else None
+        worst = acc["worst"]["inputs"]["x"] if acc["worst"] else None
         y = np.load(yout).ravel()[:n].astype(np.float64)
         for f in (xin, yout, jout):
             os.remove(f)

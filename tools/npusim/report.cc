@@ -309,6 +309,29 @@ nlohmann::json dram_json(const npu_dram_stats &d, const npu_dram_config &cfg, ui
 
 namespace {
 
+// The inputs that decided an element, by name: an elementwise kernel's
+// inputs (prelu's alpha too), or a cube kernel's exact product.
+std::vector<std::pair<std::string, double>> named_inputs(const RunResult &r, const double (&inputs)[NPU_REF_MAX_INPUTS])
+{
+    if (r.matmul.on)
+        return {{"exact", inputs[0]}};
+    const size_t n = std::min<size_t>(r.manifest.num_inputs(), NPU_REF_MAX_INPUTS);
+    std::vector<std::pair<std::string, double>> out;
+    for (size_t k = 0; k < std::max<size_t>(n, 1); k++)
+        out.emplace_back(n ? r.manifest.tensors[k].name : "x", inputs[k]);
+    return out;
+}
+
+std::string inputs_text(const RunResult &r, const double (&inputs)[NPU_REF_MAX_INPUTS])
+{
+    if (r.matmul.on)
+        return fmt("exact %s %.9g", r.matmul.conv.on ? "convolution" : "A B", inputs[0]);
+    std::string in;
+    for (const auto &[name, v] : named_inputs(r, inputs))
+        in += fmt("%s%s=%.9g", in.empty() ? "" : ", ", name.c_str(), v);
+    return in;
+}
+
 // The bound analysis with every memory term and its operands.
 nlohmann::json bound_json(const RunResult &r)
 {
@@ -541,6 +564,20 @@ nlohmann::json report_json(const RunResult &r)
                      {"tolerance_zero_sign", r.tolerance.any_zero_sign ? "any" : "exact"},
                      {"padding_ok", r.padding_nonzero == 0},
                      {"padding_nonzero", r.padding_nonzero}};
+    if (r.checked) {  // the element with the largest ULP error; null when every one is exact
+        json worst = nullptr;
+        if (r.accuracy.max_ulp > 0) {
+            json in = json::object();
+            for (const auto &[name, v] : named_inputs(r, r.worst_inputs))
+                in[name] = json_number(v);
+            worst = {{"index", r.accuracy.worst_index},
+                     {"inputs", in},
+                     {"got", json_number(r.accuracy.worst_got)},
+                     {"reference", json_number(r.accuracy.worst_ref)},
+                     {"ulp", json_number(r.accuracy.max_ulp)}};
+        }
+        j["accuracy"]["worst"] = worst;
+    }
     if (!r.against.empty() && r.checked) {
         const npu_accuracy &a = r.against_accuracy;
         j["against"] = {{"reference", r.against},
@@ -664,8 +701,8 @@ std::string report_text(const RunResult &r)
         os << fmt("  Mean ULP:                  %.3g\n", r.derived.mean_ulp);
         os << fmt("  Max abs error:             %.3g\n", r.accuracy.max_abs_err);
         if (r.accuracy.max_ulp > 0)
-            os << fmt("  Worst element:             #%" PRIu64 ": got %.9g, reference %.9g\n", r.accuracy.worst_index,
-                      r.accuracy.worst_got, r.accuracy.worst_ref);
+            os << fmt("  Worst element:             #%" PRIu64 ": %s got %.9g, reference %.9g\n", r.accuracy.worst_index,
+                      inputs_text(r, r.worst_inputs).c_str(), r.accuracy.worst_got, r.accuracy.worst_ref);
         if (r.accuracy.nan_mismatches)
             os << fmt("  NaN mismatches:            %" PRIu64 " (NaN where the reference is a number, or the reverse)\n",
                       r.accuracy.nan_mismatches);
@@ -674,16 +711,7 @@ std::string report_text(const RunResult &r)
                       r.tolerance.any_zero_sign ? " (allowed: the manifest's zero_sign=any)" : "");
         os << fmt("  Failures:                  %" PRIu64 "\n", r.accuracy.failures);
         for (const FailedElement &f : r.failed) {
-            // the inputs that decided it: a cube kernel's exact product, an
-            // elementwise kernel's inputs by name (prelu's alpha too)
-            std::string in;
-            if (r.matmul.on) {
-                in = fmt("exact %s %.9g", r.matmul.conv.on ? "convolution" : "A B", f.inputs[0]);
-            } else {
-                const size_t n = std::min<size_t>(r.manifest.num_inputs(), NPU_REF_MAX_INPUTS);
-                for (size_t k = 0; k < std::max<size_t>(n, 1); k++)
-                    in += fmt("%s%s=%.9g", k ? ", " : "", n ? r.manifest.tensors[k].name.c_str() : "x", f.inputs[k]);
-            }
+            const std::string in = inputs_text(r, f.inputs);
             // why it failed, where its ULP figure alone would not say
             const std::string why = std::isnan(f.got) != std::isnan(f.ref) ? "a NaN against a number"
                                     : f.got == 0 && std::signbit(f.got) != std::signbit(f.ref) && f.ulp == 0

@@ -1250,10 +1250,14 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
                 if (r.against_accuracy.max_abs_err > prev)
                     r.against_worst_x = x[0];
             }
+            const uint64_t worst = r.accuracy.worst_index;
+            const double worst_ulp = r.accuracy.max_ulp;
             if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.tolerance) && r.failed.size() < kMaxFailedShown) {
                 FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
                 r.failed.push_back(f);
             }
+            if (r.accuracy.worst_index != worst || r.accuracy.max_ulp != worst_ulp)
+                std::copy(x, x + ins.size(), r.worst_inputs);
         }
         r.padding_nonzero += npu_padding_nonzero(&r.layout, g.bytes.data() + pl.gm_addr);
     }
@@ -1403,8 +1407,14 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
             std::frexp(std::max(std::fabs(lo), std::fabs(hi)), &ex);
             npu_tolerance tol = r.tolerance;
             tol.max_abs = std::max(tol.max_abs, std::ldexp(1.0, ex - out_digits - 1));
+            const uint64_t worst = r.accuracy.worst_index;
+            const double worst_ulp = r.accuracy.max_ulp;
             if (!npu_accuracy_add(&r.accuracy, idx, got, want, r.dtype, &tol) && r.failed.size() < kMaxFailedShown)
                 r.failed.push_back(FailedElement{idx, {z, s}, got, fz, npu_ulp_error(got, fz, r.dtype)});
+            if (r.accuracy.worst_index != worst || r.accuracy.max_ulp != worst_ulp) {
+                r.worst_inputs[0] = z;
+                r.worst_inputs[1] = s;
+            }
         }
     }
     if (cv.on) {  // y's NC1HWC0 padding: channels past cout

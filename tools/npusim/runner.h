@@ -287,6 +287,9 @@ struct RunResult {
     // "Bound" alone, in reports and docs, is the cycle bound (bound_analysis).
     npu_tolerance tolerance{};
     std::vector<FailedElement> failed;  // the first few elements outside the tolerance
+    // The inputs of the element with the largest ULP error (accuracy.worst_index;
+    // a cube kernel's exact product and its sum of magnitudes).
+    double worst_inputs[NPU_REF_MAX_INPUTS] = {};
     uint64_t padding_nonzero = 0;
     bool checked = false;       // accuracy computed (the run completed)
     std::vector<TrapReport> traps;
