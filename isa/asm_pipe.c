@@ -607,13 +607,16 @@ typedef struct sched {
     /* modulo reservation table, kept up to date by place and unplace so that
      * fits answers from it without recomputing a row */
     unsigned *unit_occ;  /* [unit][row] */
+    /* where a node of a unit may start, as bitsets over the rows (for
+     * first_fit to jump from one candidate row to the next): bit r of
+     * unit_free[unit] is set while none of the rows r .. r + interval - 1
+     * (mod II, with repeats) is full; bit r of row_room while the row has a
+     * slot left (row_count, row_reserved). occupy keeps unit_free from
+     * unit_blocked for a unit of short interval, from unit_full for a long
+     * one (LONG_INTERVAL). */
     unsigned *unit_blocked; /* [unit][row]: how many of the rows row .. row + interval - 1
-                               (mod II, counted with repeats) the unit has full, so a node of
-                               the unit may start in the row only while this is 0 */
-    /* the same two tests as bitsets over the rows, for first_fit to jump
-     * from one candidate row to the next: bit r of unit_free[unit] is set
-     * while unit_blocked[unit][r] is 0, bit r of row_room while the row has
-     * a slot left (row_count, row_reserved) */
+                               the unit has full (short intervals) */
+    uint64_t *unit_full; /* [unit][row_words]: the rows the unit has full (long intervals) */
     uint64_t *unit_free; /* [unit][row_words] */
     uint64_t *row_room;  /* [row_words] */
     unsigned row_words;  /* ceil(II / 64) */
@@ -679,6 +682,7 @@ static void sched_free(sched *s)
     free(s->unit_occ);
     free(s->unit_blocked);
     free(s->unit_free);
+    free(s->unit_full);
     free(s->row_room);
     if (s->row_nodes)
         for (unsigned r = 0; r < s->II; r++)
@@ -1046,7 +1050,7 @@ static unsigned row_reserved(const sched *s, unsigned row)
     return (row == s->loop_row) + (s->row_pass[row] >= 0);
 }
 
-static void bit_put(uint64_t *bits, unsigned i, int on)
+static inline void bit_put(uint64_t *bits, unsigned i, int on)
 {
     if (on)
         bits[i >> 6] |= 1ull << (i & 63);
@@ -1061,6 +1065,13 @@ static void room_update(sched *s, unsigned row)
     bit_put(s->row_room, row, cnt < 64 && cnt + 1 + row_reserved(s, row) <= s->b->m->issue_width);
 }
 
+/* Whether a node of the unit may start in the row: none of the rows it
+ * would hold is full (unit_free). */
+static int unit_free_at(const sched *s, unsigned unit, unsigned row)
+{
+    return (int)(s->unit_free[(size_t)unit * s->row_words + (row >> 6)] >> (row & 63) & 1);
+}
+
 static int fits(sched *s, unsigned id, long t)
 {
     const node *n = &s->n[id];
@@ -1069,7 +1080,7 @@ static int fits(sched *s, unsigned id, long t)
     if (id >= s->K * s->b->nbody && t >= (long)II)
         return 0;
     const unsigned row = (unsigned)mod(t, II);
-    if (s->unit_blocked[n->unit * II + row])
+    if (!unit_free_at(s, n->unit, row))
         return 0; /* the unit is full in one of the rows the node would hold */
     unsigned cnt = s->row_count[row];
     if (cnt >= 64 || cnt + 1 + row_reserved(s, row) > s->b->m->issue_width)
@@ -1147,20 +1158,162 @@ static int first_fit(sched *s, unsigned id, long from, long to, int step, long *
     return 0;
 }
 
-/* Adds delta to the unit's occupancy of row r; when the row turns full or
- * stops being full, every start row whose interval covers it counts it. */
-static void occupy(sched *s, unsigned unit, unsigned r, int delta)
+/* The interval from which occupy finds a unit's free start rows from the
+ * runs of its full rows (unit_full) instead of counting each start row's
+ * full rows (unit_blocked): counting costs the rows that turn x the
+ * interval, quadratic in it; the runs cost a scan of the words round the
+ * node, more than counting the one or two rows a short interval turns. */
+enum { LONG_INTERVAL = 16 };
+
+/* The distance from `row` on, round the table, to the first row whose bit
+ * in `bits` (II of them) is `want`: 0 .. II - 1, or II when none is. */
+static unsigned next_bit(const uint64_t *bits, unsigned II, unsigned row, int want)
 {
-    const unsigned II = s->II, count = s->b->m->unit[unit].count;
-    unsigned *occ = &s->unit_occ[unit * II + r];
-    const int was_full = *occ >= count;
-    *occ += (unsigned)delta;
-    const int full = *occ >= count;
-    if (full == was_full)
+    const unsigned nw = (II + 63) / 64;
+    for (unsigned k = 0, w = row >> 6; k <= nw; k++, w = w + 1 == nw ? 0 : w + 1) {
+        uint64_t m = want ? bits[w] : ~bits[w];
+        if (w == nw - 1 && (II & 63))
+            m &= ~(~0ull << (II & 63)); /* no row past the table's end */
+        if (k == 0)
+            m &= ~0ull << (row & 63); /* rows from row on */
+        else if (k == nw)
+            m &= (row & 63) ? ~(~0ull << (row & 63)) : 0; /* back round to row */
+        if (m) {
+            const unsigned r = w * 64 + (unsigned)__builtin_ctzll(m);
+            return r >= row ? r - row : r + II - row;
+        }
+    }
+    return II;
+}
+
+/* Sets (on) or clears the bits of the n rows from `row`, round the table
+ * (n <= II), a word at a time. */
+static void bits_range(uint64_t *bits, unsigned II, unsigned row, unsigned n, int on)
+{
+    while (n > 0) {
+        const unsigned end = II - row < n ? II : row + n; /* to the table's end at most */
+        n -= end - row;
+        while (row < end) {
+            const unsigned bit = row & 63, take = 64 - bit < end - row ? 64 - bit : end - row;
+            const uint64_t m = (take == 64 ? ~0ull : (1ull << take) - 1) << bit;
+            bits[row >> 6] = on ? bits[row >> 6] | m : bits[row >> 6] & ~m;
+            row += take;
+        }
+        row = 0;
+    }
+}
+
+/* unit_free of a long-interval unit's `len` start rows from `from` (round
+ * the table, len <= II), found again from its full rows: a start row is
+ * free while none of the interval's rows from it (round the table, with
+ * repeats) is full, so each run of full rows takes the starts from an
+ * interval before its first row to its last. A run at a time, a word at a
+ * time. */
+static void free_starts(sched *s, unsigned unit, unsigned from, unsigned len)
+{
+    const unsigned II = s->II, interval = s->b->m->unit[unit].interval;
+    const uint64_t *full = &s->unit_full[(size_t)unit * s->row_words];
+    uint64_t *free_rows = &s->unit_free[(size_t)unit * s->row_words];
+    bits_range(free_rows, II, from, len, 1);
+    /* offsets from `from`: the starts are 0 .. len - 1, the rows they see 0 .. seen - 1 */
+    const unsigned long seen = (unsigned long)len + interval - 1;
+    for (unsigned long x = 0; x < seen;) {
+        const unsigned d = next_bit(full, II, (unsigned)((from + x) % II), 1);
+        if (d == II)
+            return; /* no row is full */
+        x += d;
+        if (x >= seen)
+            return;
+        const unsigned run = next_bit(full, II, (unsigned)((from + x) % II), 0);
+        if (run == II) { /* every row is full */
+            bits_range(free_rows, II, from, len, 0);
+            return;
+        }
+        /* rows x .. x + run - 1 are full: starts x - interval + 1 .. x + run - 1 see them */
+        const unsigned long lo = x + 1 > interval ? x + 1 - interval : 0, hi = x + run < len ? x + run : len;
+        if (lo < hi)
+            bits_range(free_rows, II, (unsigned)((from + lo) % II), (unsigned)(hi - lo), 0);
+        x += run;
+    }
+}
+
+/* occupy for a unit of long interval (LONG_INTERVAL): its full rows are
+ * kept as bits (unit_full), and the start rows round the rows that turned
+ * found again from their runs (free_starts). */
+static void occupy_long(sched *s, unsigned unit, unsigned row, unsigned len, int delta)
+{
+    const unsigned II = s->II, count = s->b->m->unit[unit].count, interval = s->b->m->unit[unit].interval;
+    unsigned *occ = &s->unit_occ[unit * II];
+    uint64_t *full = &s->unit_full[(size_t)unit * s->row_words];
+    if (len > II) { /* rows repeat: one at a time */
+        for (unsigned d = 0, r = row; d < len; d++, r = r + 1 == II ? 0 : r + 1) {
+            const int was_full = occ[r] >= count;
+            occ[r] += (unsigned)delta;
+            if ((occ[r] >= count) != was_full)
+                bit_put(full, r, !was_full);
+        }
+        free_starts(s, unit, 0, II);
         return;
-    for (unsigned d = 0, row = r; d < s->b->m->unit[unit].interval; d++, row = row ? row - 1 : II - 1) {
-        s->unit_blocked[unit * II + row] += full ? 1u : -1u; /* row is r - d, mod II */
-        bit_put(&s->unit_free[(size_t)unit * s->row_words], row, s->unit_blocked[unit * II + row] == 0);
+    }
+    /* rows do not repeat: a row turned where it now stands at the
+     * threshold, found a word of rows at a time */
+    const unsigned at = delta > 0 ? count : count - 1;
+    unsigned turned = 0, first = 0, last = 0; /* whether a row turned, the first and last offset that did */
+    for (unsigned done = 0, r = row; done < len; r = 0) {
+        const unsigned end = II - r < len - done ? II : r + (len - done);
+        for (unsigned i = r; i < end;) {
+            const unsigned w = i >> 6, stop = end < (w + 1) * 64 ? end : (w + 1) * 64;
+            uint64_t m = 0;
+            for (unsigned j = i; j < stop; j++) {
+                occ[j] += (unsigned)delta;
+                m |= (uint64_t)(occ[j] == at) << (j & 63);
+            }
+            if (m) {
+                full[w] ^= m;
+                last = done + (w * 64 + 63u - (unsigned)__builtin_clzll(m)) - r;
+                first = turned ? first : done + (w * 64 + (unsigned)__builtin_ctzll(m)) - r;
+                turned = 1;
+            }
+            i = stop;
+        }
+        done += end - r;
+    }
+    if (!turned)
+        return;
+    const unsigned long starts = (unsigned long)(last - first) + interval; /* the start rows that see one */
+    if (starts >= II)
+        free_starts(s, unit, 0, II);
+    else
+        free_starts(s, unit, (unsigned)mod((long)row + (long)first - (long)interval + 1, II), (unsigned)starts);
+}
+
+/* Adds delta (+1 or -1) to the unit's occupancy of the len rows from
+ * `row` (round the table, with repeats) and keeps its start rows' test
+ * (unit_free) up to date. A row that turns full or stops being full
+ * changes the test of the interval's start rows up to it: a unit of short
+ * interval counts, per start row, the full rows it would hold
+ * (unit_blocked); a long one finds them from the runs of its full rows
+ * (occupy_long), since a node of interval 4,000 turns 4,000 rows and
+ * counting them one by one made a search quadratic in the interval. */
+static inline void occupy(sched *s, unsigned unit, unsigned row, unsigned len, int delta)
+{
+    const unsigned II = s->II, count = s->b->m->unit[unit].count, interval = s->b->m->unit[unit].interval;
+    if (interval >= LONG_INTERVAL) {
+        occupy_long(s, unit, row, len, delta);
+        return;
+    }
+    unsigned *occ = &s->unit_occ[unit * II], *blocked = &s->unit_blocked[unit * II];
+    uint64_t *free_rows = &s->unit_free[(size_t)unit * s->row_words];
+    const unsigned step = delta > 0 ? 1u : -1u;
+    for (unsigned d = 0, r = row; d < len; d++, r = r + 1 == II ? 0 : r + 1) {
+        const int was_full = occ[r] >= count;
+        occ[r] += step;
+        if ((occ[r] >= count) == was_full)
+            continue;
+        for (unsigned k = 0, start = r; k < interval; k++, start = start ? start - 1 : II - 1) {
+            blocked[start] += step; /* start is r - k, mod II */
+            bit_put(free_rows, start, blocked[start] == 0);
+        }
     }
 }
 
@@ -1202,8 +1355,7 @@ static int place(sched *s, unsigned id, long t)
     s->row_count[row]++;
     room_update(s, row);
     memset(&s->row_fit[row * ROW_FIT_KINDS], FIT_UNKNOWN, ROW_FIT_KINDS);
-    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
-        occupy(s, n->unit, r, 1); /* r is t + d, mod II */
+    occupy(s, n->unit, row, n->interval, 1);
     int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
     if (st >= 0)
         s->stream_rows[(unsigned)st * II + row]++;
@@ -1219,8 +1371,7 @@ static void unplace(sched *s, unsigned id)
 {
     node *n = &s->n[id];
     unsigned II = s->II, row = (unsigned)mod(n->t, II);
-    for (unsigned d = 0, r = row; d < n->interval; d++, r = r + 1 == II ? 0 : r + 1)
-        occupy(s, n->unit, r, -1); /* r is n->t + d, mod II */
+    occupy(s, n->unit, row, n->interval, -1);
     int st = id < s->K * s->b->nbody ? s->b->info[n->op].stream : -1;
     if (st >= 0)
         s->stream_rows[(unsigned)st * II + row]--;
@@ -1264,12 +1415,11 @@ static int reserve_pass(sched *s)
         for (unsigned num = 1; num < 32; num++)
             if ((r >> num & 1) && ready[num] > row)
                 row = ready[num];
-        while (row < (long)II - 1 && s->unit_blocked[d->unit * II + (unsigned)row])
+        while (row < (long)II - 1 && !unit_free_at(s, d->unit, (unsigned)row))
             row++;
         if (row >= (long)II - 1)
             return 0;
-        for (unsigned k = 0; k < m->unit[d->unit].interval; k++)
-            occupy(s, d->unit, (unsigned)mod(row + (long)k, II), 1);
+        occupy(s, d->unit, (unsigned)row, m->unit[d->unit].interval, 1);
         s->row_pass[row] = (int)j;
         prev = row;
         for (unsigned num = 1; num < 32; num++)
@@ -1295,8 +1445,9 @@ static int mrt_init(sched *s)
     s->row_fit = calloc((size_t)II * ROW_FIT_KINDS, 1); /* FIT_UNKNOWN */
     s->row_words = (II + 63) / 64;
     s->unit_free = calloc((size_t)NPU_NUM_UNITS * s->row_words, sizeof(uint64_t));
+    s->unit_full = calloc((size_t)NPU_NUM_UNITS * s->row_words, sizeof(uint64_t));
     s->row_room = calloc(s->row_words, sizeof(uint64_t));
-    if (!s->unit_free || !s->row_room)
+    if (!s->unit_free || !s->unit_full || !s->row_room)
         return -1;
     for (unsigned u = 0; u < NPU_NUM_UNITS; u++)
         for (unsigned r = 0; r < II; r++)
@@ -1305,8 +1456,7 @@ static int mrt_init(sched *s)
         !s->stream_rows || !s->row_fit)
         return -1;
     s->loop_row = II - 1;
-    for (unsigned d = 0; d < m->unit[NPU_UNIT_BRANCH].interval; d++) /* the loop branch */
-        occupy(s, NPU_UNIT_BRANCH, (unsigned)mod((long)s->loop_row + d, II), 1);
+    occupy(s, NPU_UNIT_BRANCH, s->loop_row, m->unit[NPU_UNIT_BRANCH].interval, 1); /* the loop branch */
     if (reserve_pass(s) <= 0)
         return s->row_pass ? 0 : -1;
     for (unsigned r = 0; r < II; r++)
