@@ -282,6 +282,9 @@ TEST(Sweep, LimitsAreWholeNumbersUnderKnownKeys)
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 18446744073709551616\n"),
               "bad.yaml:3:15: limits.max_cycles" + whole + ", got '18446744073709551616'");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: [1]\n"), "bad.yaml:3:15: limits.max_cycles" + whole);
+    // A quoted "5" is a string, not the number (config values aside, which are --set's text).
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: \"5\"\n"),
+              "bad.yaml:3:15: limits.max_cycles: '5' is quoted: a number is written without quotes");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycle: 5\n"),
               "bad.yaml:3:3: limits.max_cycle: unknown key (max_cycles, max_instructions)");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 5\n  max_cycles: 6\n"),

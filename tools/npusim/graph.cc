@@ -31,6 +31,18 @@ namespace {
 // (512 MiB of fp16) bounds it, far past what a run simulates in minutes.
 constexpr uint64_t kMaxGraphTensorElements = uint64_t(1) << 28;
 
+// A name as a message shows it: control characters and bytes past ASCII as \xNN.
+std::string shown(const std::string &name)
+{
+    std::string s;
+    for (unsigned char c : name) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        s += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : std::string(hex);
+    }
+    return s;
+}
+
 struct SpecReader {
     const std::string &path;
     std::string where(const YAML::Node &n, const std::string &key) const { return yaml_where(path, n.Mark()) + key + ": "; }
@@ -41,9 +53,18 @@ struct SpecReader {
             throw Error(where(n, key) + "expected a single value");
         return n.Scalar();
     }
-    uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
+    // A number's text: a quoted "16" is a string, refused where a number is
+    // meant rather than read as the number.
+    std::string number_text(const YAML::Node &n, const std::string &key) const
     {
         const std::string t = scalar(n, key);
+        if (yaml_quoted(n))
+            throw Error(where(n, key) + "'" + shown(t) + "' is quoted: a number is written without quotes");
+        return t;
+    }
+    uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
+    {
+        const std::string t = number_text(n, key);
         // Decimal digits only: strtoull alone would skip a space and take a sign ('+4', ' 4').
         const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
         char *end = nullptr;
@@ -56,7 +77,7 @@ struct SpecReader {
     }
     double number(const YAML::Node &n, const std::string &key) const
     {
-        const std::string t = scalar(n, key);
+        const std::string t = number_text(n, key);
         char *end = nullptr;
         const double v = std::strtod(t.c_str(), &end);
         if (t.empty() || *end || !std::isfinite(v))
@@ -88,18 +109,6 @@ std::string decimal(unsigned __int128 v)
         s.insert(s.begin(), char('0' + unsigned(v % 10)));
         v /= 10;
     } while (v);
-    return s;
-}
-
-// A name as a message shows it: control characters and bytes past ASCII as \xNN.
-std::string shown(const std::string &name)
-{
-    std::string s;
-    for (unsigned char c : name) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        s += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : std::string(hex);
-    }
     return s;
 }
 
