@@ -408,6 +408,7 @@ public:
     explicit ToChain(PerfettoTrace &chain) : chain_(chain) {}
     void issue(unsigned core, const npu_issue_event &ev) override { chain_.issue(core, ev); }
     void memory(const npu_memsys_event &ev) override { chain_.memory(ev); }
+    void finish(unsigned core, uint64_t end_cycle) override { chain_.finish(core, end_cycle); }
     void close() override {}
     std::string note() const override { return ""; }
 
@@ -490,6 +491,8 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     } catch (const Error &e) {
         throw Error(st.where + ": " + e.what());
     }
+    for (unsigned k = 0; k < r.core_stats.size(); k++)
+        traces.finish(k, r.core_stats[k].cycles);
     traces.close();
     const std::string out = m.tensors.back().name;
     const NpyArray &y = r.tensors.at(out);

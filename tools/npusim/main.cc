@@ -173,6 +173,8 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         throw Error("--vcd " + tf.vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
 #endif
     RunResult r = run_kernel(opts);
+    for (unsigned k = 0; k < r.core_stats.size(); k++)
+        traces.finish(k, r.core_stats[k].cycles);
     for (const std::string &note : traces.close())
         std::cerr << "npusim: " << note << "\n";
     for (const auto &kv : opts.outputs)
