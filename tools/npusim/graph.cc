@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "atomic_file.h"
 #include "error.h"
@@ -467,7 +468,11 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     };
     // The run's own checks, host memory included, before its inputs are
     // copied: a step too large for the host is refused as `npusim run`
-    // refuses it, not by an allocation failing.
+    // refuses it, not by an allocation failing. The graph's inputs and the
+    // variant's outputs so far stay held through the run, and count.
+    for (const std::map<std::string, NpyArray> *tensors : {&inputs, &std::as_const(written)})
+        for (const auto &t : *tensors)
+            o.host_bytes_held += t.second.data.size();
     give_inputs(false);
     try {
         check_run(o);
