@@ -212,6 +212,21 @@ TEST(ConfigStrict, AnEmptyConfigFileIsTheDefaultsAsOneOfCommentsIs)
     expect_error(run_cli("config show " + tmpdir() + "/none.yaml"), tmpdir() + "/none.yaml: cannot open config file");
 }
 
+TEST(ConfigStrict, AQuotedValueIsTheTextSetTakes)
+{
+    // A config value is the text --set takes, quoted or not: "512" is 512
+    // (docs/sweeps.md), where a graph spec's numbers refuse quotes.
+    const std::string p = tmpdir() + "/config.yaml";
+    Result quoted = show_file(p, "core: {vlen: \"512\"}\nl2: {replacement: 'plru'}\n");
+    ASSERT_EQ(quoted.status, 0) << quoted.err;
+    Result set = run_cli("config show --set core.vlen=512 --set l2.replacement=plru");
+    ASSERT_EQ(set.status, 0) << set.err;
+    EXPECT_EQ(quoted.out, set.out);
+    EXPECT_NE(quoted.out.find("vlen: 512\n"), std::string::npos) << quoted.out;
+    expect_error(show_file(p, "core: {vlen: \"0x\"}\n"),
+                 p + ":1:14: core.vlen: expected an integer (decimal without a leading 0, or 0x hex), got '0x'");
+}
+
 // ---- 4: ranges and alignment from the schema ---------------------------------------------
 
 TEST(ConfigStrict, AlignmentRulesComeFromTheSchema)

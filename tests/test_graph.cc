@@ -312,6 +312,22 @@ TEST(Graph, TwoVariantsWhoseTracesShareAFileAreRefusedBeforeAnyRun)
     EXPECT_EQ(run_graph(spec, default_config(), {}, 1).variants.size(), 2u);  // without traces, no clash
 }
 
+TEST(Graph, AQuotedNumberIsAStringNotTheNumber)
+{
+    // shape: [1, "16", 8, 8] ran as [1, 16, 8, 8].
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, \"16\", 8, 8]}\nvariants: {}\n"),
+              "g.yaml:2:18: tensors.x.shape[1]: '16' is quoted: a number is written without quotes");
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [4], range: ['-1', 1]}\nvariants: {}\n"),
+              "g.yaml:2:27: tensors.x.range[0]: '-1' is quoted: a number is written without quotes");
+    EXPECT_EQ(error_of("seed: \"7\"\n"), "g.yaml:1:7: seed: '7' is quoted: a number is written without quotes");
+    EXPECT_EQ(error_of("samples: |\n  2\n"),
+              "g.yaml:1:10: samples: '2\\x0a' is quoted: a number is written without quotes");
+    const std::string conv = "tensors:\n  x: {shape: [1, 4, 6, 6]}\n  w: {shape: [8, 4, 3, 3]}\nvariants:\n  v:\n";
+    EXPECT_EQ(error_of(conv + "    - {kernel: conv2d, inputs: {x: x, w: w}, params: {stride: '2'}, output: y}\n"),
+              "g.yaml:6:63: variants.v[0].params.stride: '2' is quoted: a number is written without quotes");
+    EXPECT_EQ(load_graph_text(std::string("seed: 7\nsamples: 2\n") + kOneRelu, "g.yaml").seed, 7u);
+}
+
 TEST(Graph, ATensorsSizeIsCheckedWithoutWrapping)
 {
     // 2^80 and 2^64 + 4 elements wrapped to 0 and 4 and passed.

@@ -57,6 +57,28 @@ TEST(Limits, HugeShapeIsRefusedWithAnEstimate)
     }
 }
 
+// A graph step ran checked without the tensors the graph holds through it,
+// so a step just under the limit could still end in std::bad_alloc.
+TEST(Limits, WhatTheProcessHoldsAlreadyCountsInTheNeed)
+{
+    npu_layout l = layout(1, 8, 2, 2, 4);
+    EXPECT_EQ(run_bytes_needed(l, RunFootprint{1, 0, 0, 0, 5000}), kProcessBytes + 128u + 32u * 4u + 5000u);
+    // 1,512,512,512 fp16: 268 MB a tensor, 1.09 GB for the run alone.
+    const npu_layout big = layout(1, 512, 512, 512, 2);
+    const RunFootprint alone{2, 1, 262144, 16384};
+    EXPECT_NO_THROW(check_run_fits(big, alone, 1500000ull << 10));
+    RunFootprint held = alone;
+    held.held = 536870912;  // two more such tensors
+    try {
+        check_run_fits(big, held, 1500000ull << 10);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "shape 1,512,512,512: the run needs about 1.62 GB of memory (2 tensors of 537 MB each with its NCHW "
+                  "copy, 1 core of 279 kB, the L2's tags 1.31 MB, 537 MB held already) but only 1.54 GB are available");
+    }
+}
+
 TEST(Limits, SmallShapeFitsTheRealMachine)
 {
     EXPECT_NO_THROW(check_run_fits(layout(1, 64, 56, 56, 2), RunFootprint{2, 2, 262144, 16384}));

@@ -177,6 +177,35 @@ TEST(MemoryCli, CacheReplayWritesDirtyLinesBackAtTheEnd)
     EXPECT_EQ(t.at("dram").at("bytes_written").get<uint64_t>(), 131072u);
 }
 
+// A replay reads the l2.* and dram.* keys only: `--set memory.model=ideal`
+// or `--set dma.outstanding=1` changed nothing and was taken silently.
+TEST(MemoryCli, CacheRefusesKeysAReplayDoesNotUse)
+{
+    const std::string path = tmpdir() + "/keys.din", cfg = tmpdir() + "/ideal.yaml";
+    std::ofstream(path) << "0 100 4\n1 200 4\n";
+    for (const std::string set : {"dma.outstanding=1", "memory.model=ideal", "memory.model=l2", "system.cores=2"}) {
+        Result r = run_cli("cache " + path + " --set " + set);
+        EXPECT_EQ(r.status, 2) << set;
+        EXPECT_EQ(r.out, "") << set;
+        EXPECT_EQ(r.err, "set " + set.substr(0, set.find('=')) +
+                             ": not used by a din replay, which reads the l2.* and dram.* keys only\n");
+    }
+    write(cfg, "memory: {model: ideal}\n");
+    Result ideal = run_cli("cache " + path + " --config " + cfg);
+    EXPECT_EQ(ideal.status, 2);
+    EXPECT_EQ(ideal.err, cfg + ":1:10: memory.model: ideal: a din replay goes through the L2 model (memory.model: l2)\n");
+    // A whole machine's file is read for its l2 and dram sections only.
+    const std::string machine = tmpdir() + "/machine.yaml";
+    write(machine, "core: {vlen: 512}\ndma: {outstanding: 2}\nmemory: {warm_inputs: yes}\ndram: {latency: 300}\n");
+    Result file = run_cli("cache " + path + " --config " + machine + " --json -");
+    ASSERT_EQ(file.status, 0) << file.err;
+    Result alone = run_cli("cache " + path + " --set dram.latency=300 --json -");
+    ASSERT_EQ(alone.status, 0) << alone.err;
+    EXPECT_EQ(file.out, alone.out);
+    EXPECT_NE(file.out, run_cli("cache " + path + " --json -").out);
+    EXPECT_EQ(run_cli("cache " + path + " --config " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml").status, 0);
+}
+
 TEST(MemoryCli, CacheBadTraceLineIsOneDiagnosticAndExitTwo)
 {
     const std::string path = tmpdir() + "/bad.din";

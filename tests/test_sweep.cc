@@ -7,18 +7,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "error.h"
 #include <nlohmann/json.hpp>
 
+#include "compare.h"
+#include "report.h"
+#include "runner.h"
 #include "sweep.h"
 
 using namespace npusim;
@@ -282,6 +288,9 @@ TEST(Sweep, LimitsAreWholeNumbersUnderKnownKeys)
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 18446744073709551616\n"),
               "bad.yaml:3:15: limits.max_cycles" + whole + ", got '18446744073709551616'");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: [1]\n"), "bad.yaml:3:15: limits.max_cycles" + whole);
+    // A quoted "5" is a string, not the number (config values aside, which are --set's text).
+    EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: \"5\"\n"),
+              "bad.yaml:3:15: limits.max_cycles: '5' is quoted: a number is written without quotes");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycle: 5\n"),
               "bad.yaml:3:3: limits.max_cycle: unknown key (max_cycles, max_instructions)");
     EXPECT_EQ(error_of("kernels: [relu]\nlimits:\n  max_cycles: 5\n  max_cycles: 6\n"),
@@ -590,4 +599,54 @@ TEST(Sweep, AShapeIsItsRunsNchwWhateverItsSpelling)
     EXPECT_EQ(a[0].shape, "1,16,8,8");
     EXPECT_EQ(a[0].id, b[0].id);
     EXPECT_EQ(b[0].id, point_id(default_config(), "relu", "fp16", "1,16,8,8"));
+}
+
+// An infinite error is null in a report's JSON; both CSV writers leave its
+// cell empty (NaN to a reader), where compare --csv wrote "inf" and merge "".
+TEST(Sweep, AnInfiniteErrorIsAnEmptyCellInMergesCsvAsInCompares)
+{
+    RunOptions o;
+    o.kernel = "relu";
+    o.dtype = "fp16";
+    o.shape = {1, 16, 2, 2};
+    RunResult r = run_kernel(o);
+    r.accuracy.max_ulp = INFINITY;
+    const nlohmann::json report = report_json(r);
+    ASSERT_TRUE(report.at("accuracy").at("max_ulp").is_null());
+
+    const std::string compared = compare_csv({report});
+    const std::string header = compared.substr(0, compared.find('\n'));
+    ASSERT_EQ(header.substr(header.rfind(',') + 1), "max ULP");
+    EXPECT_EQ(compared.substr(compared.size() - 2), ",\n") << compared;  // the row's last cell, max ULP, empty
+    EXPECT_TRUE(nlohmann::json::parse(compare_json({report}).dump())[0].at("max ULP").is_null());  // as written
+
+    const std::string dir = fresh_dir("sweep_infinite_error");
+    std::filesystem::create_directories(dir + "/points/p0");
+    std::ofstream(dir + "/points.json") << R"([{"index": 0, "id": "p0", "kernel": "relu", "dtype": "fp16", "overrides": {}}])";
+    std::ofstream(dir + "/points/p0/status") << "ok\n";
+    std::ofstream(dir + "/points/p0/stats.json") << report.dump();
+    ASSERT_EQ(merge_sweep(dir, dir + "/out.csv", "").done, 1u);
+    const std::string merged = read_all(dir + "/out.csv");
+    // One CSV line's cells; a quoted cell ("a,b") is one.
+    auto cells_of = [](const std::string &line) {
+        std::vector<std::string> out(1);
+        bool quoted = false;
+        for (char c : line) {
+            if (c == '"')
+                quoted = !quoted;
+            else if (c == ',' && !quoted)
+                out.emplace_back();
+            else
+                out.back() += c;
+        }
+        return out;
+    };
+    const size_t eol = merged.find('\n');
+    const std::vector<std::string> cols = cells_of(merged.substr(0, eol)),
+                                   cells = cells_of(merged.substr(eol + 1, merged.find('\n', eol + 1) - eol - 1));
+    const auto at = std::find(cols.begin(), cols.end(), "accuracy.max_ulp");
+    ASSERT_NE(at, cols.end()) << merged;
+    ASSERT_EQ(cols.size(), cells.size()) << merged;
+    EXPECT_EQ(cells[size_t(at - cols.begin())], "");
+    EXPECT_EQ(cells[size_t(std::find(cols.begin(), cols.end(), "accuracy.checked") - cols.begin())], "64");
 }

@@ -404,6 +404,8 @@ def cache(trace, config=None, set=None):
     """Replays a Dinero IV din trace (a path: `label hex-address [size]` per
     line) through the config's L2 and DRAM, one access at a time, as `npusim
     cache` does, and returns its --json document as a dict: records, cycles,
-    and the report's `l2` and `dram` objects. config and set as for run()."""
+    and the report's `l2` and `dram` objects. config and set as for run(),
+    but a replay reads the l2.* and dram.* keys only: set of another key,
+    and memory.model: ideal, raise npusim.Error."""
     path, text, sets = _config(config, set)
     return _json.loads(_npusim.replay(_text("trace", trace), path, text, sets))

@@ -508,6 +508,13 @@ class CacheReplay(unittest.TestCase):
             self.assertTrue(err.startswith(trace + ":3001:1: "), err)
             with self.assertRaisesRegex(npusim.Error, "^" + re.escape(err) + "$"):
                 npusim.cache(trace)
+            # A replay reads the l2.* and dram.* keys only.
+            with self.assertRaisesRegex(npusim.Error, r"^set dma\.outstanding: not used by a din replay, which reads "
+                                                      r"the l2\.\* and dram\.\* keys only$"):
+                npusim.cache(trace, set={"dma.outstanding": 1})
+            with self.assertRaisesRegex(npusim.Error, r"^config:\d+:\d+: memory\.model: ideal: a din replay goes "
+                                                      r"through the L2 model \(memory\.model: l2\)$"):
+                npusim.cache(trace, config={"memory": {"model": "ideal"}})
 
 
 class RunsInThreads(unittest.TestCase):

@@ -219,8 +219,10 @@ std::string compare_csv(const std::vector<nlohmann::json> &reports)
     for (const auto &r : reports) {
         csv += str(r, "kernel") + "," + str(r, "dtype");
         for (const Row &row : rows) {
-            char cell[48] = "";  // none: an empty cell, as merge writes one
-            if (const std::optional<double> v = value(r, row))
+            // None, or an infinite error (null in the JSON): an empty cell,
+            // as merge writes one, never "inf" beside merge's empty cell.
+            char cell[48] = "";
+            if (const std::optional<double> v = value(r, row); v && std::isfinite(*v))
                 std::snprintf(cell, sizeof cell, "%.6g", *v);
             csv += std::string(",") + cell;
         }

@@ -18,8 +18,25 @@ uint64_t end_of_run_bytes(const DinReplay &r)
 
 }  // namespace
 
+void check_replay_config(const Config &cfg)
+{
+    for (const auto &[key, where] : cfg.given) {
+        const bool used = key.rfind("l2.", 0) == 0 || key.rfind("dram.", 0) == 0;
+        if (where == "set " && !used)
+            throw Error("set " + key + ": not used by a din replay, which reads the l2.* and dram.* keys only");
+    }
+    if (!cfg.memory_l2) {
+        std::string where;
+        for (const auto &[key, at] : cfg.given)
+            if (key == "memory.model")
+                where = at;
+        throw Error(where + "memory.model: ideal: a din replay goes through the L2 model (memory.model: l2)");
+    }
+}
+
 DinReplay replay_din(const Config &cfg, const std::string &name, const std::string &text)
 {
+    check_replay_config(cfg);
     npu_l2_config l2cfg = cfg.l2;
     l2cfg.classify_misses = 1;  // as in a run (runner.cc): not a config key
     npu_l2 l2;

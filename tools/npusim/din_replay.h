@@ -25,8 +25,17 @@ struct DinReplay {
     uint64_t dram_busy_cycles = 0;
 };
 
-// Replays `text`, the trace named `name`, on cfg's l2 and dram sections.
-// Throws Error with the trace's `name:line:col: ...` line on a bad record.
+// A replay reads the config's l2.* and dram.* keys only. A --set of any
+// other key would change nothing, and memory.model: ideal (no L2 model) is
+// not what a replay does: both are refused with one line naming the key
+// ("set dma.outstanding: ...", "edge.yaml:3:3: memory.model: ..."). A
+// config file's other sections (a whole machine, configs/edge.yaml) are
+// read, checked and not used.
+void check_replay_config(const Config &cfg);
+
+// Replays `text`, the trace named `name`, on cfg's l2 and dram sections,
+// after check_replay_config. Throws Error with the trace's
+// `name:line:col: ...` line on a bad record.
 DinReplay replay_din(const Config &cfg, const std::string &name, const std::string &text);
 
 // `npusim cache --json`'s document: trace, records, cycles, and the `l2` and

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "atomic_file.h"
 #include "error.h"
@@ -31,6 +32,18 @@ namespace {
 // (512 MiB of fp16) bounds it, far past what a run simulates in minutes.
 constexpr uint64_t kMaxGraphTensorElements = uint64_t(1) << 28;
 
+// A name as a message shows it: control characters and bytes past ASCII as \xNN.
+std::string shown(const std::string &name)
+{
+    std::string s;
+    for (unsigned char c : name) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        s += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : std::string(hex);
+    }
+    return s;
+}
+
 struct SpecReader {
     const std::string &path;
     std::string where(const YAML::Node &n, const std::string &key) const { return yaml_where(path, n.Mark()) + key + ": "; }
@@ -41,9 +54,18 @@ struct SpecReader {
             throw Error(where(n, key) + "expected a single value");
         return n.Scalar();
     }
-    uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
+    // A number's text: a quoted "16" is a string, refused where a number is
+    // meant rather than read as the number.
+    std::string number_text(const YAML::Node &n, const std::string &key) const
     {
         const std::string t = scalar(n, key);
+        if (yaml_quoted(n))
+            throw Error(where(n, key) + "'" + shown(t) + "' is quoted: a number is written without quotes");
+        return t;
+    }
+    uint64_t count(const YAML::Node &n, const std::string &key, uint64_t lo, uint64_t hi) const
+    {
+        const std::string t = number_text(n, key);
         // Decimal digits only: strtoull alone would skip a space and take a sign ('+4', ' 4').
         const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
         char *end = nullptr;
@@ -56,7 +78,7 @@ struct SpecReader {
     }
     double number(const YAML::Node &n, const std::string &key) const
     {
-        const std::string t = scalar(n, key);
+        const std::string t = number_text(n, key);
         char *end = nullptr;
         const double v = std::strtod(t.c_str(), &end);
         if (t.empty() || *end || !std::isfinite(v))
@@ -88,18 +110,6 @@ std::string decimal(unsigned __int128 v)
         s.insert(s.begin(), char('0' + unsigned(v % 10)));
         v /= 10;
     } while (v);
-    return s;
-}
-
-// A name as a message shows it: control characters and bytes past ASCII as \xNN.
-std::string shown(const std::string &name)
-{
-    std::string s;
-    for (unsigned char c : name) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        s += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : std::string(hex);
-    }
     return s;
 }
 
@@ -399,6 +409,7 @@ public:
     explicit ToChain(PerfettoTrace &chain) : chain_(chain) {}
     void issue(unsigned core, const npu_issue_event &ev) override { chain_.issue(core, ev); }
     void memory(const npu_memsys_event &ev) override { chain_.memory(ev); }
+    void finish(unsigned core, uint64_t end_cycle) override { chain_.finish(core, end_cycle); }
     void close() override {}
     std::string note() const override { return ""; }
 
@@ -457,7 +468,11 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     };
     // The run's own checks, host memory included, before its inputs are
     // copied: a step too large for the host is refused as `npusim run`
-    // refuses it, not by an allocation failing.
+    // refuses it, not by an allocation failing. The graph's inputs and the
+    // variant's outputs so far stay held through the run, and count.
+    for (const std::map<std::string, NpyArray> *tensors : {&inputs, &std::as_const(written)})
+        for (const auto &t : *tensors)
+            o.host_bytes_held += t.second.data.size();
     give_inputs(false);
     try {
         check_run(o);
@@ -481,6 +496,8 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     } catch (const Error &e) {
         throw Error(st.where + ": " + e.what());
     }
+    for (unsigned k = 0; k < r.core_stats.size(); k++)
+        traces.finish(k, r.core_stats[k].cycles);
     traces.close();
     const std::string out = m.tensors.back().name;
     const NpyArray &y = r.tensors.at(out);

@@ -173,6 +173,8 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         throw Error("--vcd " + tf.vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
 #endif
     RunResult r = run_kernel(opts);
+    for (unsigned k = 0; k < r.core_stats.size(); k++)
+        traces.finish(k, r.core_stats[k].cycles);
     for (const std::string &note : traces.close())
         std::cerr << "npusim: " << note << "\n";
     for (const auto &kv : opts.outputs)
@@ -547,8 +549,12 @@ int main(int argc, char **argv)
     std::vector<std::string> cache_sets;
     auto *cache = app.add_subcommand("cache", "Replay a Dinero din trace through the L2 and DRAM models");
     cache->add_option("trace", cache_trace, "din trace: `label hex-address [size]` per line")->required();
-    cache->add_option("--config", cache_config, "Hardware config YAML (its l2 and dram sections)");
-    cache->add_option("--set", cache_sets, "Override a config key, KEY=VALUE (repeatable)");
+    cache->add_option("--config", cache_config,
+                      "Hardware config YAML: its l2 and dram sections (the others are checked, not used; "
+                      "memory.model: ideal is refused)");
+    cache->add_option("--set", cache_sets,
+                      "Override an l2.* or dram.* key, KEY=VALUE (repeatable; a replay uses no other key, and "
+                      "another is refused)");
     cache->add_option("--json", cache_json, "Write the counters as JSON to FILE, or - for stdout");
 
     AsmFlags asm_flags;

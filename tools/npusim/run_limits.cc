@@ -60,10 +60,11 @@ uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
 {
     uint64_t need = sat_add(kProcessBytes, sat_mul(tensor_bytes(layout), run.tensors));
     need = sat_add(need, sat_mul(sat_add(run.ub_bytes, kCoreStateBytes), run.cores));
+    need = sat_add(need, run.held);
     return sat_add(need, sat_mul(run.l2_lines, kL2BytesPerLine));
 }
 
-uint64_t available_memory_bytes()
+uint64_t available_memory_bytes(uint64_t held)
 {
     uint64_t avail = meminfo_available();
     if (!avail) {
@@ -73,6 +74,7 @@ uint64_t available_memory_bytes()
         else
             avail = UINT64_MAX;
     }
+    avail = sat_add(avail, held);
     for (int which : {RLIMIT_AS, RLIMIT_DATA}) {
         struct rlimit rl;
         if (getrlimit(which, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < avail)
@@ -108,14 +110,15 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t 
        << " of memory (" << run.tensors << " tensor" << (run.tensors == 1 ? "" : "s") << " of "
        << human_bytes(tensor_bytes(layout)) << " each with its NCHW copy, " << run.cores << " core"
        << (run.cores == 1 ? "" : "s") << " of " << human_bytes(sat_add(run.ub_bytes, kCoreStateBytes))
-       << ", the L2's tags " << human_bytes(sat_mul(run.l2_lines, kL2BytesPerLine)) << ") but only "
+       << ", the L2's tags " << human_bytes(sat_mul(run.l2_lines, kL2BytesPerLine))
+       << (run.held ? ", " + human_bytes(run.held) + " held already" : std::string()) << ") but only "
        << human_bytes(available) << " are available";
     throw Error(os.str());
 }
 
 void check_run_fits(const npu_layout &layout, const RunFootprint &run)
 {
-    check_run_fits(layout, run, available_memory_bytes());
+    check_run_fits(layout, run, available_memory_bytes(run.held));
 }
 
 uint64_t available_disk_bytes(const std::string &dir)

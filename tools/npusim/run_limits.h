@@ -16,6 +16,9 @@ struct RunFootprint {
     unsigned cores = 0;
     uint64_t ub_bytes = 0;   // per core
     uint64_t l2_lines = 0;   // the L2's lines (0 with memory.model: ideal)
+    // Bytes the process holds already beside the run and keeps through it
+    // (npusim graph: its inputs and its steps' outputs so far).
+    uint64_t held = 0;
 };
 
 // Host bytes one run touches, measured (tests/test_cli.cc holds it within
@@ -23,7 +26,8 @@ struct RunFootprint {
 // SystemC: kProcessBytes), per tensor its NC1HWC0 image in GM and its
 // logical NCHW copy (inputs generated or read, outputs unpacked; the
 // reference is computed per element, not stored), per core its UB and core
-// state, per L2 line its tag and the miss classifier's shadow entries.
+// state, per L2 line its tag and the miss classifier's shadow entries; and
+// what the process holds already (RunFootprint::held).
 // Saturates at UINT64_MAX instead of wrapping.
 constexpr uint64_t kProcessBytes = 12u << 20;
 constexpr uint64_t kCoreStateBytes = 16u << 10;
@@ -32,12 +36,14 @@ uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run);
 
 // Memory this process may still allocate: MemAvailable from /proc/meminfo
 // (sysinfo's free + buffer RAM without it), capped by RLIMIT_AS and
-// RLIMIT_DATA when they are set.
-uint64_t available_memory_bytes();
+// RLIMIT_DATA when they are set. With `held`, the memory for a need that
+// counts `held` bytes the process holds already: they are in use, so not in
+// MemAvailable (it is raised by them), while a limit counts them (it is not).
+uint64_t available_memory_bytes(uint64_t held = 0);
 
 // Throws npusim::Error ("the run needs about 7.6 TB of memory (...) but only
 // 12.3 GB are available") when run_bytes_needed() exceeds `available`
-// (default: available_memory_bytes()).
+// (default: available_memory_bytes(run.held)).
 void check_run_fits(const npu_layout &layout, const RunFootprint &run);
 void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t available);
 

@@ -585,6 +585,15 @@ namespace {
 // part of the RunResult; an Error thrown by any of them leaves nothing
 // allocated (the owners below free what was built).
 
+// The run's host memory, with what the caller holds beside it, against
+// what is available (check_run_fits).
+void check_fits(const RunResult &r, const RunOptions &opts)
+{
+    RunFootprint f = run_footprint(r.config, r.manifest);
+    f.held = opts.host_bytes_held;
+    check_run_fits(r.layout, f);
+}
+
 // The input tensors in GM: each tensor's place, and GM's bytes.
 struct GlobalMemory {
     std::vector<Placed> placed;  // manifest order
@@ -716,7 +725,7 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
                         ") is an empty tensor: every dimension must be at least 1");
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error(shape_from + ": tensor too large");
-    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    check_fits(r, opts);
     return shape;
 }
 
@@ -773,7 +782,7 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
         npu_matrix_layout_init(&mm.c, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK ||
         npu_layout_init(&r.layout, 1, 1, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error("shape: matrices too large");
-    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    check_fits(r, opts);
     return {1, 1, mm.m, mm.n};
 }
 
@@ -878,7 +887,7 @@ std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInpu
         throw Error(shape_from + ": one image's feature map is " + std::to_string(map) +
                     " bytes; the conv2d kernels hold it in L1 after its first 128 KiB, " + std::to_string(room) +
                     " bytes here (cube.l1_bytes)");
-    check_run_fits(r.layout, run_footprint(r.config, r.manifest));
+    check_fits(r, opts);
     return {cv.images, cv.cout, cv.ho, cv.wo};
 }
 

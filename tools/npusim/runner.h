@@ -77,6 +77,9 @@ struct RunOptions {
     // rule's tiles and with 16, 8, 4 and 2 KiB, and the fewest cycles win
     // (docs/kernels.md, "Tiles").
     bool measure_tiles = false;
+    // Host bytes the caller holds beside the run and keeps through it (npusim
+    // graph: its tensors), counted in the run's memory check (check_run_fits).
+    uint64_t host_bytes_held = 0;
 };
 
 struct TrapReport {

@@ -189,6 +189,9 @@ SweepLimits limits_from(const YAML::Node &n, const std::string &file)
         if (!slot)
             throw Error(yaml_where(file, kv.first.Mark()) + name + ": unknown key (max_cycles, max_instructions)");
         check_unique_key(seen, kv.first, file, name);
+        if (yaml_quoted(kv.second))
+            throw Error(yaml_where(file, kv.second.Mark()) + name + ": '" + kv.second.Scalar() +
+                        "' is quoted: a number is written without quotes");
         *slot = kv.second.IsScalar() ? parse_count(kv.second.Scalar()) : std::nullopt;
         if (!*slot)
             throw Error(yaml_where(file, kv.second.Mark()) + name + ": expected a whole number (0 .. 2^64 - 1; 0: no limit)" +

@@ -141,6 +141,12 @@ void TraceSet::issue(unsigned core, const npu_issue_event &ev)
         w->issue(core, ev);
 }
 
+void TraceSet::finish(unsigned core, uint64_t end_cycle)
+{
+    for (auto &w : writers_)
+        w->finish(core, end_cycle);
+}
+
 std::vector<std::string> TraceSet::close()
 {
     std::vector<std::string> notes;

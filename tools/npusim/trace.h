@@ -68,6 +68,10 @@ public:
     virtual void issue(unsigned core, const npu_issue_event &ev) = 0;
     // memory.model: l2: an L2 access or DRAM request (npu_memsys_event).
     virtual void memory(const npu_memsys_event &) {}
+    // Core `core` ended at `end_cycle`, its `cycles` (docs/timing.md T10):
+    // the cycles after its last issue are its `drain` stall, which no issue
+    // event carries. Called once per core after its last issue.
+    virtual void finish(unsigned /*core*/, uint64_t /*end_cycle*/) {}
     // Writes the tail and renames the file into place. Throws Error.
     virtual void close() = 0;
     // What the user should know about this trace (it stopped early), or "".
@@ -97,6 +101,8 @@ private:
 // one per unit instance in use, and one for stalls; an "X" event per
 // instruction on its slot (dur 1) and its unit (dur max(1, complete-issue));
 // "C" counter events for the DMA queue depth. One cycle = 1 us of trace time.
+// The stalls track ends with the core's `drain` (finish): from its last
+// issue to its end, as the VCD shows it, args naming the last instruction.
 // Slices are clipped to the trace window (the cycles the VCD shows): an
 // instruction issuing inside shows up to the window's end, the empty cycles
 // before an issue show for their part inside, whichever side the issue is.
@@ -123,6 +129,7 @@ public:
     // The smallest complete document: its header and tail, no event.
     static uint64_t min_bytes();
     void issue(unsigned core, const npu_issue_event &ev) override;
+    void finish(unsigned core, uint64_t end_cycle) override;
     void close() override;
     std::string note() const override { return note_; }
 
@@ -195,6 +202,8 @@ private:
         std::vector<uint64_t> lane_free[NPU_NUM_UNITS + NPU_NUM_PIPES];  // per lane: cycle it is free again
         std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> dma_done;
         uint64_t dma_depth = 0;
+        bool issued = false;  // since the run (or step) began: last is its last issue
+        npu_issue_event last{};  // its insn not kept: the program may be gone at finish
     };
     Core &core(unsigned k);
     unsigned lane_for(Core &c, unsigned k, unsigned unit, uint64_t issue, uint64_t complete);
@@ -217,7 +226,9 @@ private:
 // to issue: from becoming the oldest waiting instruction), Is (the issue
 // cycle), Ex (issue + 1 to completion) and retirement at completion; the
 // empty cycles charged just before an issue show on lane 1 as a stage named
-// after the stall reason. Commands are written in cycle order as they become
+// after the stall reason; the core's `drain` (finish: its last issue to its
+// end) is a row of its own, a lane-1 stage "drain", flushed at the end.
+// Commands are written in cycle order as they become
 // final; only instructions still in flight wait in a queue. Rows are clipped
 // to the trace window: stages start no earlier than its start, a row still in
 // flight at its end retires there, and the instruction that waits across the
@@ -229,6 +240,7 @@ public:
     // The smallest complete log: its header line.
     static uint64_t min_bytes();
     void issue(unsigned core, const npu_issue_event &ev) override;
+    void finish(unsigned core, uint64_t end_cycle) override;
     void close() override;
     std::string note() const override { return note_; }
 
@@ -254,6 +266,8 @@ private:
     std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
     uint64_t order_ = 0, next_id_ = 0, cycle_ = 0;
     bool started_ = false, stopped_ = false, ended_ = false;  // ended_: the row across the window's end is written
+    bool issued_ = false;                    // the core issued: last_ is its last issue, window or not
+    uint64_t last_issue_ = 0, last_seq_ = 0;
     size_t max_pending_ = 0;
     DisasmCache disasm_;
     std::string line_;
@@ -268,6 +282,9 @@ public:
     // As RunOptions::attach; core 0's also observes the cores' memory system, if any.
     void attach(unsigned core, npu_timed_core *tc);
     void issue(unsigned core, const npu_issue_event &ev);  // to every writer
+    // Core `core` ended at `end_cycle` (RunResult::core_stats[core].cycles),
+    // to every writer: call it for each core after the run, before close().
+    void finish(unsigned core, uint64_t end_cycle);
     // Closes every writer (files renamed into place); returns their notes.
     std::vector<std::string> close();
 

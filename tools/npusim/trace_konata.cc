@@ -127,6 +127,11 @@ void KonataTrace::flush_until(uint64_t cycle)
 // it was waiting or stalled before the end, flushed (R type 1) at the end.
 void KonataTrace::issue(unsigned core, const npu_issue_event &ev)
 {
+    if (core == core_) {
+        issued_ = true;
+        last_issue_ = ev.issue;
+        last_seq_ = ev.seq;
+    }
     if (core != core_ || stopped_ || ended_ || ev.issue < window_.start)
         return;
     const uint64_t end = window_.end;
@@ -181,6 +186,37 @@ void KonataTrace::issue(unsigned core, const npu_issue_event &ev)
     if (retire > ev.issue + 1)
         schedule(ev.issue + 1, kExec, id, ev.seq, kNoStall);
     schedule(retire, kRetire, id, ev.seq, kNoStall);
+}
+
+// The cycles after the core's last issue are its drain (docs/timing.md
+// T10, T11): no instruction waits in them, so they are a row of their own,
+// its lane-1 stage "drain" clipped to the window and flushed (R type 1: no
+// instruction retires) at its end.
+void KonataTrace::finish(unsigned core, uint64_t end_cycle)
+{
+    if (core != core_ || stopped_ || !issued_)
+        return;
+    issued_ = false;
+    const uint64_t from = std::max(last_issue_ + 1, window_.start), to = std::min(end_cycle, window_.end);
+    if (from >= to)
+        return;
+    flush_until(from);
+    const uint64_t id = next_id_++;
+    goto_cycle(from);
+    line_ = "I\t";
+    put(line_, id);
+    line_ += '\t';
+    put(line_, last_seq_);
+    line_ += "\t0\nL\t";
+    put(line_, id);
+    line_ += "\t0\tdrain\nL\t";
+    put(line_, id);
+    line_ += "\t1\tthe core's last results and transfers complete: its end at cycle ";
+    put(line_, end_cycle);
+    line_ += '\n';
+    out(line_);
+    schedule(from, kStallStart, id, last_seq_, uint8_t(NPU_STALL_DRAIN));
+    schedule(to, kFlush, id, last_seq_, uint8_t(NPU_STALL_DRAIN));
 }
 
 void KonataTrace::close()

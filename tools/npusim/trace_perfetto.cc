@@ -154,6 +154,10 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     if (stopped_)
         return;
     Core &c = core(k);
+    c.issued = true;
+    c.last = ev;
+    c.last.insn = nullptr;
+    disasm_.text(ev);  // cached by pc for finish's args, when the program may be gone
     dma_completions_until(c, k, ev.issue);
     const bool dma = ev.dma_start != 0 && !ev.pipe;  // the DMA engine's transfers, not the cube's pipes
     if (dma) {
@@ -197,6 +201,21 @@ void PerfettoTrace::issue(unsigned k, const npu_issue_event &ev)
     }
     if (stall_from < stall_to)
         slice(kStallTid, stall_from, stall_to - stall_from, "stall", npu_stall_name(ev.stall));
+}
+
+// The cycles after the core's last issue are its drain (docs/timing.md T10,
+// T11): a stall slice up to its end, clipped to the window as every slice
+// is, so the stalls track holds every stall cycle the VCD shows.
+void PerfettoTrace::finish(unsigned k, uint64_t end_cycle)
+{
+    if (stopped_ || k >= cores_.size() || !cores_[k].issued)
+        return;
+    Core &c = cores_[k];
+    c.issued = false;
+    const uint64_t from = std::max(c.last.issue + 1, window_.start), to = std::min(end_cycle, window_.end);
+    if (from < to)
+        span(core_pid(k), global_tid(k, kStallTid), ts(from), to - from, "stall", npu_stall_name(NPU_STALL_DRAIN),
+             insn_args(c.last));
 }
 
 // ---- the memory process: L2 and DRAM counters -------------------------------
@@ -381,9 +400,11 @@ void PerfettoTrace::end_step(const std::string &name, uint64_t cycles)
     put(args, cycles);
     span(kGraphPid, tid, offset_, std::max<uint64_t>(1, cycles), "step", json_escape(name.c_str()), args);
     // The next step starts at cycle 0 of its own run: nothing of this one is pending.
-    for (Core &c : cores_)
+    for (Core &c : cores_) {
         for (std::vector<uint64_t> &lanes : c.lane_free)
             std::fill(lanes.begin(), lanes.end(), 0);
+        c.issued = false;
+    }
     mem_written_until_ = 0;
     mem_zero_due_ = false;
     drain_lines_ = drain_bytes_ = drain_end_ = 0;

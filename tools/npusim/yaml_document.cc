@@ -31,6 +31,11 @@ std::string yaml_where(const std::string &file, const YAML::Mark &m)
     return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
 }
 
+bool yaml_quoted(const YAML::Node &n)
+{
+    return n.IsScalar() && n.Tag() == "!";
+}
+
 YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what)
 {
     try {

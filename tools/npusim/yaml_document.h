@@ -10,6 +10,10 @@ namespace npusim {
 // "file:line:col: " for a position yaml-cpp reports (0-based line and column).
 std::string yaml_where(const std::string &file, const YAML::Mark &m);
 
+// Whether `n` is a quoted (or block) scalar: a string in YAML, "16" not 16.
+// yaml-cpp tags a plain scalar "?" and any other "!" (unless tagged explicitly).
+bool yaml_quoted(const YAML::Node &n);
+
 // Parses `text` (named `file` in messages) as exactly one YAML document.
 // Throws npusim::Error `file:line:col: ...` on a syntax error, on a second
 // document (after `---`; it would be dropped unread) and on text the parser
