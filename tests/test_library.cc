@@ -690,6 +690,33 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
     }
 }
 
+// core.ub_bytes need only be whole rows of the UB banks: with 5 banks of 2
+// bytes, 32770 is valid and not a multiple of 8. A kernel that places data
+// from the top of the UB (pau's overflow flag) must align it itself; it used
+// to trap misaligned on its flag's sld. Every kernel in both dtypes, on such
+// a UB (the cube kernels on the least they need, 213504, plus 6 bytes).
+TEST(LibraryUb, EveryKernelRunsOnAUbThatIsNotAMultipleOfEight)
+{
+    for (const std::string &path : list_kernels()) {
+        const Manifest m = load_manifest(path);
+        const bool cube = is_cube_op(m.op);
+        const std::vector<std::string> ub = {"ub.banks=5", "ub.bank_bytes=2",
+                                             cube ? "core.ub_bytes=213510" : "core.ub_bytes=32770",
+                                             "sim.mode=functional"};
+        const std::vector<uint64_t> shape = m.op == Op::matmul   ? std::vector<uint64_t>{1, 20, 40, 30}
+                                            : m.op == Op::conv2d ? std::vector<uint64_t>{1, 5, 7, 6}
+                                                                 : std::vector<uint64_t>{1, 31, 5, 7};
+        for (const std::string &dt : m.dtypes) {
+            RunResult r = run_kernel(options(path, dt, shape, ub));
+            EXPECT_TRUE(r.passed()) << path << " " << dt << ": " << describe(r);
+        }
+    }
+    // 3 banks of 2 bytes: 32772 is 4 past a multiple of 8
+    RunResult r = run_kernel(options("pau", "fp32", {1, 31, 5, 7}, {"ub.banks=3", "ub.bank_bytes=2",
+                                                                     "core.ub_bytes=32772"}));
+    EXPECT_TRUE(r.passed()) << describe(r);
+}
+
 // ---- @op matmul: the cube (docs/cube.md) ------------------------------------
 
 // The one-line error a run gives, or "(no error)".
