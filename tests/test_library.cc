@@ -396,6 +396,44 @@ TEST(LibraryParams, EluAndCeluHonourAlpha)
     EXPECT_NEAR(out(c2, 1), 2.0 * std::expm1(-1.5), 2e-7 * 2);
 }
 
+// elu_fast's absolute error scales with |alpha| and softplus_fast's with
+// 1 / |beta| (abs=0x1p-23*alpha, abs=0x1p-22/beta; their notes derive both):
+// alpha = -2 failed the former fixed 2^-25 at 7.3 ULP, beta = 0.3 the former
+// 1.5 ULP or 2^-23 at 15.6 ULP. Each passes now, in both dtypes.
+TEST(LibraryParams, TheFastFormsMeetTheirToleranceForEveryAlphaAndBeta)
+{
+    for (const char *dt : {"fp32", "fp16"}) {
+        for (double alpha : {-2.0, 0.3, 3.0, 1e38, -1e38, 1e-30, 0.0}) {
+            RunOptions o = options("elu_fast", dt, {1, 64, 16, 16}, kFunctional);
+            o.params = {{"alpha", alpha}};
+            RunResult r = run_kernel(o);
+            EXPECT_TRUE(r.passed()) << "elu_fast " << dt << " alpha " << alpha << ": " << describe(r);
+        }
+        for (double beta : {0.3, 0.7, 1.702, 3.0, 100.0, 0.01, -0.5}) {
+            RunOptions o = options("softplus_fast", dt, {1, 64, 16, 16}, kFunctional);
+            o.params = {{"beta", beta}};
+            RunResult r = run_kernel(o);
+            EXPECT_TRUE(r.passed()) << "softplus_fast " << dt << " beta " << beta << ": " << describe(r);
+        }
+    }
+    RunOptions o = options("elu_fast", "fp32", {1, 64, 56, 56}, kFunctional);
+    o.params = {{"alpha", -2.0}};
+    RunResult r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0x1p-22);
+    o = options("softplus_fast", "fp32", {1, 64, 56, 56}, kFunctional);
+    o.params = {{"beta", 0.3}};
+    r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0x1p-22 / double(0.3f));
+    // beta = 0: every result is inf (ln 2 / 0); X / 0 gives no abs term, not an infinite one
+    o = options("softplus_fast", "fp32", {1, 4, 8, 8}, kFunctional);
+    o.params = {{"beta", 0.0}};
+    r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0.0);
+}
+
 TEST(LibraryParams, SwishHonoursBetaIncludingNonPowersOfTwoAndNegative)
 {
     const std::vector<float> xs = {-10.0f, -3.0f, 0.5f, 4.0f, -80.0f, 80.0f};
