@@ -612,6 +612,41 @@ TEST(LibraryAccuracy, TheAuditsInputsAndTheScansWorstMeetTheirTolerances)
     }
 }
 
+// swiglu and geglu compute the gate in fp32: where it rounds to zero (swiglu
+// a <= -88.7228394, geglu a <= -14.3438816, both a = +-2^-149) y is +-0 x b,
+// NaN for an infinite b, where the binary64 reference is an infinity or the
+// true product (their notes and docs/kernels.md say so; the check fails).
+TEST(LibraryAccuracy, TheGatedKernelsGiveZeroTimesBWhereTheGateRoundsToZero)
+{
+    const float tiny = 0x1p-149f, big = 3.40282347e38f;
+    for (const char *kernel : {"swiglu", "geglu"}) {
+        const float low = std::string(kernel) == "swiglu" ? -88.7228394f : -14.3438816f;
+        const std::vector<float> as = {low, low, -tiny, tiny, low, -100.0f};
+        const std::vector<float> bs = {INFINITY, -INFINITY, -big, big, 3.0f, 1.0f};
+        NpyArray a = make_array(NPU_F32, {1, 1, 1, as.size()}), b = a;
+        for (size_t i = 0; i < as.size(); i++) {
+            put_f32(a, i, as[i]);
+            put_f32(b, i, bs[i]);
+        }
+        RunOptions o = options(kernel, "fp32", {}, kFunctional);
+        o.inputs["a"] = save(a, std::string("gate_a_") + kernel);
+        o.inputs["b"] = save(b, std::string("gate_b_") + kernel);
+        RunResult r = run_kernel(o);
+        SCOPED_TRACE(kernel);
+        EXPECT_EQ(r.accuracy.nan_mismatches, 2u);  // 0 x +-inf against -inf and +inf
+        EXPECT_EQ(r.accuracy.failures, 4u);        // and the two products by +-3.40282347e38 (2.38e-7)
+        const std::vector<uint32_t> want = {0x7fc00000, 0x7fc00000, 0x00000000, 0x00000000, 0x80000000, 0x80000000};
+        for (size_t i = 0; i < want.size(); i++) {
+            uint32_t got;
+            std::memcpy(&got, r.tensors.at("y").data.data() + 4 * i, 4);
+            if (want[i] == 0x7fc00000)
+                EXPECT_TRUE(std::isnan(out(r, i))) << "element " << i;
+            else
+                EXPECT_EQ(got, want[i]) << "element " << i;
+        }
+    }
+}
+
 // RN16(RN16(alpha) x) against alpha x: up to 1.5 ULP (leaky_relu's note), and
 // ordinary slopes reach past 1 (18 elements of 1x16x8x8 at alpha 0.7, 570 of
 // 1x16x28x28 at 0.55 failed the former 1 ULP).
