@@ -55,8 +55,11 @@
 .endm
 
 ; The overflow flag: one vector at the top of the UB, above the skeleton's
-; tile buffers (lib/eltwise.s: six of T3 bytes).
-.equ PAU_FLAG, UB_BYTES - VLENB
+; tile buffers (lib/eltwise.s: six of T3 bytes), aligned to a whole vector:
+; core.ub_bytes need only be a multiple of ub.banks x ub.bank_bytes (32770
+; with 5 banks of 2 bytes), and the flag's sld and vst need 8-byte and
+; element alignment. The tile buffers end on a 256-byte step, below it.
+.equ PAU_FLAG, (UB_BYTES - VLENB) / VLENB * VLENB
 .ifdef T3
 .if 6 * T3 > PAU_FLAG
 .error "pau: no room above the tile buffers for the overflow flag"

@@ -173,6 +173,41 @@ TEST(Cli, AZeroOfTheWrongSignFailsUnlessTheManifestAllowsIt)
         << r.out;
 }
 
+// abs=X*alpha and abs=X/beta (elu_fast, softplus_fast): `kernels --json`
+// shows X and its scale, and a run's tolerance is X times |alpha| (X / |beta|)
+// for the parameter as the kernel receives it.
+TEST(Cli, AnAbsToleranceScaledByAParamShowsInKernelsAndTheRun)
+{
+    Result k = run_cli("kernels --json");
+    ASSERT_EQ(k.status, 0) << k.err;
+    const nlohmann::json list = nlohmann::json::parse(k.out);
+    int seen = 0;
+    for (const nlohmann::json &e : list) {
+        const nlohmann::json &fp32 = e["tolerances"]["fp32"];
+        if (e["name"] == "elu_fast") {
+            EXPECT_EQ(fp32["abs"], 0x1p-23);
+            EXPECT_EQ(fp32["abs_scale"], "|alpha|");
+            seen++;
+        } else if (e["name"] == "softplus_fast") {
+            EXPECT_EQ(fp32["abs"], 0x1p-22);
+            EXPECT_EQ(fp32["abs_scale"], "1/|beta|");
+            seen++;
+        } else if (e["name"] == "relu") {
+            EXPECT_TRUE(fp32["abs_scale"].is_null());
+            seen++;
+        }
+    }
+    EXPECT_EQ(seen, 3);
+    Result r = run_cli("run elu_fast --dtype fp32 --shape 1,16,8,8 --param alpha=-2 --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["accuracy"]["tolerance_abs"], 0x1p-22);
+    r = run_cli("run softplus_fast --dtype fp32 --shape 1,16,8,8 --param beta=0.25 --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["accuracy"]["tolerance_abs"], 0x1p-20);
+}
+
 TEST(Cli, TwoOutputsOnOneFileAreAnError)
 {
     const std::string d = tmpdir();

@@ -102,6 +102,59 @@ TEST(Kernels, LeakyReluHonoursAlphaOnBothSidesOfOne)
     }
 }
 
+// fp16 lanes round a scalar operand to binary16: alpha = 70000 would be inf
+// (0 x inf = NaN at x = +-0 and in the padding) and 1e-6 a subnormal half
+// (2.24 ULP). leaky_relu multiplies those alphas in fp32 and rounds once.
+TEST(Kernels, LeakyReluFp16TakesAnAlphaBeyondBinary16AsWritten)
+{
+    NpyArray in;
+    in.dtype = NPU_F16;
+    in.shape = {1, 1, 1, 8};
+    const float xs[8] = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 3.0f, -3.0f};
+    for (float x : xs) {
+        const uint16_t h = npu_f32_to_f16(x);
+        in.data.push_back(uint8_t(h));
+        in.data.push_back(uint8_t(h >> 8));
+    }
+    const std::string path = ::testing::TempDir() + "/leaky_alpha_halves.npy";
+    write_npy(path, in);
+    auto y = [](const RunResult &r, size_t i) {
+        const std::vector<uint8_t> &d = r.tensors.at("y").data;
+        return uint16_t(d[2 * i] | d[2 * i + 1] << 8);
+    };
+    for (double alpha : {70000.0, -70000.0}) {
+        RunOptions o;
+        o.kernel = "leaky_relu";
+        o.dtype = "fp16";
+        o.inputs["x"] = path;
+        o.params = {{"alpha", alpha}};
+        RunResult r = run_kernel(o);
+        EXPECT_TRUE(r.passed()) << alpha << ": " << describe(r);
+        // 0, -0, 1, alpha x (past 65504: inf of alpha x's sign), 2, ...
+        const uint16_t big = alpha > 0 ? 0xfc00 : 0x7c00;
+        const std::vector<uint16_t> want = {0x0000, 0x8000, 0x3c00, big, 0x4000, big, 0x4200, big};
+        for (size_t i = 0; i < want.size(); i++)
+            EXPECT_EQ(y(r, i), want[i]) << "alpha " << alpha << " element " << i;
+    }
+    {
+        RunOptions o;
+        o.kernel = "leaky_relu";
+        o.dtype = "fp16";
+        o.inputs["x"] = path;
+        o.params = {{"alpha", 1e-6}};
+        RunResult r = run_kernel(o);
+        EXPECT_TRUE(r.passed()) << describe(r);
+        // alpha x rounded once: -1e-6 is 16.78 ULPs of 2^-24, -3e-6 50.33
+        EXPECT_EQ(y(r, 3), 0x8011);
+        EXPECT_EQ(y(r, 7), 0x8032);
+    }
+    for (double alpha : {1e30, -1e30, 1e-6, -3e-5, 65505.0}) {
+        RunResult r = run("leaky_relu", "fp16", {1, 3, 5, 7}, {}, {{"alpha", alpha}});
+        EXPECT_TRUE(r.passed()) << "alpha " << alpha << ": " << describe(r);
+        EXPECT_EQ(r.padding_nonzero, 0u) << alpha;
+    }
+}
+
 TEST(Kernels, ReluInstructionsPerVectorIsOne)
 {
     RunResult r = run("relu", "fp16", {1, 64, 8, 8});
@@ -135,5 +188,14 @@ TEST(Kernels, Fp16KernelsMeetTheirBoundOnEveryHalfInput)
         EXPECT_EQ(r.accuracy.checked, 65536u);
         EXPECT_TRUE(r.passed()) << kernel << ": " << describe(r) << " worst input #" << r.accuracy.worst_index
                                 << " got " << r.accuracy.worst_got << " ref " << r.accuracy.worst_ref;
+    }
+    for (double alpha : {70000.0, 1e-6, -1e-6}) {  // leaky_relu's fp32 path for alphas beyond binary16
+        RunOptions o;
+        o.kernel = "leaky_relu";
+        o.dtype = "fp16";
+        o.inputs["x"] = path;
+        o.params = {{"alpha", alpha}};
+        RunResult r = run_kernel(o);
+        EXPECT_TRUE(r.passed()) << "alpha " << alpha << ": " << describe(r);
     }
 }

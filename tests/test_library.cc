@@ -396,6 +396,44 @@ TEST(LibraryParams, EluAndCeluHonourAlpha)
     EXPECT_NEAR(out(c2, 1), 2.0 * std::expm1(-1.5), 2e-7 * 2);
 }
 
+// elu_fast's absolute error scales with |alpha| and softplus_fast's with
+// 1 / |beta| (abs=0x1p-23*alpha, abs=0x1p-22/beta; their notes derive both):
+// alpha = -2 failed the former fixed 2^-25 at 7.3 ULP, beta = 0.3 the former
+// 1.5 ULP or 2^-23 at 15.6 ULP. Each passes now, in both dtypes.
+TEST(LibraryParams, TheFastFormsMeetTheirToleranceForEveryAlphaAndBeta)
+{
+    for (const char *dt : {"fp32", "fp16"}) {
+        for (double alpha : {-2.0, 0.3, 3.0, 1e38, -1e38, 1e-30, 0.0}) {
+            RunOptions o = options("elu_fast", dt, {1, 64, 16, 16}, kFunctional);
+            o.params = {{"alpha", alpha}};
+            RunResult r = run_kernel(o);
+            EXPECT_TRUE(r.passed()) << "elu_fast " << dt << " alpha " << alpha << ": " << describe(r);
+        }
+        for (double beta : {0.3, 0.7, 1.702, 3.0, 100.0, 0.01, -0.5}) {
+            RunOptions o = options("softplus_fast", dt, {1, 64, 16, 16}, kFunctional);
+            o.params = {{"beta", beta}};
+            RunResult r = run_kernel(o);
+            EXPECT_TRUE(r.passed()) << "softplus_fast " << dt << " beta " << beta << ": " << describe(r);
+        }
+    }
+    RunOptions o = options("elu_fast", "fp32", {1, 64, 56, 56}, kFunctional);
+    o.params = {{"alpha", -2.0}};
+    RunResult r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0x1p-22);
+    o = options("softplus_fast", "fp32", {1, 64, 56, 56}, kFunctional);
+    o.params = {{"beta", 0.3}};
+    r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0x1p-22 / double(0.3f));
+    // beta = 0: every result is inf (ln 2 / 0); X / 0 gives no abs term, not an infinite one
+    o = options("softplus_fast", "fp32", {1, 4, 8, 8}, kFunctional);
+    o.params = {{"beta", 0.0}};
+    r = run_kernel(o);
+    EXPECT_TRUE(r.passed()) << describe(r);
+    EXPECT_EQ(r.tolerance.max_abs, 0.0);
+}
+
 TEST(LibraryParams, SwishHonoursBetaIncludingNonPowersOfTwoAndNegative)
 {
     const std::vector<float> xs = {-10.0f, -3.0f, 0.5f, 4.0f, -80.0f, 80.0f};
@@ -574,6 +612,41 @@ TEST(LibraryAccuracy, TheAuditsInputsAndTheScansWorstMeetTheirTolerances)
     }
 }
 
+// swiglu and geglu compute the gate in fp32: where it rounds to zero (swiglu
+// a <= -88.7228394, geglu a <= -14.3438816, both a = +-2^-149) y is +-0 x b,
+// NaN for an infinite b, where the binary64 reference is an infinity or the
+// true product (their notes and docs/kernels.md say so; the check fails).
+TEST(LibraryAccuracy, TheGatedKernelsGiveZeroTimesBWhereTheGateRoundsToZero)
+{
+    const float tiny = 0x1p-149f, big = 3.40282347e38f;
+    for (const char *kernel : {"swiglu", "geglu"}) {
+        const float low = std::string(kernel) == "swiglu" ? -88.7228394f : -14.3438816f;
+        const std::vector<float> as = {low, low, -tiny, tiny, low, -100.0f};
+        const std::vector<float> bs = {INFINITY, -INFINITY, -big, big, 3.0f, 1.0f};
+        NpyArray a = make_array(NPU_F32, {1, 1, 1, as.size()}), b = a;
+        for (size_t i = 0; i < as.size(); i++) {
+            put_f32(a, i, as[i]);
+            put_f32(b, i, bs[i]);
+        }
+        RunOptions o = options(kernel, "fp32", {}, kFunctional);
+        o.inputs["a"] = save(a, std::string("gate_a_") + kernel);
+        o.inputs["b"] = save(b, std::string("gate_b_") + kernel);
+        RunResult r = run_kernel(o);
+        SCOPED_TRACE(kernel);
+        EXPECT_EQ(r.accuracy.nan_mismatches, 2u);  // 0 x +-inf against -inf and +inf
+        EXPECT_EQ(r.accuracy.failures, 4u);        // and the two products by +-3.40282347e38 (2.38e-7)
+        const std::vector<uint32_t> want = {0x7fc00000, 0x7fc00000, 0x00000000, 0x00000000, 0x80000000, 0x80000000};
+        for (size_t i = 0; i < want.size(); i++) {
+            uint32_t got;
+            std::memcpy(&got, r.tensors.at("y").data.data() + 4 * i, 4);
+            if (want[i] == 0x7fc00000)
+                EXPECT_TRUE(std::isnan(out(r, i))) << "element " << i;
+            else
+                EXPECT_EQ(got, want[i]) << "element " << i;
+        }
+    }
+}
+
 // RN16(RN16(alpha) x) against alpha x: up to 1.5 ULP (leaky_relu's note), and
 // ordinary slopes reach past 1 (18 elements of 1x16x8x8 at alpha 0.7, 570 of
 // 1x16x28x28 at 0.55 failed the former 1 ULP).
@@ -688,6 +761,33 @@ TEST(LibrarySplit, EveryKernelDeclaresItAndEachCoreWritesItsShare)
         }
         EXPECT_EQ(total, npu_layout_bytes(&r.layout));
     }
+}
+
+// core.ub_bytes need only be whole rows of the UB banks: with 5 banks of 2
+// bytes, 32770 is valid and not a multiple of 8. A kernel that places data
+// from the top of the UB (pau's overflow flag) must align it itself; it used
+// to trap misaligned on its flag's sld. Every kernel in both dtypes, on such
+// a UB (the cube kernels on the least they need, 213504, plus 6 bytes).
+TEST(LibraryUb, EveryKernelRunsOnAUbThatIsNotAMultipleOfEight)
+{
+    for (const std::string &path : list_kernels()) {
+        const Manifest m = load_manifest(path);
+        const bool cube = is_cube_op(m.op);
+        const std::vector<std::string> ub = {"ub.banks=5", "ub.bank_bytes=2",
+                                             cube ? "core.ub_bytes=213510" : "core.ub_bytes=32770",
+                                             "sim.mode=functional"};
+        const std::vector<uint64_t> shape = m.op == Op::matmul   ? std::vector<uint64_t>{1, 20, 40, 30}
+                                            : m.op == Op::conv2d ? std::vector<uint64_t>{1, 5, 7, 6}
+                                                                 : std::vector<uint64_t>{1, 31, 5, 7};
+        for (const std::string &dt : m.dtypes) {
+            RunResult r = run_kernel(options(path, dt, shape, ub));
+            EXPECT_TRUE(r.passed()) << path << " " << dt << ": " << describe(r);
+        }
+    }
+    // 3 banks of 2 bytes: 32772 is 4 past a multiple of 8
+    RunResult r = run_kernel(options("pau", "fp32", {1, 31, 5, 7}, {"ub.banks=3", "ub.bank_bytes=2",
+                                                                     "core.ub_bytes=32772"}));
+    EXPECT_TRUE(r.passed()) << describe(r);
 }
 
 // ---- @op matmul: the cube (docs/cube.md) ------------------------------------

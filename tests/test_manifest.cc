@@ -93,6 +93,24 @@ TEST(Manifest, ToleranceMustBeFiniteAndNonNegative)
                  "abs=inf must be finite and non-negative");
 }
 
+// abs=X*NAME and abs=X/NAME scale the absolute tolerance with a @param's
+// magnitude: NAME must be one the manifest declares (before or after).
+TEST(Manifest, AnAbsToleranceScalesWithADeclaredParam)
+{
+    expect_error("abs_scale_unknown", manifest_with(8, "; @tolerance  fp32 ulp=0 abs=0x1p-24*gamma"), "8:38",
+                 "abs scales with 'gamma', which no @param declares");
+    expect_error("abs_scale_empty", manifest_with(8, "; @tolerance  fp32 ulp=0 abs=0x1p-24/"), "8:38",
+                 "abs=X/ needs a @param name after '/'");
+    expect_error("abs_scale_nan", manifest_with(8, "; @tolerance  fp32 ulp=0 abs=nan*alpha"), "8:26",
+                 "abs=nan*alpha must be finite and non-negative");
+    for (const char *abs : {"abs=0x1p-24*alpha", "abs=0x1p-24/alpha"}) {
+        std::string path = tmpdir() + "/abs_scale_ok.s";
+        write(path, manifest_with(8, std::string("; @tolerance  fp32 ulp=0 ") + abs));
+        Result r = run_cli("run " + path + " --dtype fp32 --shape 1,1,4,4");
+        EXPECT_NE(r.status, 2) << abs << ": " << r.err;
+    }
+}
+
 // @needs KEY=MIN: an integer config key and a whole number; a config below
 // it is refused in one line naming the manifest line, before anything runs.
 TEST(Manifest, NeedsNamesANumericConfigKeyAndAWholeNumber)

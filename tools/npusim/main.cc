@@ -389,11 +389,14 @@ int cmd_kernels(bool json)
         nlohmann::json tolerances = nlohmann::json::object();  // the manifest's @tolerance lines
         std::string btxt;
         for (const auto &kv : m.tolerances) {
-            tolerances[kv.first] = {{"ulp", kv.second.max_ulp},
-                                {"abs", kv.second.max_abs},
-                                {"zero_sign", kv.second.any_zero_sign ? "any" : "exact"}};
+            const npu_tolerance &t = kv.second.tol;
+            const std::string scale = m.abs_scale(kv.first);
+            tolerances[kv.first] = {{"ulp", t.max_ulp},
+                                    {"abs", t.max_abs},
+                                    {"abs_scale", scale.empty() ? nlohmann::json(nullptr) : nlohmann::json(scale)},
+                                    {"zero_sign", t.any_zero_sign ? "any" : "exact"}};
             char b[96];
-            std::snprintf(b, sizeof b, "%s%s<=%gulp", btxt.empty() ? "" : " ", kv.first.c_str(), kv.second.max_ulp);
+            std::snprintf(b, sizeof b, "%s%s<=%gulp", btxt.empty() ? "" : " ", kv.first.c_str(), t.max_ulp);
             btxt += b;
         }
         std::string dts;

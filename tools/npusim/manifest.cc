@@ -140,7 +140,8 @@ void parse_tolerance(Manifest &m, const LineCtx &ctx, const std::vector<std::pai
     check_dtype(ctx, w[1].first, w[1].second);
     if (m.tolerances.count(w[1].first))
         ctx.fail(w[1].second, "second @tolerance for " + w[1].first + " (a dtype has one)");
-    npu_tolerance t{0.0, 0.0, 0};
+    ToleranceDecl d;
+    npu_tolerance &t = d.tol;
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
         if (opt.rfind("zero_sign=", 0) == 0) {
@@ -155,11 +156,22 @@ void parse_tolerance(Manifest &m, const LineCtx &ctx, const std::vector<std::pai
                                                     : nullptr;
         if (!field)
             ctx.fail(w[k].second, "unknown tolerance option '" + opt + "' (ulp=N, abs=X, zero_sign=any)");
-        *field = parse_number(ctx, opt.substr(4), w[k].second + 4);
+        std::string number = opt.substr(4);
+        const size_t op = field == &t.max_abs ? number.find_first_of("*/") : std::string::npos;
+        if (op != std::string::npos) {  // abs=X*param or abs=X/param
+            d.abs_param = number.substr(op + 1);
+            d.abs_divides = number[op] == '/';
+            d.abs_col = w[k].second + 5 + op;
+            if (d.abs_param.empty())
+                ctx.fail(d.abs_col, "abs=X" + number.substr(op, 1) + " needs a @param name after '" +
+                                        number.substr(op, 1) + "'");
+            number.resize(op);
+        }
+        *field = parse_number(ctx, number, w[k].second + 4);
         if (!std::isfinite(*field) || *field < 0)
             ctx.fail(w[k].second, opt + " must be finite and non-negative");
     }
-    m.tolerances[w[1].first] = t;
+    m.tolerances[w[1].first] = d;
 }
 
 void parse_split(Manifest &m, const LineCtx &ctx, const std::vector<std::pair<std::string, size_t>> &w)
@@ -213,6 +225,26 @@ size_t Manifest::num_inputs() const
 bool Manifest::supports(const std::string &dtype) const
 {
     return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+npu_tolerance Manifest::tolerance(const std::string &dtype, const std::vector<double> &values) const
+{
+    const ToleranceDecl &d = tolerances.at(dtype);
+    npu_tolerance t = d.tol;
+    for (size_t i = 0; i < params.size() && i < values.size(); i++)
+        if (params[i].name == d.abs_param)
+            t.max_abs = d.abs_divides ? t.max_abs / std::fabs(values[i]) : t.max_abs * std::fabs(values[i]);
+    if (!std::isfinite(t.max_abs))  // X / 0: no abs term rather than one that passes any finite error
+        t.max_abs = 0.0;
+    return t;
+}
+
+std::string Manifest::abs_scale(const std::string &dtype) const
+{
+    const ToleranceDecl &d = tolerances.at(dtype);
+    if (d.abs_param.empty())
+        return "";
+    return (d.abs_divides ? "1/|" : "|") + d.abs_param + "|";
 }
 
 Manifest parse_manifest(const std::string &path, const std::string &text)
@@ -312,6 +344,15 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
     for (const auto &t : tolerance_at)
         if (!m.supports(t.first))
             LineCtx{path, t.second.first}.fail(t.second.second, "@tolerance for " + t.first + ", which @dtypes does not list");
+    for (const auto &t : tolerance_at) {
+        const ToleranceDecl &d = m.tolerances.at(t.first);
+        bool known = d.abs_param.empty();
+        for (const ParamDecl &p : m.params)
+            known |= p.name == d.abs_param;
+        if (!known)
+            LineCtx{path, t.second.first}.fail(d.abs_col, "abs scales with '" + d.abs_param +
+                                                              "', which no @param declares");
+    }
     const npu_reference *ref = npu_reference_find(m.reference.c_str());
     if (m.op == Op::matmul) {
         // Two matrix inputs, perhaps a bias, and one output; the reference

@@ -61,6 +61,18 @@ struct NeedDecl {
     int line = 0;     // the @needs line, for the message
 };
 
+// @tolerance for one dtype. Its abs= may scale with a parameter, as a
+// kernel's absolute error often does (elu_fast's grows with |alpha|,
+// softplus_fast's with 1 / |beta|): abs=X*alpha is X |alpha|, abs=X/beta is
+// X / |beta|, with the parameter as the kernel receives it (binary32); X / 0
+// gives no abs term (0), not an infinite one that any finite error would pass.
+struct ToleranceDecl {
+    npu_tolerance tol{0.0, 0.0, 0};  // abs: X, before the scale
+    std::string abs_param;           // the parameter abs scales with, or ""
+    bool abs_divides = false;        // X / |param| rather than X |param|
+    size_t abs_col = 0;              // abs='s column, for a message
+};
+
 struct Manifest {
     std::string path;        // the .s file
     std::string name;        // @kernel
@@ -69,7 +81,7 @@ struct Manifest {
     std::vector<ParamDecl> params;
     std::vector<std::string> dtypes;  // "fp16", "fp32"
     std::string reference;   // name in npu_reference table
-    std::map<std::string, npu_tolerance> tolerances;  // per dtype (@tolerance)
+    std::map<std::string, ToleranceDecl> tolerances;  // per dtype (@tolerance)
     std::vector<std::string> notes;           // @note lines (why a tolerance is what it is)
     Split split = Split::undeclared;          // @split
     Op op = Op::eltwise;                      // @op
@@ -82,6 +94,11 @@ struct Manifest {
     // tile in pairs of vectors, else 1.
     unsigned tile_vectors() const;
     bool supports(const std::string &dtype) const;
+    // The run's tolerance for `dtype`: its abs scaled by its parameter's
+    // magnitude among `params` (as the kernel receives them, manifest order).
+    npu_tolerance tolerance(const std::string &dtype, const std::vector<double> &params) const;
+    // "abs=X*alpha"'s scale as shown: "|alpha|", "1/|beta|", or "".
+    std::string abs_scale(const std::string &dtype) const;
 };
 
 // Parses the manifest of `path`. Throws npusim::Error with file:line:col.

@@ -638,7 +638,6 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
     if (!m.supports(dtype))
         throw Error(m.path + ": kernel '" + m.name + "' does not support dtype " + dtype);
     r.dtype = parse_dtype(dtype);
-    r.tolerance = m.tolerances.at(dtype);
     r.seed = opts.seed;
     r.config = opts.config;
 
@@ -658,6 +657,7 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
         // Kernels receive parameters as binary32, so the reference uses that value.
         r.params.push_back(double(float(it != opts.params.end() ? it->second : p.default_value)));
     }
+    r.tolerance = m.tolerance(dtype, r.params);
     for (const std::string &name : given.names()) {
         bool ok = false;
         for (const TensorDecl &t : m.tensors)
