@@ -56,6 +56,17 @@ struct Case {
 
 class KernelShapes : public ::testing::TestWithParam<Case> {};
 
+// leaky_relu fp16 on the halves of an .npy file, with its alpha.
+RunResult leaky_relu_fp16(const std::string &path, double alpha)
+{
+    RunOptions o;
+    o.kernel = "leaky_relu";
+    o.dtype = "fp16";
+    o.inputs["x"] = path;
+    o.params = {{"alpha", alpha}};
+    return run_kernel(o);
+}
+
 }  // namespace
 
 TEST_P(KernelShapes, PassesItsBoundOnAwkwardShapes)
@@ -123,12 +134,7 @@ TEST(Kernels, LeakyReluFp16TakesAnAlphaBeyondBinary16AsWritten)
         return uint16_t(d[2 * i] | d[2 * i + 1] << 8);
     };
     for (double alpha : {70000.0, -70000.0}) {
-        RunOptions o;
-        o.kernel = "leaky_relu";
-        o.dtype = "fp16";
-        o.inputs["x"] = path;
-        o.params = {{"alpha", alpha}};
-        RunResult r = run_kernel(o);
+        RunResult r = leaky_relu_fp16(path, alpha);
         EXPECT_TRUE(r.passed()) << alpha << ": " << describe(r);
         // 0, -0, 1, alpha x (past 65504: inf of alpha x's sign), 2, ...
         const uint16_t big = alpha > 0 ? 0xfc00 : 0x7c00;
@@ -137,12 +143,7 @@ TEST(Kernels, LeakyReluFp16TakesAnAlphaBeyondBinary16AsWritten)
             EXPECT_EQ(y(r, i), want[i]) << "alpha " << alpha << " element " << i;
     }
     {
-        RunOptions o;
-        o.kernel = "leaky_relu";
-        o.dtype = "fp16";
-        o.inputs["x"] = path;
-        o.params = {{"alpha", 1e-6}};
-        RunResult r = run_kernel(o);
+        RunResult r = leaky_relu_fp16(path, 1e-6);
         EXPECT_TRUE(r.passed()) << describe(r);
         // alpha x rounded once: -1e-6 is 16.78 ULPs of 2^-24, -3e-6 50.33
         EXPECT_EQ(y(r, 3), 0x8011);
@@ -190,12 +191,7 @@ TEST(Kernels, Fp16KernelsMeetTheirBoundOnEveryHalfInput)
                                 << " got " << r.accuracy.worst_got << " ref " << r.accuracy.worst_ref;
     }
     for (double alpha : {70000.0, 1e-6, -1e-6}) {  // leaky_relu's fp32 path for alphas beyond binary16
-        RunOptions o;
-        o.kernel = "leaky_relu";
-        o.dtype = "fp16";
-        o.inputs["x"] = path;
-        o.params = {{"alpha", alpha}};
-        RunResult r = run_kernel(o);
+        RunResult r = leaky_relu_fp16(path, alpha);
         EXPECT_TRUE(r.passed()) << "alpha " << alpha << ": " << describe(r);
     }
 }

@@ -159,7 +159,7 @@ TileChoice assemble_for_config(const std::string &path, const std::vector<npu_as
     const unsigned large = unsigned(std::min<uint64_t>(larger, cfg.core.ub_bytes));
     // Tiles of the reach where the kernel runs them (several cores share the
     // MSHRs down to a line or two), else its least tile.
-    const uint64_t reach = mshr_reach(cfg) ? std::max(mshr_reach(cfg), least) : 0;
+    const uint64_t of_mshrs = mshr_reach(cfg), reach = of_mshrs ? std::max(of_mshrs, least) : 0;
     // A compute-bound loop on one core (assembled with its larger tiles,
     // `with`) whose reads the MSHRs pace nearly as slowly: its tiles go in
     // pieces of the reach (kPacedMargin) where the skeleton sends pieces from
