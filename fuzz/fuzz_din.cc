@@ -34,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         npu_din_replay_config rc_cfg{0, static_cast<unsigned>(size % 3), 0, 0, 0};
         npu_din_replay_result res;
         npu_l2_replay_din(&l2, "fuzz.din", buf, size, &rc_cfg, &res, &diag);
+        npu_dram_fini(&dram);
     }
     npu_l2_fini(&l2);
     return 0;

@@ -258,6 +258,7 @@ int npu_l2_replay_din(npu_l2 *l2, const char *name, const char *buf, size_t len,
             uint64_t room = line_bytes - (addr & (line_bytes - 1));
             unsigned piece = (unsigned)(left < room ? left : room);
             npu_l2_result r;
+            npu_l2_set_horizon(l2, t); /* one access at a time, in time order */
             npu_l2_access(l2, t, addr, piece, is_write, c.core, c.tensor, &r);
             res->accesses++;
             end = r.line_ready > end ? r.line_ready : end;

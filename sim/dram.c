@@ -40,14 +40,32 @@ int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg)
     if (npu_dram_config_check(cfg, msg, sizeof msg) != NPU_OK)
         return NPU_EINVAL;
     dram->cfg = *cfg;
+    for (unsigned ch = 0; ch < cfg->channels; ch++)
+        if (npu_calendar_init(&dram->channel[ch]) != 0) {
+            npu_dram_fini(dram);
+            return NPU_ENOMEM;
+        }
     return NPU_OK;
+}
+
+void npu_dram_fini(npu_dram *dram)
+{
+    for (unsigned ch = 0; ch < NPU_DRAM_MAX_CHANNELS; ch++)
+        npu_calendar_fini(&dram->channel[ch]);
+}
+
+void npu_dram_set_horizon(npu_dram *dram, uint64_t cycle)
+{
+    if (cycle > dram->horizon)
+        dram->horizon = cycle;
 }
 
 void npu_dram_reset(npu_dram *dram)
 {
     memset(dram->channel_free, 0, sizeof dram->channel_free);
-    memset(dram->channel_floor, 0, sizeof dram->channel_floor);
-    memset(dram->channel_booked, 0, sizeof dram->channel_booked);
+    for (unsigned ch = 0; ch < dram->cfg.channels; ch++)
+        npu_calendar_clear(&dram->channel[ch]);
+    dram->horizon = 0;
     memset(&dram->stats, 0, sizeof dram->stats);
 }
 
@@ -66,8 +84,7 @@ static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes
         uint64_t piece = bytes < room ? bytes : room;
         unsigned ch = npu_dram_channel(dram, addr);
         uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
-        uint64_t start = npu_calendar_book(dram->channel_slots[ch], &dram->channel_booked[ch],
-                                           &dram->channel_floor[ch], NPU_DRAM_CHANNEL_SLOTS, now, busy);
+        uint64_t start = npu_calendar_book(&dram->channel[ch], dram->horizon, now, busy);
         /* Pieces visit the channels in turn: the first `channels` pieces are
          * the first on theirs, and only they wait for earlier requests. */
         if (piece_no < c->channels)
@@ -77,6 +94,37 @@ static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes
             dram->channel_free[ch] = start + busy;
         if (start + busy > dram->stats.busy_end)
             dram->stats.busy_end = start + busy;
+        if (start + busy > last)
+            last = start + busy;
+        addr += piece;
+        bytes -= piece;
+    }
+    return last + c->latency;
+}
+
+/* book() without booking: each piece against its channel's calendar and
+ * the request's earlier pieces on that channel. */
+uint64_t npu_dram_probe_read(const npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes)
+{
+    const npu_dram_config *c = &dram->cfg;
+    if (bytes > (uint64_t)(NPU_DRAM_PROBE_PIECES - 1) * c->interleave_bytes)
+        return UINT64_MAX;
+    npu_busy_interval mine[NPU_DRAM_PROBE_PIECES]; /* by channel, in piece order */
+    unsigned nmine = 0, ch_of[NPU_DRAM_PROBE_PIECES];
+    uint64_t last = now;
+    while (bytes > 0) {
+        uint64_t room = c->interleave_bytes - (addr & (c->interleave_bytes - 1));
+        uint64_t piece = bytes < room ? bytes : room;
+        unsigned ch = npu_dram_channel(dram, addr);
+        uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+        npu_busy_interval same[NPU_DRAM_PROBE_PIECES];
+        unsigned nsame = 0;
+        for (unsigned k = 0; k < nmine; k++)
+            if (ch_of[k] == ch)
+                same[nsame++] = mine[k];
+        uint64_t start = npu_calendar_probe(&dram->channel[ch], dram->horizon, now, busy, same, nsame);
+        mine[nmine] = (npu_busy_interval){ start, start + busy };
+        ch_of[nmine++] = ch;
         if (start + busy > last)
             last = start + busy;
         addr += piece;
@@ -109,9 +157,14 @@ static uint64_t port_write(void *ctx, uint64_t now, uint64_t addr, unsigned byte
     return npu_dram_write(ctx, now, addr, bytes);
 }
 
+static uint64_t port_probe(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_dram_probe_read(ctx, now, addr, bytes);
+}
+
 npu_mem_port npu_dram_port(npu_dram *dram)
 {
-    return (npu_mem_port){ dram, port_read, port_write };
+    return (npu_mem_port){ dram, port_read, port_write, port_probe };
 }
 
 const npu_dram_stats *npu_dram_get_stats(const npu_dram *dram)

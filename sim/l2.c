@@ -110,13 +110,16 @@ int npu_l2_init(npu_l2 *l2, const npu_l2_config *cfg)
     l2->sets = nlines / cfg->ways;
     l2->lines = malloc(sizeof *l2->lines * nlines);
     l2->plru = malloc(sizeof *l2->plru * l2->sets);
-    l2->mshr_free = malloc(sizeof *l2->mshr_free * cfg->mshrs);
-    l2->bank_free = malloc(sizeof *l2->bank_free * cfg->banks);
-    l2->bank_slots = malloc(sizeof *l2->bank_slots * cfg->banks * NPU_L2_BANK_SLOTS);
-    l2->bank_booked = malloc(sizeof *l2->bank_booked * cfg->banks);
+    l2->fills_cap = cfg->mshrs < 16 ? 16 : cfg->mshrs;
+    l2->fill_start = malloc(sizeof *l2->fill_start * l2->fills_cap);
+    l2->fill_end = malloc(sizeof *l2->fill_end * l2->fills_cap);
+    l2->banks = calloc(cfg->banks, sizeof *l2->banks);
+    int banks_ok = l2->banks != NULL;
+    for (unsigned b = 0; banks_ok && b < cfg->banks; b++)
+        banks_ok = npu_calendar_init(&l2->banks[b]) == 0;
     if (cfg->classify_misses)
         l2->shadow = npu_l2_shadow_new((uint32_t)nlines);
-    if (!l2->lines || !l2->plru || !l2->mshr_free || !l2->bank_free || !l2->bank_slots || !l2->bank_booked ||
+    if (!l2->lines || !l2->plru || !l2->fill_start || !l2->fill_end || !banks_ok ||
         (cfg->classify_misses && !l2->shadow)) {
         npu_l2_fini(l2);
         return NPU_ENOMEM;
@@ -129,16 +132,17 @@ void npu_l2_fini(npu_l2 *l2)
 {
     free(l2->lines);
     free(l2->plru);
-    free(l2->mshr_free);
-    free(l2->bank_free);
-    free(l2->bank_slots);
-    free(l2->bank_booked);
-    l2->bank_slots = NULL;
-    l2->bank_booked = NULL;
+    free(l2->fill_start);
+    free(l2->fill_end);
+    l2->fill_start = l2->fill_end = NULL;
+    if (l2->banks)
+        for (unsigned b = 0; b < l2->cfg.banks; b++)
+            npu_calendar_fini(&l2->banks[b]);
+    free(l2->banks);
+    l2->banks = NULL;
     npu_l2_shadow_free(l2->shadow);
     l2->lines = NULL;
     l2->plru = NULL;
-    l2->mshr_free = l2->bank_free = NULL;
     l2->shadow = NULL;
 }
 
@@ -153,9 +157,11 @@ static void invalidate_all(npu_l2 *l2)
 void npu_l2_reset(npu_l2 *l2)
 {
     invalidate_all(l2);
-    memset(l2->mshr_free, 0, sizeof *l2->mshr_free * l2->cfg.mshrs);
-    memset(l2->bank_free, 0, sizeof *l2->bank_free * l2->cfg.banks);
-    memset(l2->bank_booked, 0, sizeof *l2->bank_booked * l2->cfg.banks);
+    l2->nfills = 0;
+    l2->fills_floor = 0;
+    l2->horizon = 0;
+    for (unsigned b = 0; b < l2->cfg.banks; b++)
+        npu_calendar_clear(&l2->banks[b]);
     l2->clock = 0;
     l2->rng = l2->cfg.seed;
     if (l2->shadow)
@@ -312,15 +318,123 @@ int npu_l2_contains(const npu_l2 *l2, uint64_t addr)
 
 /* ---- MSHRs and banks ---------------------------------------------------- */
 
-/* Takes the MSHR that frees first; returns the cycle the miss holds it. */
-static uint64_t mshr_acquire(npu_l2 *l2, uint64_t t, unsigned *slot)
+void npu_l2_set_horizon(npu_l2 *l2, uint64_t cycle)
 {
-    unsigned best = 0;
-    for (unsigned i = 1; i < l2->cfg.mshrs; i++)
-        if (l2->mshr_free[i] < l2->mshr_free[best])
-            best = i;
-    *slot = best;
-    return l2->mshr_free[best] > t ? l2->mshr_free[best] : t;
+    if (cycle > l2->horizon)
+        l2->horizon = cycle;
+}
+
+/* The fills are kept as two sorted lists, their requests and their
+ * arrivals: at a cycle x, count(x) = #requests <= x - #arrivals <= x are in
+ * flight. Forgetting a request and an arrival both at or before the horizon
+ * leaves count(x) unchanged for every x at or after it, where accesses
+ * arrive. */
+
+/* Entries of the sorted list v[0..n) that are <= x. */
+static unsigned upto(const uint64_t *v, unsigned n, uint64_t x)
+{
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Forgets the first k requests and the first k arrivals. */
+static void fills_drop(npu_l2 *l2, unsigned k)
+{
+    memmove(l2->fill_start, l2->fill_start + k, sizeof *l2->fill_start * (l2->nfills - k));
+    memmove(l2->fill_end, l2->fill_end + k, sizeof *l2->fill_end * (l2->nfills - k));
+    l2->nfills -= k;
+}
+
+/* The request cycle of a fill of the line at addr: the first cycle >= t
+ * from which fewer than l2.mshrs booked fills are in flight for the whole
+ * of its flight [req, ready) (a fill holds its MSHR so long; fills booked
+ * ahead by an earlier transfer count only where they are in flight). The
+ * next level tells ready before it is booked (probe_line); without that,
+ * the fill waits until fewer than l2.mshrs fills are booked from then on. */
+static uint64_t mshr_acquire(npu_l2 *l2, uint64_t t, uint64_t addr, unsigned bytes)
+{
+    const unsigned gone = upto(l2->fill_end, l2->nfills, l2->horizon);
+    if (gone)
+        fills_drop(l2, gone);
+    const unsigned m = l2->cfg.mshrs, n = l2->nfills;
+    const uint64_t *start = l2->fill_start, *end = l2->fill_end;
+    if (t < l2->fills_floor)
+        t = l2->fills_floor;
+    /* One pass forward over both lists: i requests and e arrivals are <= t. */
+    unsigned i = upto(start, n, t), e = upto(end, n, t);
+    for (;;) {
+        while (i - e >= m) { /* the count falls only where a fill arrives */
+            t = end[e];
+            while (i < n && start[i] <= t)
+                i++;
+            while (e < n && end[e] <= t)
+                e++;
+        }
+        const uint64_t ready = l2->next.probe_line ? l2->next.probe_line(l2->next.ctx, t, addr, bytes) : UINT64_MAX;
+        /* It rises only where a fill is requested: the first such cycle in
+         * (t, ready) at which the MSHRs run out moves the request past it. */
+        unsigned si = i, se = e;
+        int full = 0;
+        while (si < n && start[si] < ready) {
+            const uint64_t s = start[si];
+            while (si < n && start[si] == s)
+                si++;
+            while (se < n && end[se] <= s)
+                se++;
+            if (si - se >= m) {
+                full = 1;
+                t = s;
+                break;
+            }
+        }
+        if (!full)
+            return t;
+        i = si;
+        e = se;
+    }
+}
+
+static void insert_sorted(uint64_t *v, unsigned n, uint64_t x)
+{
+    const unsigned at = upto(v, n, x);
+    memmove(v + at + 1, v + at, sizeof *v * (n - at));
+    v[at] = x;
+}
+
+/* Books a fill's MSHR over [req, ready). Past NPU_CALENDAR_MAX fills held
+ * (only without a horizon) or out of host memory, the earliest half is
+ * forgotten and no later fill is requested before the last of their arrivals. */
+static void mshr_book(npu_l2 *l2, uint64_t req, uint64_t ready)
+{
+    if (l2->nfills == l2->fills_cap) {
+        uint64_t *s = NULL, *e = NULL;
+        if (l2->fills_cap < NPU_CALENDAR_MAX) {
+            s = realloc(l2->fill_start, sizeof *s * 2 * l2->fills_cap);
+            if (s)
+                l2->fill_start = s;
+            e = s ? realloc(l2->fill_end, sizeof *e * 2 * l2->fills_cap) : NULL;
+            if (e)
+                l2->fill_end = e;
+        }
+        if (s && e) {
+            l2->fills_cap *= 2;
+        } else {
+            const unsigned k = (l2->nfills + 1) / 2;
+            if (l2->fill_end[k - 1] > l2->fills_floor)
+                l2->fills_floor = l2->fill_end[k - 1];
+            fills_drop(l2, k);
+        }
+    }
+    insert_sorted(l2->fill_start, l2->nfills, req);
+    insert_sorted(l2->fill_end, l2->nfills, ready);
+    l2->nfills++;
 }
 
 /* Books the access's bank from the first cycle >= now it is free for
@@ -328,8 +442,7 @@ static uint64_t mshr_acquire(npu_l2 *l2, uint64_t t, unsigned *slot)
 static uint64_t bank_acquire(npu_l2 *l2, uint64_t now, uint64_t line)
 {
     const unsigned b = (unsigned)(line % l2->cfg.banks);
-    return npu_calendar_book(&l2->bank_slots[(size_t)b * NPU_L2_BANK_SLOTS], &l2->bank_booked[b],
-                             &l2->bank_free[b], NPU_L2_BANK_SLOTS, now, l2->cfg.bank_interval);
+    return npu_calendar_book(&l2->banks[b], l2->horizon, now, l2->cfg.bank_interval);
 }
 
 /* ---- one access -------------------------------------------------------- */
@@ -396,12 +509,11 @@ static uint64_t miss_fill(npu_l2 *l2, uint64_t lookup, uint64_t line, uint64_t s
     int fetch = !(is_write && c->skip_fetch_on_full_write && bytes == c->line_bytes);
     uint64_t req = lookup, ready = lookup;
     if (fetch) {
-        unsigned slot;
-        req = mshr_acquire(l2, lookup, &slot);
+        req = mshr_acquire(l2, lookup, line << l2->line_shift, c->line_bytes);
         r->mshr_wait = req - lookup;
         l2->stats.mshr_full_cycles += r->mshr_wait;
         ready = next_read(l2, req, line << l2->line_shift, c->line_bytes);
-        l2->mshr_free[slot] = ready;
+        mshr_book(l2, req, ready);
         r->fetched = 1;
         r->fill_request = req;
         l2->stats.fills++;

@@ -84,6 +84,8 @@ npu_memsys *npu_memsys_new(const npu_memsys_config *cfg, char *msg, unsigned siz
     ms->cfg = *cfg;
     if (npu_l2_init(&ms->l2, &cfg->l2) != NPU_OK || npu_dram_init(&ms->dram, &cfg->dram) != NPU_OK) {
         snprintf(msg, size, "cannot allocate the L2 tags");
+        npu_l2_fini(&ms->l2);
+        npu_dram_fini(&ms->dram);
         free(ms);
         return NULL;
     }
@@ -110,6 +112,7 @@ void npu_memsys_free(npu_memsys *ms)
     for (unsigned k = 0; k < NPU_MEMSYS_MAX_CORES; k++)
         free(ms->engine[k].window);
     npu_l2_fini(&ms->l2);
+    npu_dram_fini(&ms->dram);
     free(ms);
 }
 
@@ -178,9 +181,14 @@ uint64_t npu_memsys_dram_access(npu_memsys *ms, uint64_t now, uint64_t addr, uns
     return done;
 }
 
+static uint64_t dram_probe_port(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_dram_probe_read(&((npu_memsys *)ctx)->dram, now, addr, bytes);
+}
+
 npu_mem_port npu_memsys_dram_port(npu_memsys *ms)
 {
-    return (npu_mem_port){ ms, dram_read_port, dram_write_port };
+    return (npu_mem_port){ ms, dram_read_port, dram_write_port, dram_probe_port };
 }
 
 uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end)
@@ -198,6 +206,13 @@ uint64_t npu_memsys_drain(npu_memsys *ms, uint64_t end)
 const npu_dram_checkpoint *npu_memsys_kernel_dram(const npu_memsys *ms)
 {
     return ms->drained ? &ms->kernel_dram : NULL;
+}
+
+void npu_memsys_set_horizon(npu_memsys *ms, uint64_t cycle)
+{
+    /* A transfer's line requests leave at or after its start, and reach the DRAM later still. */
+    npu_l2_set_horizon(&ms->l2, cycle);
+    npu_dram_set_horizon(&ms->dram, cycle);
 }
 
 npu_l2 *npu_memsys_l2(npu_memsys *ms) { return &ms->l2; }

@@ -161,6 +161,17 @@ uint64_t npu_run_horizon_within(npu_timed_core *const *tcs, unsigned n, unsigned
     return next > UINT64_MAX - q ? UINT64_MAX : next + q;
 }
 
+/* Books the core's pending transfer, which may be booked now: no later one
+ * starts before it, which the shared memory may count on. */
+static void book(npu_timed_core *tc)
+{
+    void *ms;
+    const uint64_t start = npu_timed_dma_pending(tc);
+    if (start != UINT64_MAX && npu_timed_core_dma_backend(tc, &ms) == &npu_memsys_dma)
+        npu_memsys_set_horizon(ms, start);
+    npu_timed_book_dma(tc);
+}
+
 int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t horizon,
                  const npu_run_limits *lim)
 {
@@ -171,7 +182,7 @@ int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t
     int progressed = 0;
     if (!npu_run_may_book(tcs, n, core))
         return 0;
-    npu_timed_book_dma(tc);
+    book(tc);
     while (c->state == NPU_CORE_RUNNING) {
         const uint64_t now = npu_timed_now(tc);
         if (now >= horizon || over_limit(c, now, lim))
@@ -181,7 +192,7 @@ int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t
         if (shared && npu_timed_dma_pending(tc) != UINT64_MAX) {
             if (!npu_run_may_book(tcs, n, core))
                 break; /* another core may still start a transfer earlier: its turn first */
-            npu_timed_book_dma(tc);
+            book(tc);
         }
     }
     return progressed;

@@ -237,6 +237,7 @@ TEST(Din, ReplayThroughL2MatchesAReferenceLru)
     EXPECT_EQ(npu_dram_get_stats(&dram)->reads, s.fills);
     EXPECT_GT(res.end_cycle, 0u);
     npu_l2_fini(&l2);
+    npu_dram_fini(&dram);
 }
 
 TEST(Din, ReplayStopsAtTheFirstBadRecord)
@@ -345,6 +346,7 @@ Replayed replay_sample(const std::string &name, unsigned issue_gap)
     out.l2 = *npu_l2_get_stats(&l2);
     out.dram = *npu_dram_get_stats(&dram);
     npu_l2_fini(&l2);
+    npu_dram_fini(&dram);
     return out;
 }
 

@@ -7,6 +7,12 @@
 
 namespace {
 
+// Gives a DRAM's calendars back at the end of a test.
+struct DramGuard {
+    npu_dram *d;
+    ~DramGuard() { npu_dram_fini(d); }
+};
+
 npu_dram make(unsigned latency, unsigned bpc, unsigned channels, unsigned interleave)
 {
     npu_dram d;
@@ -20,6 +26,7 @@ npu_dram make(unsigned latency, unsigned bpc, unsigned channels, unsigned interl
 TEST(Dram, TransferTakesBytesOverBandwidthPlusLatency)
 {
     npu_dram d = make(100, 32, 1, 256);
+    const DramGuard guard{&d};
     EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 1024u / 32 + 100);
     EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[0], 32u);
     EXPECT_EQ(npu_dram_read(&d, 500, 0, 33), 500u + 2 + 100);  // a partial beat costs a cycle
@@ -29,6 +36,7 @@ TEST(Dram, TransferTakesBytesOverBandwidthPlusLatency)
 TEST(Dram, RequestsQueueOnABusyChannel)
 {
     npu_dram d = make(100, 32, 1, 256);
+    const DramGuard guard{&d};
     EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 132u);
     EXPECT_EQ(npu_dram_write(&d, 10, 4096, 1024), 32u + 32 + 100);  // waits for the channel until 32
     const npu_dram_stats &s = *npu_dram_get_stats(&d);
@@ -48,6 +56,7 @@ TEST(Dram, EarlierRequestUsesAGapBeforeRequestsBookedAhead)
     // arriving at 0 goes at once; one arriving at 998 (it would overlap)
     // queues behind it; one at 990 fits the gap [990, 994).
     npu_dram d = make(100, 32, 1, 256);
+    const DramGuard guard{&d};
     EXPECT_EQ(npu_dram_read(&d, 1000, 0, 128), 1104u);
     EXPECT_EQ(npu_dram_read(&d, 0, 4096, 128), 104u);
     EXPECT_EQ(npu_dram_read(&d, 998, 8192, 128), 1108u);
@@ -59,6 +68,7 @@ TEST(Dram, EarlierRequestUsesAGapBeforeRequestsBookedAhead)
 TEST(Dram, ChannelsInterleaveByGranule)
 {
     npu_dram d = make(100, 32, 4, 256);
+    const DramGuard guard{&d};
     EXPECT_EQ(npu_dram_channel(&d, 0), 0u);
     EXPECT_EQ(npu_dram_channel(&d, 255), 0u);
     EXPECT_EQ(npu_dram_channel(&d, 256), 1u);
@@ -78,6 +88,7 @@ TEST(Dram, ChannelsInterleaveByGranule)
 TEST(Dram, UnalignedRequestSplitsAtGranuleBoundaries)
 {
     npu_dram d = make(10, 16, 2, 64);
+    const DramGuard guard{&d};
     // [48, 112): 16 bytes on channel 0, 48 bytes on channel 1 -> 1 and 3 cycles
     EXPECT_EQ(npu_dram_read(&d, 0, 48, 64), 3u + 10);
     EXPECT_EQ(npu_dram_get_stats(&d)->busy_cycles[0], 1u);
@@ -87,6 +98,7 @@ TEST(Dram, UnalignedRequestSplitsAtGranuleBoundaries)
 TEST(Dram, PortServesTheL2)
 {
     npu_dram d = make(100, 32, 2, 256);
+    const DramGuard guard{&d};
     npu_mem_port p = npu_dram_port(&d);
     EXPECT_EQ(p.read_line(p.ctx, 10, 128, 128), 10u + 4 + 100);
     EXPECT_EQ(p.write_line(p.ctx, 10, 256, 128), 10u + 4 + 100);  // the other channel
@@ -98,6 +110,7 @@ TEST(Dram, CheckpointKeepsTheCountsAndTheChannelCyclesBookedAfterIt)
 {
     // 1 KiB over two channels: 512 bytes, 16 cycles, on each, both busy [0, 16).
     npu_dram d = make(100, 32, 2, 256);
+    const DramGuard guard{&d};
     EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, 0u);
     EXPECT_EQ(npu_dram_read(&d, 0, 0, 1024), 116u);
     EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, 16u);
@@ -134,4 +147,63 @@ TEST(Dram, ConfigCheckNamesTheBadField)
     EXPECT_STREQ(msg, "DRAM bytes_per_cycle must be at least 1");
     npu_dram d;
     EXPECT_EQ(npu_dram_init(&d, &c), NPU_EINVAL);
+}
+
+// The probe is the read without its booking (the L2's MSHR rule counts on
+// it, docs/timing.md M2): before every read of a random mix, out of time
+// order and with or without a horizon, the probe gives what the read then
+// returns and books nothing. Lines up to 4,096 bytes over 32-byte pieces
+// (128 pieces, several per channel) and calendars past their 4,096 bookings.
+TEST(Dram, ProbeGivesWhatTheReadThenReturns)
+{
+    struct Case {
+        unsigned bpc, channels, interleave, line;
+        bool horizon;
+        unsigned step;  // the most cycles between reads: about what the channels serve
+        unsigned reads;
+    };
+    for (const Case c : {Case{32, 4, 256, 128, true, 8, 12000}, Case{8, 2, 32, 4096, true, 1200, 1000},
+                         Case{16, 3, 64, 256, false, 16, 12000}, Case{4, 1, 32, 128, false, 80, 12000},
+                         Case{4, 1, 32, 128, false, 4, 6000}}) {  // a queue past 4,096 bookings
+        npu_dram d = make(100, c.bpc, c.channels, c.interleave);
+        const DramGuard guard{&d};
+        uint64_t seed = 12345, now = 0;
+        auto next = [&seed] {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            return seed >> 33;
+        };
+        for (unsigned k = 0; k < c.reads; k++) {
+            // Mostly forward in time, sometimes back (a later transfer's line
+            // booked after an earlier one's), as the L2 books them.
+            now += next() % c.step;
+            const uint64_t at = now > 300 && next() % 4 == 0 ? now - next() % 300 : now;
+            if (c.horizon && now > 400)
+                npu_dram_set_horizon(&d, now - 400);
+            const uint64_t addr = (next() % 4096) * c.line;
+            const uint64_t probe = npu_dram_probe_read(&d, at, addr, c.line);
+            const uint64_t busy = npu_dram_get_stats(&d)->busy_end;
+            EXPECT_EQ(npu_dram_probe_read(&d, at, addr, c.line), probe);  // nothing booked
+            EXPECT_EQ(npu_dram_get_stats(&d)->busy_end, busy);
+            ASSERT_EQ(npu_dram_read(&d, at, addr, c.line), probe) << k << " line " << c.line;
+            if (next() % 3 == 0)
+                npu_dram_write(&d, at, addr + c.line, c.line);
+        }
+    }
+    {
+        // A calendar given no horizon, full (4,096 one-cycle bookings at 10,000,
+        // 10,002, ...): the read forgets the earliest 2,048 first, and so
+        // starts no earlier than 14,095 (not in the free cycle at 500); the
+        // probe says so.
+        npu_dram full = make(100, 32, 1, 256);
+        const DramGuard g{&full};
+        for (unsigned i = 0; i < 4096; i++)
+            npu_dram_read(&full, 10000 + 2 * i, 0, 32);
+        EXPECT_EQ(npu_dram_probe_read(&full, 500, 0, 32), 14095u + 1 + 100);
+        EXPECT_EQ(npu_dram_read(&full, 500, 0, 32), 14095u + 1 + 100);
+    }
+    // Past NPU_DRAM_PROBE_PIECES - 1 interleave units the probe cannot tell.
+    npu_dram d = make(100, 32, 2, 32);
+    const DramGuard guard{&d};
+    EXPECT_EQ(npu_dram_probe_read(&d, 0, 0, uint64_t(NPU_DRAM_PROBE_PIECES) * 32), UINT64_MAX);
+    EXPECT_EQ(npu_dram_probe_read(&d, 0, 0, 4096), 64u + 100);  // 128 pieces of a cycle, 64 per channel
 }

@@ -41,7 +41,7 @@ struct FakeMem {
         m->log.push_back({now, addr, bytes, true});
         return now + m->write_latency;
     }
-    npu_mem_port port() { return npu_mem_port{this, read, write}; }
+    npu_mem_port port() { return npu_mem_port{this, read, write, nullptr}; }
     size_t count(bool write) const
     {
         return std::count_if(log.begin(), log.end(), [&](const Req &r) { return r.write == write; });
@@ -332,6 +332,7 @@ TEST(L2, MissesToALineInFlightMergeIntoOneDramRead)
     EXPECT_EQ(s.compulsory, 1u);
     EXPECT_EQ(s.hits, 1u);
     npu_l2_fini(&l2);
+    npu_dram_fini(&dram);
 }
 
 TEST(L2, MissWaitsForAFreeMshrWhenAllAreBusy)
@@ -393,23 +394,100 @@ TEST(L2, EarlierArrivalTakesABankGapBeforeLaterBookings)
     EXPECT_EQ(c.stats().bank_conflict_cycles, 10u);
 }
 
-TEST(L2, BankForgetsOnlyItsOldestBookings)
+TEST(L2, BankKeepsEveryBookingAheadOfTheHorizon)
 {
-    // One bank, one cycle per access: 16 bookings at 1000, 1002, ..., 1030
-    // fill its memory. A 17th, arriving at 500, forgets the one at 1000: the
-    // bank counts as busy until 1001, and the access starts then. The next,
-    // arriving at 1003, forgets that one and still finds its gap.
+    // One bank, one cycle per access: 40 bookings at 1000, 1002, ..., 1078.
+    // One arriving at 500 starts at once, one at 1003 in the gap after 1002;
+    // the bank keeps them all (it used to keep 16, and the 17th waited for
+    // the end of the one it forgot). A horizon forgets what ends by it and
+    // changes no later access: one at 1011 still finds [1011, 1012).
     Cache c(small_config());
     npu_l2_warm(&c.l2, 0, kLine, 0, 0);
     npu_l2_result r;
-    for (unsigned i = 0; i < NPU_L2_BANK_SLOTS; i++) {
+    for (unsigned i = 0; i < 40; i++) {
         npu_l2_access(&c.l2, 1000 + 2 * i, 0, 4, 0, 0, 0, &r);
         EXPECT_EQ(r.bank_wait, 0u);
     }
     npu_l2_access(&c.l2, 500, 0, 4, 0, 0, 0, &r);
-    EXPECT_EQ(r.start, 1001u);
+    EXPECT_EQ(r.start, 500u);
     npu_l2_access(&c.l2, 1003, 0, 4, 0, 0, 0, &r);
     EXPECT_EQ(r.start, 1003u);
+    npu_l2_set_horizon(&c.l2, 1011);
+    npu_l2_access(&c.l2, 1011, 0, 4, 0, 0, 0, &r);
+    EXPECT_EQ(r.start, 1011u);
+    // Those at 500, 1000, 1002 (joined by 1003: no gap between), ..., 1010
+    // forgotten; 1011 joins the booking at 1012.
+    EXPECT_EQ(c.l2.banks[0].n, 42u - 7u - 1u);
+}
+
+TEST(L2, BankWithNoHorizonForgetsItsEarliestHalfPastItsLimit)
+{
+    // Given no horizon, a bank holds at most 4,096 bookings: the next one
+    // forgets the earliest 2,048, and nothing starts before the last of
+    // those ends (10,000 + 2 x 2,047 + 1 = 14,095): an access arriving at
+    // 500 takes the one-cycle gap there, before the booking at 14,096.
+    Cache c(small_config());
+    npu_l2_warm(&c.l2, 0, kLine, 0, 0);
+    npu_l2_result r;
+    for (unsigned i = 0; i < 4096; i++)
+        npu_l2_access(&c.l2, 10000 + 2 * i, 0, 4, 0, 0, 0, &r);
+    npu_l2_access(&c.l2, 500, 0, 4, 0, 0, 0, &r);
+    EXPECT_EQ(r.start, 14095u);
+    EXPECT_EQ(c.l2.banks[0].n, 2048u);  // [14095, 14096) joins the booking at 14,096
+}
+
+// The MSHR rule (docs/timing.md M2): a fill holds an MSHR from its request
+// to its arrival, and no cycle has more than l2.mshrs in flight, however
+// out of time order the misses are booked (as transfers booked whole
+// book them), with the DRAM's probe behind the L2 or without one (then a
+// miss waits for the MSHRs to stay free from its request on). Reads and
+// writes to 4,096 lines of a 16-line cache: nearly every access misses,
+// about as often as the MSHRs can serve them.
+TEST(L2, NoCycleHasMoreFillsInFlightThanMshrs)
+{
+    for (const unsigned mshrs : {1u, 3u, 8u})
+        for (const bool probe : {true, false}) {
+            npu_l2_config cfg = small_config();
+            cfg.mshrs = mshrs;
+            cfg.banks = 2;
+            npu_l2 l2{};
+            ASSERT_EQ(npu_l2_init(&l2, &cfg), NPU_OK);
+            npu_dram dram;
+            npu_dram_config dc{100, 8, 2, 64};
+            ASSERT_EQ(npu_dram_init(&dram, &dc), NPU_OK);
+            npu_mem_port port = npu_dram_port(&dram);
+            if (!probe)
+                port.probe_line = nullptr;
+            npu_l2_set_next_level(&l2, &port);
+            std::vector<std::pair<uint64_t, int>> edges;  // +1 at a request, -1 at an arrival
+            uint64_t seed = 99, now = 0;
+            auto next = [&seed] {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                return seed >> 33;
+            };
+            for (unsigned k = 0; k < 3000; k++) {
+                now += next() % (240 / mshrs + 1);  // about as many misses as the MSHRs serve
+                const uint64_t at = now > 200 && next() % 3 == 0 ? now - next() % 200 : now;
+                if (now > 300) {
+                    npu_l2_set_horizon(&l2, now - 300);
+                    npu_dram_set_horizon(&dram, now - 300);
+                }
+                npu_l2_result r;
+                npu_l2_access(&l2, at, (next() % 4096) * kLine, 4, next() % 4 == 0, 0, 0, &r);
+                if (r.fetched) {
+                    ASSERT_LT(r.fill_request, r.line_ready);
+                    edges.push_back({r.fill_request, +1});
+                    edges.push_back({r.line_ready, -1});
+                }
+            }
+            std::sort(edges.begin(), edges.end());  // an arrival before a request at the same cycle
+            int held = 0, most = 0;
+            for (const auto &[cycle, d] : edges)
+                most = std::max(most, held += d);
+            EXPECT_EQ(most, int(mshrs)) << mshrs << (probe ? " with" : " without") << " a probe";
+            npu_dram_fini(&dram);
+            npu_l2_fini(&l2);
+        }
 }
 
 TEST(L2, WarmedLinesHitAndAreNotCounted)

@@ -158,6 +158,45 @@ TEST(Memsys, TransferBookedFirstDoesNotDelayAnEarlierOneInTheSameBank)
     EXPECT_EQ(npu_l2_get_stats(npu_memsys_l2(same.get()))->bank_conflict_cycles, 8u);
 }
 
+TEST(Memsys, FillsBookedAheadHoldNoMshrBeforeTheirRequest)
+{
+    // Core 0 reads 32 cold lines from cycle 0 with 16 line requests in flight
+    // and a DMA engine fast enough to send 16 at once: the first 16 fills are
+    // in flight from cycle 21 to about 125, the other 16 are requested as
+    // those arrive, and the whole transfer is booked at once. Core 1 reads
+    // one cold line from cycle 50, booked after it: at its lookup 16 fills
+    // are in flight and the later ones not yet requested. With 17 MSHRs it
+    // takes the free one at once, as it would alone; with 16 it waits for
+    // the first of core 0's fills to arrive. Each line has a DRAM channel of
+    // its own, so only the MSHRs can delay core 1.
+    npu_memsys_config c = base_config(2);
+    c.dma_bytes_per_cycle = 4096;
+    c.dma_outstanding = 16;
+    c.dram.channels = 64;
+    c.dram.interleave_bytes = 128;
+    npu_dma_request a = contiguous(0, 32 * 128, true), b = contiguous(40 * 128, 128, true);
+    for (unsigned mshrs : {17u, 16u}) {
+        c.l2.mshrs = mshrs;
+        auto alone = make(c);
+        const uint64_t solo = npu_memsys_dma(alone.get(), 1, 50, &b);
+        auto two = make(c);
+        const uint64_t first = npu_memsys_dma(two.get(), 0, 0, &a);
+        EXPECT_GT(first, solo);  // core 0's later fills are booked past core 1's
+        const npu_l2_stats before = *npu_l2_get_stats(npu_memsys_l2(two.get()));
+        const uint64_t second = npu_memsys_dma(two.get(), 1, 50, &b);
+        const npu_l2_stats *after = npu_l2_get_stats(npu_memsys_l2(two.get()));
+        const uint64_t wait = after->mshr_full_cycles - before.mshr_full_cycles;
+        EXPECT_EQ(after->bank_conflict_cycles, before.bank_conflict_cycles);
+        if (mshrs == 17) {
+            EXPECT_EQ(wait, 0u);
+            EXPECT_EQ(second, solo);
+        } else {
+            EXPECT_GT(wait, 0u);
+            EXPECT_EQ(second, solo + wait);
+        }
+    }
+}
+
 TEST(Memsys, StridedTransferWalksRowsLikeTheCore)
 {
     // 3 x 2 rows of 64 bytes, GM strides 256 and 4096: six accesses at the

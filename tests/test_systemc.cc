@@ -138,7 +138,7 @@ TEST(SystemCEngine, CycleLimitTrapsWithTheSameMessage)
     s.kernel = "relu";
     s.shape = "1,64,16,16";
     s.sets = {"system.cores=2"};
-    s.max_cycles = 3000;
+    s.max_cycles = 2000;
     ScRun sc = run_sc(s);
     json c = run_c(s);
     EXPECT_EQ(sc.summary, c);

@@ -423,7 +423,7 @@ TEST(Traces, PerfettoMemoryCountersAddUpToTheReport)
 
 TEST(Traces, PerfettoMemoryCountersFollowTheWindow)
 {
-    TraceWindow w{500, 1200};
+    TraceWindow w{500, 1000};
     Traced t = run_traced("perfetto_memory_window", "relu", "fp16", {1, 32, 16, 16},
                           {"system.cores=2", "memory.model=l2", "l2.size_bytes=16384"}, w);
     ASSERT_GT(t.r.stats.cycles, w.end);

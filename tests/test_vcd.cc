@@ -309,8 +309,10 @@ TEST(Vcd, WindowedTracesAgreeOnEachCoresStallCyclesByReason)
             }
         }
         if (end == 900) {
+            // The cores load alike (core 1 waited 165 cycles when its misses
+            // queued behind MSHRs core 0's fills held only in the booking).
             EXPECT_EQ(vcd.at(0).at("dma_wait"), 53u);
-            EXPECT_EQ(vcd.at(1).at("dma_wait"), 165u);
+            EXPECT_EQ(vcd.at(1).at("dma_wait"), 53u);
         }
 
         const json trace = json::parse(slurp(at + ".json"));
@@ -382,7 +384,7 @@ TEST(Vcd, MemoryScopeCountsOnlyTheWindow)
     s.sets = {"system.cores=2", "memory.model=l2", "l2.size_bytes=16384"};
     s.vcd = tmpdir() + "/memory_window.vcd";
     s.trace_start = 500;
-    s.trace_end = 1200;
+    s.trace_end = 1000;
     ScRun sc = run_sc(s);
     EXPECT_EQ(sc.info.at("vcd_late").get<uint64_t>(), 0u);
 

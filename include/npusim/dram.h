@@ -7,10 +7,10 @@
  * after its arrival that the channel is free that long, and the request
  * completes `latency` cycles after its last piece leaves its channel. Pieces
  * of one request on different channels overlap, which is the point of
- * interleaving. A channel keeps its latest NPU_DRAM_CHANNEL_SLOTS bookings,
- * so a request arriving earlier than requests booked before it (the L2 books
- * a transfer's misses at once) uses the gaps between them instead of
- * queueing behind them; older bookings count as one busy stretch.
+ * interleaving. A channel keeps its bookings, so a request arriving earlier
+ * than requests booked before it (the L2 books a transfer's misses at once)
+ * uses the gaps between them instead of queueing behind them; bookings that
+ * end by the horizon (npu_dram_set_horizon) are forgotten (sim/calendar.h).
  *
  * The seam for a detailed DRAM simulator: the L2 only sees an npu_mem_port
  * (mem_port.h), and npu_dram_port() is one implementation of it. A port for
@@ -74,19 +74,21 @@ typedef struct npu_dram_checkpoint {
                                  upper bound of the busy ones: gaps between bookings count) */
 } npu_dram_checkpoint;
 
-enum { NPU_DRAM_CHANNEL_SLOTS = 16 }; /* bookings each channel keeps (see the file comment) */
-
 typedef struct npu_dram {
     npu_dram_config cfg;
     uint64_t channel_free[NPU_DRAM_MAX_CHANNELS]; /* cycle each channel's latest booking ends */
-    uint64_t channel_floor[NPU_DRAM_MAX_CHANNELS]; /* no piece starts before this (forgotten bookings) */
-    npu_busy_interval channel_slots[NPU_DRAM_MAX_CHANNELS][NPU_DRAM_CHANNEL_SLOTS]; /* latest, by start */
-    unsigned channel_booked[NPU_DRAM_MAX_CHANNELS];
+    npu_calendar channel[NPU_DRAM_MAX_CHANNELS];  /* each channel's bookings */
+    uint64_t horizon;                              /* no request arrives before this (npu_dram_set_horizon) */
     npu_dram_stats stats;
 } npu_dram;
 
-/* Returns 0 or NPU_EINVAL (call npu_dram_config_check for the message). */
+/* Returns 0, NPU_EINVAL (call npu_dram_config_check for the message) or
+ * NPU_ENOMEM. A DRAM that was initialised is given back with npu_dram_fini. */
 NPU_API int npu_dram_init(npu_dram *dram, const npu_dram_config *cfg);
+NPU_API void npu_dram_fini(npu_dram *dram);
+/* Promises that no later request arrives before `cycle`: bookings that end
+ * by then are forgotten. Never changes a result. Only raises the horizon. */
+NPU_API void npu_dram_set_horizon(npu_dram *dram, uint64_t cycle);
 /* Idle channels, zero stats. */
 NPU_API void npu_dram_reset(npu_dram *dram);
 
@@ -95,6 +97,11 @@ NPU_API void npu_dram_reset(npu_dram *dram);
  * bytes completes after the latency alone. */
 NPU_API uint64_t npu_dram_read(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
 NPU_API uint64_t npu_dram_write(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
+/* What npu_dram_read would return now, without booking it; UINT64_MAX
+ * (unknown) for a request of more than NPU_DRAM_PROBE_PIECES - 1 interleave
+ * units (an L2 line never is: l2.line_bytes <= 4096, interleave >= 32). */
+enum { NPU_DRAM_PROBE_PIECES = 4096 / 32 + 2 };
+NPU_API uint64_t npu_dram_probe_read(const npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes);
 
 /* The channel serving addr. */
 NPU_API unsigned npu_dram_channel(const npu_dram *dram, uint64_t addr);

@@ -36,13 +36,19 @@
  * Unlike Dinero IV, which derives conflict = misses - compulsory - capacity in
  * aggregate (and can go negative), each miss is classified on its own.
  *
- * A bank keeps its latest NPU_L2_BANK_SLOTS bookings, not just the cycle it
- * is next free: an access arriving earlier than accesses already booked
- * (a line of a later transfer, booked after an earlier transfer's lines) takes the
- * first gap that fits at or after its arrival instead of queueing behind
- * them. So bank timing does not depend on which core was booked first,
- * only on the arrival cycles, as long as the bookings it overlaps are among
- * the bank's latest 16; older ones count as one busy stretch.
+ * A bank keeps its bookings, not just the cycle it is next free: an access
+ * arriving earlier than accesses already booked (a line of a later transfer,
+ * booked after an earlier transfer's lines) takes the first gap that fits at
+ * or after its arrival instead of queueing behind them. So bank timing does
+ * not depend on which core was booked first, only on the arrival cycles.
+ * Bookings that end by the horizon (npu_l2_set_horizon) are forgotten.
+ *
+ * A fill holds an MSHR from its request to its arrival. A miss requests its
+ * fill at the first cycle >= its lookup from which fewer than `mshrs` of the
+ * fills booked so far are in flight until its own fill arrives (the next
+ * level's probe_line tells when, before it is booked): fills booked ahead
+ * (by a transfer that started earlier) for later cycles do not hold an MSHR
+ * before their request, and no cycle has more than `mshrs` in flight.
  *
  * Not modelled: sectors (a line is filled whole), MSHR target limits (any
  * number of accesses merge into one fill), coherence; a line still in flight
@@ -176,8 +182,6 @@ typedef struct npu_l2_line {
 
 struct npu_l2_shadow; /* the 3C classifier, sim/l2_shadow.c */
 
-enum { NPU_L2_BANK_SLOTS = 16 }; /* bookings each bank keeps (see the file comment) */
-
 typedef struct npu_l2 {
     npu_l2_config cfg;
     npu_mem_port next;
@@ -185,10 +189,12 @@ typedef struct npu_l2 {
     uint64_t sets;
     npu_l2_line *lines;     /* [set * ways + way] */
     uint64_t *plru;         /* tree bits per set */
-    uint64_t *mshr_free;    /* cycle each MSHR frees */
-    uint64_t *bank_free;    /* per bank: no access starts before this cycle (its forgotten bookings) */
-    npu_busy_interval *bank_slots; /* per bank: its latest NPU_L2_BANK_SLOTS bookings, by start */
-    unsigned *bank_booked;  /* per bank: slots in use */
+    uint64_t *fill_start;   /* the fills booked, each holding an MSHR over [request, arrival): */
+    uint64_t *fill_end;     /* their requests and their arrivals, each list sorted (sim/l2.c) */
+    unsigned nfills, fills_cap;
+    uint64_t fills_floor;   /* no fill is requested before this (the arrivals of fills forgotten) */
+    uint64_t horizon;       /* no access arrives before this cycle (npu_l2_set_horizon) */
+    npu_calendar *banks;    /* per bank: its bookings */
     uint64_t clock;         /* LRU stamp counter */
     uint64_t rng;           /* splitmix64 state */
     struct npu_l2_shadow *shadow;
@@ -205,6 +211,14 @@ NPU_API void npu_l2_reset(npu_l2 *l2);
 /* Zeroes the counters only (e.g. after a warm-up pass). */
 NPU_API void npu_l2_clear_stats(npu_l2 *l2);
 NPU_API void npu_l2_set_next_level(npu_l2 *l2, const npu_mem_port *next);
+/* Promises that no later access arrives before `cycle` (accesses are booked
+ * out of time order, so the L2 cannot tell): the fills that arrive by then
+ * no longer hold an MSHR for any later access, nor do bank bookings that end
+ * by then hold the bank; they are forgotten. Never changes a result. Without
+ * it the L2 keeps 4,096 fills and busy stretches per bank at most, then
+ * forgets the earliest half (no later one starts before the last of them
+ * ends). Only raises the horizon. */
+NPU_API void npu_l2_set_horizon(npu_l2 *l2, uint64_t cycle);
 
 NPU_API unsigned npu_l2_line_bytes(const npu_l2 *l2);
 

@@ -21,6 +21,14 @@ typedef struct npu_busy_interval {
     uint64_t start, end;
 } npu_busy_interval;
 
+/* The bookings of one such resource, by start, none overlapping (private to
+ * the models: sim/calendar.h). */
+typedef struct npu_calendar {
+    npu_busy_interval *slot;
+    unsigned n, cap;
+    uint64_t floor; /* nothing starts before this: the end of bookings forgotten past 4,096 held */
+} npu_calendar;
+
 /* A time-based, non-blocking request interface: each call books the request
  * at cycle `now` and returns its completion cycle (>= now) at once.
  *   read_line:  the cycle the `bytes` at `addr` have arrived at the requester.
@@ -35,6 +43,8 @@ typedef struct npu_mem_port {
     void *ctx;
     uint64_t (*read_line)(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
     uint64_t (*write_line)(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
+    /* Optional: what read_line would return, without booking the request. */
+    uint64_t (*probe_line)(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
 } npu_mem_port;
 
 #ifdef __cplusplus

@@ -24,10 +24,13 @@
  * The run loops hand transfers over in (start cycle, core) order (run.h),
  * whatever sim.quantum is. A transfer is booked whole when it starts, so
  * its later lines are booked before the lines of another core's transfer
- * that starts later but whose lines arrive earlier. The L2's banks and the DRAM's channels keep
- * their latest bookings and serve such an earlier line in a gap at its own
- * cycle (sim/calendar.h); the MSHRs still serve in booking order (an earlier
- * miss waits when lines booked before it hold every MSHR). */
+ * that starts later but whose lines arrive earlier. The L2's banks and the
+ * DRAM's channels keep their bookings and serve such an earlier line in a
+ * gap at its own cycle (sim/calendar.h); a fill holds an MSHR only over its
+ * flight, so fills booked ahead for later cycles do not hold one before
+ * their request (l2.h). Before each booking the run loop says that no later
+ * transfer starts earlier (npu_memsys_set_horizon), and the bookings that
+ * end by then are forgotten. */
 #ifndef NPUSIM_MEMSYS_H
 #define NPUSIM_MEMSYS_H
 
@@ -139,6 +142,10 @@ NPU_API npu_mem_port npu_memsys_dram_port(npu_memsys *ms);
 
 /* The DMA backend (timing.h: npu_dma_backend): ctx is the npu_memsys. */
 NPU_API uint64_t npu_memsys_dma(void *ms, unsigned core, uint64_t start, const npu_dma_request *rq);
+/* Promises that no later transfer starts before `cycle` (the run loop books
+ * transfers in start order, T13, and says so before each): the L2 forgets
+ * the fills that arrive by then (npu_l2_set_horizon). Never changes a result. */
+NPU_API void npu_memsys_set_horizon(npu_memsys *ms, uint64_t cycle);
 
 /* One line access into the L2 (within one line), traced and charged to the
  * tensor that holds addr. Returns its completion cycle. */

@@ -54,7 +54,7 @@ void MemoryDram::b_transport(tlm::tlm_generic_payload &tx, sc_core::sc_time &del
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-MemoryL2::MemoryL2(const sc_core::sc_module_name &name, npu_memsys *ms, unsigned cores)
+MemoryL2::MemoryL2(const sc_core::sc_module_name &name, npu_memsys *ms, unsigned cores, bool own_dram)
     : sc_core::sc_module(name), dram_socket("dram_socket"), ms_(ms)
 {
     for (unsigned k = 0; k < cores; k++) {
@@ -62,8 +62,12 @@ MemoryL2::MemoryL2(const sc_core::sc_module_name &name, npu_memsys *ms, unsigned
             ("core_socket" + std::to_string(k)).c_str()));
         core_socket.back()->register_b_transport(this, &MemoryL2::b_transport, int(k));
     }
-    // The C L2's misses and writebacks leave through dram_socket.
-    npu_mem_port port{this, &MemoryL2::next_read, &MemoryL2::next_write};
+    // The C L2's misses and writebacks leave through dram_socket. When the
+    // memsys's own DRAM is behind it, the L2 asks that DRAM when a fill would
+    // arrive (the MSHR rule, docs/timing.md M4); a TLM target cannot be asked
+    // without booking the read, so behind one the L2 goes without.
+    npu_mem_port port{this, &MemoryL2::next_read, &MemoryL2::next_write,
+                      own_dram ? &MemoryL2::next_probe : nullptr};
     npu_l2_set_next_level(npu_memsys_l2(ms_), &port);
 }
 
@@ -88,6 +92,11 @@ uint64_t MemoryL2::next_read(void *ctx, uint64_t now, uint64_t addr, unsigned by
 uint64_t MemoryL2::next_write(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
 {
     return static_cast<MemoryL2 *>(ctx)->to_dram(tlm::TLM_WRITE_COMMAND, now, addr, bytes);
+}
+
+uint64_t MemoryL2::next_probe(void *ctx, uint64_t now, uint64_t addr, unsigned bytes)
+{
+    return npu_dram_probe_read(npu_memsys_dram(static_cast<MemoryL2 *>(ctx)->ms_), now, addr, bytes);
 }
 
 }  // namespace npusim::sc

@@ -29,7 +29,7 @@ NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, 
         cores_.push_back(std::make_unique<NpuCoreModule>(("core" + std::to_string(k)).c_str(), tcs[k], lim,
                                                          memsys_ != nullptr));
     if (memsys_) {
-        l2_ = std::make_unique<MemoryL2>("l2", memsys_, n);
+        l2_ = std::make_unique<MemoryL2>("l2", memsys_, n, !opts.external_memory);
         for (unsigned k = 0; k < n; k++)
             cores_[k]->dma_socket->bind(*l2_->core_socket[k]);
         external_memory_ = opts.external_memory;

@@ -43,7 +43,14 @@ DinReplay replay_din(const Config &cfg, const std::string &name, const std::stri
     if (npu_l2_init(&l2, &l2cfg) != NPU_OK)
         throw Error("cannot allocate the L2 tags");
     npu_dram dram;
-    npu_dram_init(&dram, &cfg.dram);
+    if (npu_dram_init(&dram, &cfg.dram) != NPU_OK) {
+        npu_l2_fini(&l2);
+        throw Error("cannot allocate the DRAM's calendars");
+    }
+    struct DramGuard {
+        npu_dram *d;
+        ~DramGuard() { npu_dram_fini(d); }
+    } const dram_guard{&dram};
     npu_mem_port port = npu_dram_port(&dram);
     npu_l2_set_next_level(&l2, &port);
     DinReplay r;

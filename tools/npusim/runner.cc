@@ -1489,7 +1489,9 @@ static RunResult run_measured(const RunOptions &opts)
     }
     RunOptions final = opts;
     final.measure_tiles = false;
-    final.tile_max = best ? best : rule.tile.tile_max;
+    // The rule's own pick runs as the rule runs it: its TILE_MAX given
+    // would lose what the rule adds to it (pieces of the reach, DMA_CHUNK).
+    final.tile_max = best && best != rule.tile.tile_max ? best : 0;
     RunResult r = run_kernel(final);
     r.tile.reason = "measured";
     r.tile.measured = measured;

@@ -82,9 +82,10 @@ uint64_t least_tile(const Config &cfg, unsigned vectors);
 // so the loading cores share the MSHRs: l2.mshrs / (cores / 2) lines
 // (rounded up to kTileStep bytes, and to the kernel's least_tile). Measured (docs/kernels.md, "Tiles"):
 // relu fp32 on configs/edge.yaml 281,859 -> 224,510 cycles; on the default
-// config with 4 cores 41,295 -> 20,766. Returns that reach in bytes, or 0
-// where the MSHRs keep up with the engines, inputs are warm or there is no
-// L2 model; the rule takes it when it is under 16 KiB and the loop's
+// config with 4 cores 24,771 -> 20,766. Returns that reach in bytes, or 0
+// where the MSHRs fill more than half what the engines send (the default
+// config on 1 and 2 cores: 16 KiB tiles measured faster), inputs are warm
+// or there is no L2 model; the rule takes it when it is under 16 KiB and the loop's
 // schedule takes at most kReadsMargin of its memory cycles per iteration.
 uint64_t mshr_reach(const Config &cfg);
 // The largest share of its memory cycles per iteration a loop's schedule

@@ -42,10 +42,14 @@ private:
 // The shared L2: line requests from core k arrive on core_socket[k] and go
 // to npu_memsys_line (tags, MSHRs, banks, per-core/per-tensor counters, the
 // line trace). Its misses and writebacks leave through dram_socket: the C
-// L2's next-level port is this module.
+// L2's next-level port is this module. own_dram: the memsys's own DRAM
+// (MemoryDram) is bound to dram_socket, so the L2 may ask it when a fill
+// would arrive before booking it (npu_mem_port.probe_line); with another
+// target it cannot, and a fill takes an MSHR as docs/timing.md M4 says for
+// a next level without that answer.
 class MemoryL2 : public sc_core::sc_module {
 public:
-    MemoryL2(const sc_core::sc_module_name &name, npu_memsys *ms, unsigned cores);
+    MemoryL2(const sc_core::sc_module_name &name, npu_memsys *ms, unsigned cores, bool own_dram = true);
     std::vector<std::unique_ptr<tlm_utils::simple_target_socket_tagged<MemoryL2>>> core_socket;
     tlm_utils::simple_initiator_socket<MemoryL2> dram_socket;
 
@@ -53,6 +57,7 @@ private:
     void b_transport(int core, tlm::tlm_generic_payload &tx, sc_core::sc_time &delay);
     static uint64_t next_read(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
     static uint64_t next_write(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
+    static uint64_t next_probe(void *ctx, uint64_t now, uint64_t addr, unsigned bytes);
     uint64_t to_dram(tlm::tlm_command cmd, uint64_t now, uint64_t addr, unsigned bytes);
     npu_memsys *ms_;
 };
