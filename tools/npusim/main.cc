@@ -515,7 +515,8 @@ int main(int argc, char **argv)
         ->check(kUint64);
     std::string tiling = "rule";
     run->add_option("--tiling", tiling,
-                    "rule: pick the tiles from the schedule and the config; measure: simulate the rule's pick and "
+                    "rule: pick the tiles from the schedule and the config (where it takes the L2 MSHRs' reach, "
+                    "checked against the tiles without it by a second simulation); measure: simulate the rule's pick and "
                     "16, 8, 4 and 2 KiB, keep the fastest (several runs)");
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;

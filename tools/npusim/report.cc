@@ -788,12 +788,15 @@ std::string format_tiling(const TileChoice &t)
                       : t.reason == "cores"   ? "compute-bound, but several cores share the L2"
                       : t.reason == "reads"   ? "memory-bound, its reads paced by the L2 MSHRs: tiles (lib/perchan.s: transfers) of their reach"
                       : t.reason == "paced"   ? "compute-bound, its reads paced by the L2 MSHRs nearly as slowly: tiles of an eighth of the core's share, sent in pieces of the MSHRs' reach"
+                      : t.reason == "reads_slower" ? "memory-bound, its reads paced by the L2 MSHRs, but tiles of their reach simulated slower"
+                      : t.reason == "paced_slower" ? "compute-bound, its reads paced by the L2 MSHRs, but pieces of their reach simulated slower"
                                               : "not compute-bound";
-    if (t.reason == "measured") {
+    if (t.reason == "measured")
         why = "measured, the fewest cycles of";
-        for (size_t i = 0; i < t.measured.size(); i++)
-            why += (i ? ", " : " ") + std::to_string(t.measured[i].first) + ": " + std::to_string(t.measured[i].second);
-    }
+    else if (!t.measured.empty())
+        why += "; simulated";
+    for (size_t i = 0; i < t.measured.size(); i++)
+        why += (i ? ", " : " ") + std::to_string(t.measured[i].first) + ": " + std::to_string(t.measured[i].second);
     return cap + " (" + why + "; the kernel caps its tiles by the UB)\n  " + t.loop + ": " + costs;
 }
 
@@ -808,7 +811,7 @@ nlohmann::json tiling_json(const TileChoice &t)
         j["shared_memory_cycles_per_iteration"] = t.shared_cycles;
         j["shared_memory_resource"] = t.shared_resource;
     }
-    if (t.reason == "measured") {
+    if (!t.measured.empty()) {
         nlohmann::json m = nlohmann::json::array();
         for (const auto &c : t.measured)
             m.push_back({{"tile_max_bytes", c.first}, {"cycles", c.second}});

@@ -1449,6 +1449,8 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
 
 }  // namespace
 
+static RunResult run_once(const RunOptions &opts);
+
 // RunOptions::measure_tiles: the run simulated with each candidate TILE_MAX
 // (no traces, the C engine: every engine gives the same cycles), then once
 // more, as asked, with the fastest.
@@ -1459,11 +1461,11 @@ static RunResult run_measured(const RunOptions &opts)
     probe.engine = nullptr;
     probe.attach = nullptr;
     probe.mem_trace.clear();
-    const RunResult rule = run_kernel(probe);
+    const RunResult rule = run_once(probe);
     if (rule.tile.reason == "default") {
         RunOptions plain = opts;
         plain.measure_tiles = false;
-        return run_kernel(plain);
+        return run_once(plain);
     }
     std::vector<uint64_t> tiles = {rule.tile.tile_max};
     for (uint64_t t : {16384, 8192, 4096, 2048})
@@ -1477,7 +1479,7 @@ static RunResult run_measured(const RunOptions &opts)
             cycles = rule.stats.cycles;
         } else if (t != rule.tile.tile_max) {
             probe.tile_max = t;
-            const RunResult p = run_kernel(probe);
+            const RunResult p = run_once(probe);
             if (p.passed())
                 cycles = p.stats.cycles;
         }
@@ -1492,7 +1494,7 @@ static RunResult run_measured(const RunOptions &opts)
     // The rule's own pick runs as the rule runs it: its TILE_MAX given
     // would lose what the rule adds to it (pieces of the reach, DMA_CHUNK).
     final.tile_max = best && best != rule.tile.tile_max ? best : 0;
-    RunResult r = run_kernel(final);
+    RunResult r = run_once(final);
     r.tile.reason = "measured";
     r.tile.measured = measured;
     return r;
@@ -1508,6 +1510,67 @@ void check_run(const RunOptions &opts)
     run_shape(r, opts, given);
 }
 
+// A run up to its assembled program: what simulating it needs.
+struct Plan {
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    RunResult r;
+    std::unique_ptr<GivenInputs> given;
+    std::vector<uint64_t> shape;
+    ProgramHolder prog;
+    Plan() = default;
+    Plan(const Plan &) = delete;
+    Plan &operator=(const Plan &) = delete;
+};
+
+static void plan_run(Plan &p, const RunOptions &opts);
+static RunResult simulate(const Plan &p, const RunOptions &opts);
+
+// The rule's tiles for the MSHRs' reach (reasons reads and paced) are its
+// least sure guess (docs/kernels.md, "Tiles"): the run is checked against
+// the tiles the rule takes without the reach (16 KiB for reads; for paced
+// its larger tiles, one transfer each), both simulated like measured
+// candidates (the C engine, no traces), and the faster one is the run. A
+// run in written order takes the tiles its scheduled run would: the check
+// simulates the scheduled program.
+static RunResult run_checked(const RunOptions &opts)
+{
+    Plan p;
+    plan_run(p, opts);
+    const std::string reason = p.r.tile.reason;
+    if (opts.tile_max || !opts.check_reach || (reason != "reads" && reason != "paced"))
+        return simulate(p, opts);
+    const uint64_t ub = p.r.config.core.ub_bytes / kTileStep * kTileStep;
+    const uint64_t without = reason == "paced" ? p.r.tile.tile_max : std::min<uint64_t>(kSmallTile, ub);
+    if (without == 0 || (reason == "reads" && without == p.r.tile.tile_max))
+        return simulate(p, opts);
+    RunOptions probe = opts;
+    probe.engine = nullptr;
+    probe.attach = nullptr;
+    probe.mem_trace.clear();
+    probe.schedule = true;
+    // A probe is the run as asked.
+    const bool plain = !opts.engine && !opts.attach && opts.mem_trace.empty() && opts.schedule;
+    RunResult rule = plain || opts.schedule ? simulate(p, probe) : run_once(probe);
+    probe.tile_max = without;
+    RunResult other = run_once(probe);
+    const std::vector<std::pair<unsigned, uint64_t>> measured = {{rule.tile.tile_max, rule.stats.cycles},
+                                                                 {unsigned(without), other.stats.cycles}};
+    if (!rule.passed() || !other.passed() || other.stats.cycles >= rule.stats.cycles) {
+        if (!plain)
+            rule = simulate(p, opts);
+        rule.tile.measured = measured;
+        return rule;
+    }
+    if (!plain) {
+        RunOptions final = opts;
+        final.tile_max = without;
+        other = run_once(final);
+    }
+    other.tile.reason = reason + "_slower";
+    other.tile.measured = measured;
+    return other;
+}
+
 RunResult run_kernel(const RunOptions &opts)
 {
     if (opts.measure_tiles && opts.tile_max)
@@ -1515,30 +1578,46 @@ RunResult run_kernel(const RunOptions &opts)
                     " with measured tiling: give one (tile_max fixes the tiles, measuring picks them)");
     if (opts.measure_tiles)
         return run_measured(opts);
-    const auto t0 = std::chrono::steady_clock::now();
-    RunResult r;
-    r.manifest = load_kernel(opts);
-    GivenInputs given(opts);
-    resolve_run(r, opts, given);
-    check_needs(r);
-    const std::vector<uint64_t> shape = run_shape(r, opts, given);
-    ProgramHolder prog;
-    assemble_kernel(r, opts, prog.p);
+    return run_checked(opts);
+}
+
+static void plan_run(Plan &p, const RunOptions &opts)
+{
+    p.r.manifest = load_kernel(opts);
+    p.given = std::make_unique<GivenInputs>(opts);
+    resolve_run(p.r, opts, *p.given);
+    check_needs(p.r);
+    p.shape = run_shape(p.r, opts, *p.given);
+    assemble_kernel(p.r, opts, p.prog.p);
+}
+
+// Simulates a planned run with `opts`' engine, traces and check (the plan's
+// inputs, config and program): as often as asked.
+static RunResult simulate(const Plan &p, const RunOptions &opts)
+{
+    RunResult r = p.r;
     const npu_reference *against = find_against(r, opts);
     GlobalMemory g;
-    place_tensors(g, r, opts, given, shape);
+    place_tensors(g, r, opts, *p.given, p.shape);
     Machine mc;
-    build_cores(mc, r, g, prog.p);
+    build_cores(mc, r, g, p.prog.p);
     const RunLimit limit = run_limit(r, opts);
     run_engine(mc, r, opts, g, limit);
-    collect_counts(r, mc, prog.p, limit);
-    unpack_outputs(g, r, shape);
+    collect_counts(r, mc, p.prog.p, limit);
+    unpack_outputs(g, r, p.shape);
     check_accuracy(r, g, against, opts.against);
     for (Placed &pl : g.placed)
         r.tensors[pl.decl->name] = std::move(pl.nchw);
-    r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
     r.derived = derive_figures(r);
     return r;
+}
+
+static RunResult run_once(const RunOptions &opts)
+{
+    Plan p;
+    plan_run(p, opts);
+    return simulate(p, opts);
 }
 
 }  // namespace npusim

@@ -77,6 +77,11 @@ struct RunOptions {
     // rule's tiles and with 16, 8, 4 and 2 KiB, and the fewest cycles win
     // (docs/kernels.md, "Tiles").
     bool measure_tiles = false;
+    // With the rule: where it takes the MSHRs' reach (reasons reads and
+    // paced), the run is also simulated with the tiles the rule takes without
+    // it, and the faster one is the run (docs/kernels.md, "Tiles"); false
+    // runs the rule's pick unchecked, one simulation.
+    bool check_reach = true;
     // Host bytes the caller holds beside the run and keeps through it (npusim
     // graph: its tensors), counted in the run's memory check (check_run_fits).
     uint64_t host_bytes_held = 0;

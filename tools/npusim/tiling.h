@@ -29,7 +29,9 @@ struct TileChoice {
     // tiles of their reach, mshr_reach), "paced" (compute-bound, its reads
     // the MSHRs pace nearly as slowly: larger tiles, transfers in pieces of
     // the reach, kPacedMargin), "share" (compute-bound, but the
-    // core's share is too small for 8 tiles above 16 KiB), "cores" (several cores: 16 KiB), "measured"
+    // core's share is too small for 8 tiles above 16 KiB), "cores" (several cores: 16 KiB),
+    // "reads_slower" / "paced_slower" (the run checked the reach against the
+    // tiles without it and took those, RunOptions::check_reach), "measured"
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
     std::string reason = "default";
@@ -43,8 +45,9 @@ struct TileChoice {
     std::string loop;
     double compute_cycles = 0, core_cycles = 0, shared_cycles = 0;
     std::string core_resource, shared_resource;
-    // reason "measured": each TILE_MAX simulated and its cycles, in the
-    // order tried (the rule's pick first); the fewest won (the first of equals).
+    // Each TILE_MAX simulated and its cycles, in the order tried (the rule's
+    // pick first): with reason "measured", the fewest won (the first of
+    // equals); with a checked reach, its tiles and the tiles without it.
     std::vector<std::pair<unsigned, uint64_t>> measured;
 };
 
