@@ -73,14 +73,39 @@ static inline unsigned npu_calendar_ending_after(const npu_calendar *c, unsigned
     return lo;
 }
 
+/* The first cycle >= max(now, floor) at which `cycles` fit between the
+ * bookings from `from` on and the `extra` intervals (bookings not yet in the
+ * calendar: a request's earlier pieces on this resource); *at is where a
+ * booking there goes among the calendar's. */
+static inline uint64_t npu_calendar_fit(const npu_calendar *c, unsigned from, uint64_t floor, uint64_t now,
+                                        uint64_t cycles, const npu_busy_interval *extra, unsigned nextra,
+                                        unsigned *at)
+{
+    uint64_t t = now > floor ? now : floor;
+    unsigned i;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (i = npu_calendar_ending_after(c, from, t); i < c->n; i++) {
+            if (t + cycles <= c->slot[i].start)
+                break;
+            if (c->slot[i].end > t)
+                t = c->slot[i].end;
+        }
+        for (unsigned k = 0; k < nextra; k++)
+            if (t < extra[k].end && extra[k].start < t + cycles) {
+                t = extra[k].end;
+                moved = 1;
+            }
+    }
+    *at = i;
+    return t;
+}
+
 /* Books `cycles` (>= 1) from the first cycle >= now they fit, forgetting the
  * bookings that end by `horizon`; returns that cycle. */
 static inline uint64_t npu_calendar_book(npu_calendar *c, uint64_t horizon, uint64_t now, uint64_t cycles)
 {
-    /* Ends grow with starts (no overlaps): the ones by the horizon lead. */
-    unsigned old = 0;
-    while (old < c->n && c->slot[old].end <= horizon)
-        old++;
+    const unsigned old = npu_calendar_ending_after(c, 0, horizon);
     if (old)
         npu_calendar_drop(c, old, 0);
     if (c->n == c->cap) {
@@ -93,15 +118,8 @@ static inline uint64_t npu_calendar_book(npu_calendar *c, uint64_t horizon, uint
             npu_calendar_drop(c, (c->n + 1) / 2, 1);
         }
     }
-    uint64_t t = now > c->floor ? now : c->floor;
-    /* The first booking that ends after t, then the first gap from there. */
-    unsigned i = npu_calendar_ending_after(c, 0, t);
-    for (; i < c->n; i++) {
-        if (t + cycles <= c->slot[i].start)
-            break;
-        if (c->slot[i].end > t)
-            t = c->slot[i].end;
-    }
+    unsigned i;
+    const uint64_t t = npu_calendar_fit(c, 0, c->floor, now, cycles, NULL, 0, &i);
     /* A booking that touches its neighbours joins them: no request fits a
      * gap of no cycles, so the calendar answers the same with fewer entries
      * to pass over. */
@@ -123,34 +141,18 @@ static inline uint64_t npu_calendar_book(npu_calendar *c, uint64_t horizon, uint
 }
 
 /* The cycle npu_calendar_book(c, horizon, now, cycles) would give, without
- * booking; `extra` are bookings not yet in the calendar (a request's earlier
- * pieces on this resource). */
+ * booking (what it forgets first, it skips); `extra` as for npu_calendar_fit. */
 static inline uint64_t npu_calendar_probe(const npu_calendar *c, uint64_t horizon, uint64_t now, uint64_t cycles,
                                           const npu_busy_interval *extra, unsigned nextra)
 {
     uint64_t floor = c->floor;
-    unsigned from = npu_calendar_ending_after(c, 0, horizon); /* forgotten first; they end by now */
+    unsigned from = npu_calendar_ending_after(c, 0, horizon), at;
     if (c->n - from == c->cap && c->cap >= NPU_CALENDAR_MAX) { /* the booking would forget half first */
         from += (c->n - from + 1) / 2;
         if (c->slot[from - 1].end > floor)
             floor = c->slot[from - 1].end;
     }
-    uint64_t t = now > floor ? now : floor;
-    for (int moved = 1; moved;) {
-        moved = 0;
-        for (unsigned i = npu_calendar_ending_after(c, from, t); i < c->n; i++) {
-            if (t + cycles <= c->slot[i].start)
-                break;
-            if (c->slot[i].end > t)
-                t = c->slot[i].end;
-        }
-        for (unsigned k = 0; k < nextra; k++)
-            if (t < extra[k].end && extra[k].start < t + cycles) {
-                t = extra[k].end;
-                moved = 1;
-            }
-    }
-    return t;
+    return npu_calendar_fit(c, from, floor, now, cycles, extra, nextra, &at);
 }
 
 #endif

@@ -74,16 +74,28 @@ unsigned npu_dram_channel(const npu_dram *dram, uint64_t addr)
     return (unsigned)((addr / dram->cfg.interleave_bytes) % dram->cfg.channels);
 }
 
+/* A request is cut at interleave boundaries: the piece at *addr (at most
+ * *bytes), its channel and its busy cycles; moves *addr and *bytes past it. */
+static unsigned next_piece(const npu_dram *dram, uint64_t *addr, uint64_t *bytes, uint64_t *busy)
+{
+    const npu_dram_config *c = &dram->cfg;
+    const uint64_t room = c->interleave_bytes - (*addr & (c->interleave_bytes - 1));
+    const uint64_t piece = *bytes < room ? *bytes : room;
+    const unsigned ch = npu_dram_channel(dram, *addr);
+    *busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+    *addr += piece;
+    *bytes -= piece;
+    return ch;
+}
+
 /* Books every piece on its channel; returns the cycle the last one leaves. */
 static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes)
 {
     const npu_dram_config *c = &dram->cfg;
     uint64_t last = now;
     for (uint64_t piece_no = 0; bytes > 0; piece_no++) {
-        uint64_t room = c->interleave_bytes - (addr & (c->interleave_bytes - 1));
-        uint64_t piece = bytes < room ? bytes : room;
-        unsigned ch = npu_dram_channel(dram, addr);
-        uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+        uint64_t busy;
+        const unsigned ch = next_piece(dram, &addr, &bytes, &busy);
         uint64_t start = npu_calendar_book(&dram->channel[ch], dram->horizon, now, busy);
         /* Pieces visit the channels in turn: the first `channels` pieces are
          * the first on theirs, and only they wait for earlier requests. */
@@ -96,8 +108,6 @@ static uint64_t book(npu_dram *dram, uint64_t now, uint64_t addr, uint64_t bytes
             dram->stats.busy_end = start + busy;
         if (start + busy > last)
             last = start + busy;
-        addr += piece;
-        bytes -= piece;
     }
     return last + c->latency;
 }
@@ -113,10 +123,8 @@ uint64_t npu_dram_probe_read(const npu_dram *dram, uint64_t now, uint64_t addr, 
     unsigned nmine = 0, ch_of[NPU_DRAM_PROBE_PIECES];
     uint64_t last = now;
     while (bytes > 0) {
-        uint64_t room = c->interleave_bytes - (addr & (c->interleave_bytes - 1));
-        uint64_t piece = bytes < room ? bytes : room;
-        unsigned ch = npu_dram_channel(dram, addr);
-        uint64_t busy = (piece + c->bytes_per_cycle - 1) / c->bytes_per_cycle;
+        uint64_t busy;
+        const unsigned ch = next_piece(dram, &addr, &bytes, &busy);
         npu_busy_interval same[NPU_DRAM_PROBE_PIECES];
         unsigned nsame = 0;
         for (unsigned k = 0; k < nmine; k++)
@@ -127,8 +135,6 @@ uint64_t npu_dram_probe_read(const npu_dram *dram, uint64_t now, uint64_t addr, 
         ch_of[nmine++] = ch;
         if (start + busy > last)
             last = start + busy;
-        addr += piece;
-        bytes -= piece;
     }
     return last + c->latency;
 }

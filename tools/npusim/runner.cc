@@ -1451,16 +1451,24 @@ void check_matmul(RunResult &r, const GlobalMemory &g)
 
 static RunResult run_once(const RunOptions &opts);
 
+// The run simulated only to compare cycles: the C engine (every engine gives
+// the same cycles), no traces.
+static RunOptions probe_of(const RunOptions &opts)
+{
+    RunOptions probe = opts;
+    probe.engine = nullptr;
+    probe.attach = nullptr;
+    probe.mem_trace.clear();
+    return probe;
+}
+
 // RunOptions::measure_tiles: the run simulated with each candidate TILE_MAX
 // (no traces, the C engine: every engine gives the same cycles), then once
 // more, as asked, with the fastest.
 static RunResult run_measured(const RunOptions &opts)
 {
-    RunOptions probe = opts;
+    RunOptions probe = probe_of(opts);
     probe.measure_tiles = false;
-    probe.engine = nullptr;
-    probe.attach = nullptr;
-    probe.mem_trace.clear();
     const RunResult rule = run_once(probe);
     if (rule.tile.reason == "default") {
         RunOptions plain = opts;
@@ -1543,14 +1551,11 @@ static RunResult run_checked(const RunOptions &opts)
     const uint64_t without = reason == "paced" ? p.r.tile.tile_max : std::min<uint64_t>(kSmallTile, ub);
     if (without == 0 || (reason == "reads" && without == p.r.tile.tile_max))
         return simulate(p, opts);
-    RunOptions probe = opts;
-    probe.engine = nullptr;
-    probe.attach = nullptr;
-    probe.mem_trace.clear();
+    RunOptions probe = probe_of(opts);
     probe.schedule = true;
     // A probe is the run as asked.
     const bool plain = !opts.engine && !opts.attach && opts.mem_trace.empty() && opts.schedule;
-    RunResult rule = plain || opts.schedule ? simulate(p, probe) : run_once(probe);
+    RunResult rule = opts.schedule ? simulate(p, probe) : run_once(probe);
     probe.tile_max = without;
     RunResult other = run_once(probe);
     const std::vector<std::pair<unsigned, uint64_t>> measured = {{rule.tile.tile_max, rule.stats.cycles},
