@@ -72,7 +72,7 @@ static int apply_define(asm_ctx *c, const npu_asm_define *d)
             return define_error(c, d, "%s", "out of memory");
         return 0;
     }
-    asm_value v = { 0, 1, 0.0 }; /* a bare name is 1, as with cc -D */
+    asm_value v = { 0, 1, 0.0, 0, 0.0 }; /* a bare name is 1, as with cc -D */
     if (value[0]) {
         c->cur = (asm_line){ value, strlen(value), 0, 0 };
         asm_lexer lx;

@@ -5,6 +5,7 @@
 #include "asm_internal.h"
 
 #include <errno.h>
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
         if (rc < 0)
             return asm_error(lx->ctx, t->col, "malformed number %s", asm_tok_str(t, q, sizeof q));
         out->is_float = 0;
+        out->literal = 0;
         out->i = (asm_int)v;
         return 0;
     }
@@ -108,6 +110,24 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
     errno = 0;
     double d = strtod(buf, &end);
     int malformed = end != buf + n || (hex && !memchr(buf, 'p', n) && !memchr(buf, 'P', n));
+    /* Rounded to odd: toward zero, then the last bit set where that was
+     * inexact (glibc's strtod follows the rounding mode and raises
+     * FE_INEXACT). */
+    double odd = d;
+    if (!malformed) {
+        fenv_t env;
+        feholdexcept(&env);
+        fesetround(FE_TOWARDZERO);
+        odd = strtod(buf, NULL);
+        const int inexact = fetestexcept(FE_INEXACT) != 0;
+        fesetenv(&env);
+        if (inexact) {
+            uint64_t b;
+            memcpy(&b, &odd, sizeof b);
+            b |= 1;
+            memcpy(&odd, &b, sizeof b);
+        }
+    }
     if (buf != small)
         free(buf);
     if (malformed)
@@ -117,6 +137,8 @@ static int parse_number(asm_lexer *lx, const asm_token *t, asm_value *out)
                          asm_tok_str(t, q, sizeof q));
     out->is_float = 1;
     out->d = d;
+    out->literal = 1;
+    out->odd = odd;
     return 0;
 }
 
@@ -151,6 +173,7 @@ static int parse_primary(asm_lexer *lx, asm_value *out, int depth)
         }
         if (t.len == 3 && (memcmp(t.text, "inf", 3) == 0 || memcmp(t.text, "nan", 3) == 0)) {
             out->is_float = 1;
+            out->literal = 0;
             out->d = t.text[0] == 'i' ? INFINITY : NAN;
             return 0;
         }
@@ -177,9 +200,10 @@ static int parse_unary(asm_lexer *lx, asm_value *out, int depth)
         if (parse_unary(lx, out, depth + 1) < 0)
             return -1;
         if (t.text[0] == '-') {
-            if (out->is_float)
+            if (out->is_float) {
                 out->d = -out->d;
-            else if (out->i > -ASM_INT_MIN) { /* -2^63 is the least integer */
+                out->odd = -out->odd;
+            } else if (out->i > -ASM_INT_MIN) { /* -2^63 is the least integer */
                 char num[48];
                 return asm_error(lx->ctx, t.col,
                                  "integer overflow in expression: -%s is outside -2^63 .. 2^64 - 1",
@@ -201,6 +225,7 @@ static int arith(asm_lexer *lx, const asm_token *op, asm_value *a, const asm_val
             return asm_error(lx->ctx, op->col, "division by zero");
         a->d = o == '+' ? x + y : o == '-' ? x - y : o == '*' ? x * y : x / y;
         a->is_float = 1;
+        a->literal = 0;
         return 0;
     }
     asm_int x = a->i, y = b->i, r;
@@ -281,6 +306,7 @@ static int parse_compare(asm_lexer *lx, asm_value *out, int depth)
     else
         r = op.text[0] == '<' ? lt : gt;
     out->is_float = 0;
+    out->literal = 0;
     out->i = r;
     return 0;
 }

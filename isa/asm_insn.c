@@ -142,7 +142,8 @@ static int peek_bits(asm_lexer *lx)
  * (`-nan` sets the sign bit, as -0.0 does). */
 static int float_bits(asm_lexer *lx, const asm_value *v, int col, npu_dtype dt, uint32_t *bits)
 {
-    double d = v->is_float ? v->d : asm_int_to_double(v->i);
+    /* A literal rounds from its odd-rounded binary64 (asm_value), once. */
+    double d = !v->is_float ? asm_int_to_double(v->i) : v->literal ? v->odd : v->d;
     if (dt == NPU_F16) {
         if (isnan(d)) {
             *bits = NPU_F16_QNAN | (signbit(d) ? 0x8000u : 0);
@@ -165,7 +166,7 @@ static int float_bits(asm_lexer *lx, const asm_value *v, int col, npu_dtype dt, 
         return asm_error(lx->ctx, col, "literal %.9g overflows f32", d);
     } else {
         /* From an integer, one rounding int64 -> float, not two via double. */
-        float f = v->is_float ? (float)v->d
+        float f = v->is_float ? (float)d
                   : v->i < 0  ? (float)(int64_t)v->i
                               : (float)(uint64_t)v->i;
         if (d != 0.0 && f == 0.0f)

@@ -57,6 +57,13 @@ typedef struct asm_value {
     int is_float;
     asm_int i; /* when !is_float */
     double d;  /* when is_float */
+    /* A float literal as written (or negated, or a name for one): `odd` is
+     * it rounded to odd in binary64, which rounds to nearest in binary32 or
+     * binary16 exactly as the decimal itself would (53 bits >= 24 + 2), so
+     * the literal is rounded once; `d`, rounded to nearest, is what
+     * expressions compute with. */
+    int literal;
+    double odd;
 } asm_value;
 
 /* Decimal text of an integer (buf of 48 bytes holds any). */

@@ -317,6 +317,33 @@ TEST(Asm, LongFloatLiteralsAreRead)
     ExpectError("lf s1, 1." + std::string(3000, '0') + "x\n", 1, 8, "malformed number '1." + std::string(46, '0') + "...'");
 }
 
+// A float literal is rounded once to its operand's type (docs/isa.md), not
+// to binary64 and then again: decimals just past a binary32 or binary16
+// midpoint, whose nearest binary64 is the midpoint itself, round up, as does
+// one just above half the least binary16 subnormal (it was "underflows
+// f16"); negated and named literals alike. An expression computes in
+// binary64 and rounds its result.
+TEST(Asm, FloatLiteralsAreRoundedOnce)
+{
+    ASSEMBLE_OK(a, "lf s1, 1.000000059604644775390625000001\n"
+                   "lf s2, -1.000000059604644775390625000001\n"
+                   "vbcasti.f16 v1, 1.00048828125000000001\n"
+                   "vbcasti.f16 v2, 2.98023223876953126e-08\n"
+                   ".equ MID, 1.000000059604644775390625000001\n"
+                   "lf s3, MID\n"
+                   "lf s4, 1.000000059604644775390625\n"
+                   "lf s5, MID * 1\n"
+                   "vbcasti.f16 v3, 65519.9999999999999999\n");
+    EXPECT_EQ((uint32_t)a[0].imm, 0x3f800001u);
+    EXPECT_EQ((uint32_t)a[1].imm, 0xbf800001u);
+    EXPECT_EQ(a[2].imm, 0x3c01);
+    EXPECT_EQ(a[3].imm, 0x0001);
+    EXPECT_EQ((uint32_t)a[4].imm, 0x3f800001u);
+    EXPECT_EQ((uint32_t)a[5].imm, 0x3f800000u);  // the midpoint exactly: to even
+    EXPECT_EQ((uint32_t)a[6].imm, 0x3f800000u);  // binary64's product is the midpoint
+    EXPECT_EQ(a[7].imm, 0x7bff);                 // 65504, not "overflows f16"
+}
+
 TEST(Asm, EquNamesIntegerAndFloatConstants)
 {
     ASSEMBLE_OK(a, ".equ TILE, 64\n"

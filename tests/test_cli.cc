@@ -9,13 +9,16 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 #include <string>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "error.h"
 #include "config.h"
 #include "run_limits.h"
 #include "manifest.h"
@@ -983,6 +986,51 @@ TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
     EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed";
     EXPECT_EQ(access((out + ".tmp.1").c_str(), F_OK), 0);
     EXPECT_EQ(access(other.c_str(), F_OK), 0);
+}
+
+// An output that is not a plain file is written, never replaced: a device
+// (as root, renaming a temp over /dev/null made it a plain file), a FIFO,
+// and a link's target (the link stays a link); /dev/full says it is full.
+TEST(AtomicFile, DevicesFifosAndLinksAreWrittenNotReplaced)
+{
+    // (A machine whose /dev/null an older npusim replaced checks nothing there.)
+    struct stat st;
+    const bool null_is_device = stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode);
+    npusim::write_file_atomic("/dev/null", "{}\n");
+    ASSERT_EQ(stat("/dev/null", &st), 0);
+    EXPECT_EQ(S_ISCHR(st.st_mode), null_is_device);
+    try {
+        npusim::write_file_atomic("/dev/full", std::string(1 << 16, 'x'));
+        ADD_FAILURE() << "/dev/full took the bytes";
+    } catch (const npusim::Error &e) {
+        EXPECT_EQ(std::string(e.what()), "/dev/full: write failed: No space left on device");
+    }
+    ASSERT_EQ(stat("/dev/full", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+    const std::string fifo = tmpdir() + "/atomic_fifo";
+    unlink(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::string got;
+    std::thread reader([&] { got = slurp(fifo); });
+    npusim::write_file_atomic(fifo, "through the fifo\n");
+    reader.join();
+    EXPECT_EQ(got, "through the fifo\n");
+    ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+    const std::string target = tmpdir() + "/atomic_target.json", link = tmpdir() + "/atomic_link.json";
+    write(target, "old");
+    unlink(link.c_str());
+    ASSERT_EQ(symlink("atomic_target.json", link.c_str()), 0);  // relative to the link's folder
+    npusim::write_file_atomic(link, "new");
+    EXPECT_EQ(slurp(target), "new");
+    ASSERT_EQ(lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    Result r = run_cli("run relu --shape 1,16,8,8 -q --json /dev/null");
+    EXPECT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(stat("/dev/null", &st), 0);
+    EXPECT_EQ(S_ISCHR(st.st_mode), null_is_device);
 }
 
 // Every way out of a run, an error after its cores and memory system exist

@@ -141,6 +141,47 @@ TEST(CliContract, AsmRefusesAnOutputThatIsOneOfItsSources)
     EXPECT_TRUE(exists(d + "/n.bin"));
 }
 
+// cache, compare and graph wrote their outputs over their own inputs (the
+// trace, the config, a kernel's source, a step's kernel) and exited 0, as
+// run and asm refuse to.
+TEST(CliContract, OutputsNeverReplaceTheFilesACommandReads)
+{
+    const std::string d = fresh_dir("inputs_kept");
+    InDir in(d);
+    const std::string root = NPUSIM_SOURCE_ROOT;
+    const std::string din = "0 1000 4\n1 1040 4\n", cfg = "core: {vlen: 256}\n";
+    write(d + "/t.din", din);
+    write(d + "/c.yaml", cfg);
+    write(d + "/k.s", slurp(root + "/kernels/relu.s"));
+    const std::string why = " (an output cannot replace a file it is made from)\n";
+    expect_refused("cache t.din --json t.din", "t.din: named by both the trace and --json" + why);
+    expect_refused("cache t.din --config c.yaml --json ./c.yaml", "./c.yaml: named by both the config and --json" + why);
+    expect_refused("compare relu --shape 1,1,4,4 --config c.yaml --csv c.yaml",
+                   "c.yaml: named by both the config and --csv" + why);
+    expect_refused("compare ./k.s --shape 1,1,4,4 --json k.s",
+                   "k.s: named by both the kernel and --json" + why);
+    EXPECT_EQ(slurp(d + "/t.din"), din);
+    EXPECT_EQ(slurp(d + "/c.yaml"), cfg);
+}
+
+// A manifest's input range past the dtype's finite values made every
+// generated element past it infinite (range=-1e10,8 in fp16: all -inf, and
+// the run passed); given inputs are the caller's.
+TEST(CliContract, AnInputRangePastTheDtypeIsRefused)
+{
+    const std::string d = fresh_dir("input_range");
+    std::string src = slurp(std::string(NPUSIM_SOURCE_ROOT) + "/kernels/relu.s");
+    const std::string from = "x range=-8,8";
+    ASSERT_NE(src.find(from), std::string::npos);
+    src.replace(src.find(from), from.size(), "x range=-1e10,8");
+    write(d + "/wide.s", src);
+    expect_refused("run " + d + "/wide.s --dtype fp16 --shape 1,1,4,4",
+                   "input x: its range -1e+10 .. 8 is past fp16's finite values (-65504 .. 65504); give inputs, or a "
+                   "manifest range within them\n");
+    Result fp32 = run_cli("run " + d + "/wide.s --dtype fp32 --shape 1,1,4,4 -q");
+    EXPECT_EQ(fp32.status, 0) << fp32.err;
+}
+
 // An output that cannot be written is found before any work: merge used to
 // leave its CSV when the JSONL's folder was missing, compare to simulate
 // every kernel and print the table first.
@@ -245,6 +286,22 @@ TEST(CliContract, KernelParametersAreFiniteInBinary32)
     // The largest binary32 is taken as written.
     nlohmann::json j = run_json("leaky_relu --shape 1,1,4,4 --dtype fp32 --param alpha=3.4028234e38");
     EXPECT_EQ(j["params"]["alpha"].get<double>(), double(3.4028234e38f)) << j["params"];
+    // A non-zero value that rounds to zero is refused (it ran with alpha 0),
+    // the least subnormal is taken, and a value is rounded once to binary32:
+    // this one, just above the midpoint of 1 and 1 + 2^-23, rounded to the
+    // midpoint in binary64 and then to 1.
+    for (const char *v : {"1e-50", "-7e-46"})
+        expect_refused(std::string("run leaky_relu --shape 1,1,4,4 --param alpha=") + v,
+                       std::string("--param alpha=") + v + ": '" + v +
+                           "' underflows binary32 (kernels take parameters as binary32; the smallest non-zero is "
+                           "1.4e-45)\n");
+    j = run_json("leaky_relu --shape 1,1,4,4 --dtype fp32 --param alpha=1e-45");
+    EXPECT_EQ(j["params"]["alpha"].get<double>(), double(0x1p-149f)) << j["params"];
+    j = run_json("leaky_relu --shape 1,1,4,4 --dtype fp32 --param alpha=1.000000059604644775390625000001");
+    EXPECT_EQ(j["params"]["alpha"].get<double>(), double(0x1.000002p0f)) << j["params"];
+    // Given twice is an error, as a repeated --input is (the last one won).
+    expect_refused("run leaky_relu --shape 1,1,4,4 --param alpha=1 --param alpha=2",
+                   "--param alpha=2: parameter 'alpha' is given twice\n");
 }
 
 // A parameter is a number as written: strtod alone would skip the space of
@@ -356,6 +413,19 @@ TEST(CliContract, ArgumentErrorsAreOneLineNamingWhatIsWrong)
     expect_refused("run relu --bogus", "The following argument was not expected: --bogus\n");
     expect_refused("run relu --dtype fp64", "dtype: unknown dtype 'fp64' (fp16, fp32)\n");
     expect_refused("run relu --seed -1", "--seed: '-1' is not a whole number (0 .. 18446744073709551615)\n");
+    // An empty value is refused, never taken as the option left out (--json
+    // "" wrote nothing and exited 0).
+    const std::pair<const char *, const char *> empty[] = {
+        {"run relu --json ''", "--json"},   {"run relu --trace ''", "--trace"},   {"run relu --config ''", "--config"},
+        {"compare relu --csv ''", "--csv"}, {"graph ''", "spec"},            {"merge x -o ''", "--output"},
+        {"cache x.din --json ''", "--json"}};
+    for (const auto &[args, name] : empty)
+        expect_refused(args, std::string(name) + ": empty value (give one, or leave the option out)\n");
+    // compare's seed too: CLI11 wrapped -1 and saturated 2^64 and more.
+    expect_refused("compare relu --shape 1,16,8,8 --seed -1",
+                   "--seed: '-1' is not a whole number (0 .. 18446744073709551615)\n");
+    expect_refused("compare relu --shape 1,16,8,8 --seed 18446744073709551616",
+                   "--seed: '18446744073709551616' is out of range (0 .. 18446744073709551615)\n");
     expect_refused("dis " + tmpdir(), tmpdir() + ": cannot open: Is a directory\n");
     expect_refused("cache " + tmpdir(), tmpdir() + ": cannot open: Is a directory\n");
     Result help = run_cli("config --help");

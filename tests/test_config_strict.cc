@@ -96,6 +96,18 @@ TEST(ConfigStrict, DuplicateKeyNamesItsSecondOccurrence)
                  p + ":2:1: base: duplicate key (first at line 1, column 1)");
 }
 
+// A control character (a NUL) is one line at its place: yaml-cpp read a NUL
+// as an escape and printed the byte, over two lines.
+TEST(ConfigStrict, AControlCharacterIsOneLineAtItsPlace)
+{
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, std::string("core:\n  vlen: 512\0\n", 19)),
+                 p + ":2:12: control character 0x00 (YAML allows tab, line feed and carriage return only)");
+    expect_error(show_file(p, "core:\n  vlen: 5\x04" "12\n"),
+                 p + ":2:10: control character 0x04 (YAML allows tab, line feed and carriage return only)");
+    EXPECT_EQ(show_file(p, "core:\r\n\tvlen: 512\r\n").status, 2);  // a tab indents nothing in YAML: its own error
+}
+
 TEST(ConfigStrict, ASectionThatIsNotAMappingSaysSo)
 {
     // These said "units: unknown key", of a section every config has.

@@ -22,6 +22,7 @@
 #include "error.h"
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
 #include "compare.h"
 #include "report.h"
 #include "runner.h"
@@ -198,7 +199,16 @@ unsigned run_into(const std::string &dir, const std::string &spec_text)
     SweepRunOptions o;
     o.out_dir = dir;
     o.jobs = 1;
-    o.npusim_exe = "/bin/true";
+    // A point's run that only writes its stats (merge counts a point done
+    // by its status and its stats).
+    static const std::string exe = [] {
+        const std::string path = ::testing::TempDir() + "/sweep_stats_only.sh";
+        std::ofstream(path) << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && echo '{}' > \"$2\"; shift; done\n"
+                               "exit 0\n";
+        std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+        return path;
+    }();
+    o.npusim_exe = exe;
     return run_sweep(spec, expand_sweep(spec), o).failed;
 }
 
@@ -329,6 +339,66 @@ TEST(Sweep, ShardSyntax)
     EXPECT_THROW(parse_shard("3/3"), Error);
     EXPECT_THROW(parse_shard("1"), Error);
     EXPECT_THROW(parse_shard("1/0"), Error);
+    // sscanf's %u took these, wrapping them to other shards without a word.
+    for (const char *wrapped : {"0/4294967298", "-4294967295/3", "0/-1", "1/18446744073709551617", " 1/3", "1/3 "})
+        EXPECT_THROW(parse_shard(wrapped), Error) << wrapped;
+}
+
+// merge reads points.json as the sweep wrote it: an entry of another shape
+// is one line naming the point and the key (an entry without a kernel
+// aborted on a JSON assertion), and a point that ended ok without its
+// stats (removed, cut short, not JSON) is failed, not a row of empty cells.
+TEST(Sweep, MergeChecksThePointsAndTheirStats)
+{
+    const std::string dir = fresh_dir("sweep_merge_checks");
+    ASSERT_EQ(run_into(dir, "kernels: [relu]\n"), 0u);
+    const std::string manifest = read_file(dir + "/points.json");
+    const nlohmann::json good = nlohmann::json::parse(manifest);
+    const std::string id = good[0]["id"];
+    const struct {
+        const char *key;
+        nlohmann::json value;
+        const char *error;
+    } bad[] = {
+        {"kernel", nullptr, "'kernel' must be a string"},
+        {"kernel", 5, "'kernel' must be a string"},
+        {"index", "a", "'index' must be a whole number"},
+        {"index", -1, "'index' must be a whole number"},
+        {"id", "../x", "'id' must name a folder of points/"},
+        {"id", "", "'id' must name a folder of points/"},
+        {"overrides", nlohmann::json::array(), "'overrides' must be an object"},
+    };
+    for (const auto &b : bad) {
+        nlohmann::json edited = good;
+        if (b.value.is_null())
+            edited[0].erase(b.key);
+        else
+            edited[0][b.key] = b.value;
+        std::ofstream(dir + "/points.json") << edited.dump();
+        try {
+            merge_sweep(dir, dir + "/out.csv", "");
+            ADD_FAILURE() << "no error for " << edited.dump();
+        } catch (const Error &e) {
+            EXPECT_EQ(std::string(e.what()), dir + "/points.json: point 0: " + b.error);
+        }
+    }
+    std::ofstream(dir + "/points.json") << manifest;
+    const std::string stats = dir + "/points/" + id + "/stats.json";
+    const std::string kept = read_file(stats);
+    for (const char *text : {"", "{bad", "[]"}) {
+        if (*text)
+            std::ofstream(stats) << text;
+        else
+            std::filesystem::remove(stats);
+        const MergeSummary sum = merge_sweep(dir, dir + "/out.csv", "");
+        EXPECT_EQ(sum.done, 0u) << text;
+        EXPECT_EQ(sum.failed, 1u) << text;
+        EXPECT_NE(read_file(dir + "/out.csv").find(*text ? "ok, but its stats.json is not a JSON object"
+                                                     : "ok, but its stats.json is missing"),
+                  std::string::npos);
+    }
+    std::ofstream(stats) << kept;
+    EXPECT_EQ(merge_sweep(dir, dir + "/out.csv", "").done, 1u);
 }
 
 namespace {

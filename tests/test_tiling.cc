@@ -37,6 +37,19 @@ RunResult run(const std::string &kernel, const std::string &dtype, std::vector<u
     return run_kernel(o);
 }
 
+// The run `o` in written order takes the tiles (and reason, and checked
+// candidates) of its scheduled run `r`: the check simulates the scheduled
+// program.
+void expect_written_order_takes_its_tiles(RunOptions o, const RunResult &r)
+{
+    o.schedule = false;
+    const RunResult written = run_kernel(o);
+    EXPECT_EQ(written.tile.reason, r.tile.reason);
+    EXPECT_EQ(written.tile.tile_max, r.tile.tile_max);
+    EXPECT_EQ(written.tile.measured, r.tile.measured);
+    EXPECT_TRUE(written.passed());
+}
+
 // kernel in dtype on 1x64x56x56 on configs/edge.yaml, as a run would take it.
 RunOptions on_edge(const std::string &kernel, const std::string &dtype)
 {
@@ -205,7 +218,7 @@ TEST(Tiling, PacedPiecesComputeEveryElementAndKeepTheSchedule)
                                                    {"dma.bytes_per_cycle=16"}}) {
             RunOptions o = on_edge(kernel, "fp32");
             o.shape = {1, 37, 61, 59};
-            o.check_reach = false;  // the pieces run, faster or not
+            o.check_tiles = false;  // the pieces run, faster or not
             for (const std::string &s : sets)
                 apply_override(o.config, s);
             const RunResult r = run_kernel(o);
@@ -265,7 +278,7 @@ TEST(Tiling, PiecesComputeEveryElementOnAnyShape)
                                                        {"core.vlen=2048"}}) {
                 RunOptions o = on_edge(kernel, dtype);
                 o.shape = {2, 20, 23, 17};
-                o.check_reach = false;  // the pieces run, faster or not
+                o.check_tiles = false;  // the pieces run, faster or not
                 for (const std::string &s : sets)
                     apply_override(o.config, s);
                 const RunResult r = run_kernel(o);
@@ -322,11 +335,14 @@ TEST(Tiling, ASmallShareKeeps16KiB)
     EXPECT_EQ(run("gelu_tanh", "fp16", {1, 16, 28, 28}).tile.reason, "share");
 }
 
+// ... and on 2 cores, checked against 8, 4 and 2 KiB, keeps them.
 TEST(Tiling, AComputeBoundLoopOnSeveralCoresKeeps16KiB)
 {
     const RunResult r = run("gelu_tanh", "fp16", {1, 64, 56, 56}, {"system.cores=2"});
     EXPECT_EQ(r.tile.reason, "cores");
     EXPECT_EQ(r.tile.tile_max, 16384u);
+    ASSERT_EQ(r.tile.measured.size(), 4u);
+    EXPECT_EQ(r.tile.measured[0], std::make_pair(16384u, r.stats.cycles));
 }
 
 // --schedule off takes the tiles the scheduled run takes (chosen on the
@@ -430,6 +446,67 @@ TEST(Tiling, MeasuringKeepsTheFastestCandidate)
     EXPECT_LT(fewest, r.tile.measured[0].second);  // here smaller tiles win
 }
 
+// On several cores the rule's pick is checked against 16, 8, 4 and 2 KiB:
+// gelu_tanh fp16 on 8 cores, which the rule keeps at 16 KiB (17,337
+// cycles), runs with 4 KiB (15,762), the same cycles as the run given 4 KiB
+// and as measuring picks, in written order too; unchecked it runs the
+// rule's 16 KiB. A tensor whose share every candidate holds whole (1 KiB per
+// core) is one program whatever the tiles: nothing to check.
+TEST(Tiling, SeveralCoresCheckTheRulesTilesAgainstTheLadder)
+{
+    RunOptions o = options("gelu_tanh", "fp16", {1, 64, 56, 56}, {"system.cores=8"});
+    const RunResult r = run_kernel(o);
+    EXPECT_EQ(r.tile.reason, "cores_slower");
+    EXPECT_EQ(r.tile.tile_max, 4096u);
+    const std::vector<std::pair<unsigned, uint64_t>> want = {{16384, 17337}, {8192, 15944}, {4096, 15762}, {2048, 16526}};
+    EXPECT_EQ(r.tile.measured, want);
+    EXPECT_EQ(r.stats.cycles, 15762u);
+    EXPECT_TRUE(r.passed());
+    EXPECT_EQ(run("gelu_tanh", "fp16", {1, 64, 56, 56}, {"system.cores=8"}, 4096).stats.cycles, r.stats.cycles);
+    o.check_tiles = false;
+    const RunResult guess = run_kernel(o);
+    EXPECT_EQ(guess.tile.reason, "cores");
+    EXPECT_EQ(guess.tile.tile_max, 16384u);
+    EXPECT_EQ(guess.stats.cycles, 17337u);
+    EXPECT_TRUE(guess.tile.measured.empty());
+    o.check_tiles = true;
+    o.measure_tiles = true;
+    const RunResult measured = run_kernel(o);
+    EXPECT_EQ(measured.tile.tile_max, r.tile.tile_max);
+    EXPECT_EQ(measured.tile.measured, r.tile.measured);
+    o.measure_tiles = false;
+    expect_written_order_takes_its_tiles(o, r);
+
+    const RunResult small = run("gelu_tanh", "fp16", {1, 16, 8, 8}, {"system.cores=2"});
+    EXPECT_EQ(small.tile.reason, "cores");
+    EXPECT_TRUE(small.tile.measured.empty());
+    // One core is checked only where the rule takes the MSHRs' reach.
+    const RunResult one = run("gelu_tanh", "fp16", {1, 64, 56, 56});
+    EXPECT_EQ(one.tile.reason, "compute");
+    EXPECT_TRUE(one.tile.measured.empty());
+}
+
+// A cube kernel's tiles are the cube's fractals: a tile cap is refused (it
+// was taken and ignored, the report saying "TILE_MAX 256 bytes (given)").
+TEST(Tiling, ACubeKernelTakesNoTileCap)
+{
+    for (const char *kernel : {"matmul", "conv2d"}) {
+        RunOptions o;
+        o.kernel = kernel;
+        o.dtype = "fp16";
+        o.shape = std::string(kernel) == "matmul" ? std::vector<uint64_t>{1, 32, 32, 32} : std::vector<uint64_t>{1, 16, 8, 8};
+        o.tile_max = 256;
+        try {
+            run_kernel(o);
+            ADD_FAILURE() << kernel << ": no error";
+        } catch (const Error &e) {
+            EXPECT_EQ(std::string(e.what()), std::string("tile_max 256: ") + kernel +
+                                                 " takes no tile cap (its tiles are the cube's; tile_max is for the "
+                                                 "activations)");
+        }
+    }
+}
+
 // The reach is checked: hardswish fp32 on the default config with 8 MSHRs
 // (9.8 bytes per cycle of fills against the engine's 32) is memory-bound by
 // the MSHRs, but its 7-stage pipeline fills and drains every 1 KiB tile of
@@ -442,7 +519,7 @@ TEST(Tiling, TheReachIsCheckedAgainstTheTilesWithoutIt)
     const RunResult r = run_kernel(o);
     EXPECT_EQ(r.tile.reason, "reads_slower");
     EXPECT_EQ(r.tile.tile_max, 16384u);
-    o.check_reach = false;
+    o.check_tiles = false;
     const RunResult guess = run_kernel(o);
     EXPECT_EQ(guess.tile.reason, "reads");
     EXPECT_EQ(guess.tile.tile_max, 1024u);
@@ -452,15 +529,8 @@ TEST(Tiling, TheReachIsCheckedAgainstTheTilesWithoutIt)
     EXPECT_EQ(r.stats.cycles, run("hardswish", "fp32", {1, 64, 56, 56}, {"l2.mshrs=8"}, 16384).stats.cycles);
     EXPECT_LT(r.stats.cycles, guess.stats.cycles);
     EXPECT_TRUE(r.passed());
-    // Written order takes the scheduled run's tiles: the check simulates
-    // the scheduled program.
-    o.check_reach = true;
-    o.schedule = false;
-    const RunResult written = run_kernel(o);
-    EXPECT_EQ(written.tile.reason, "reads_slower");
-    EXPECT_EQ(written.tile.tile_max, 16384u);
-    EXPECT_EQ(written.tile.measured, r.tile.measured);
-    EXPECT_TRUE(written.passed());
+    o.check_tiles = true;
+    expect_written_order_takes_its_tiles(o, r);
 
     const RunResult edge = run_kernel(on_edge("relu", "fp16"));
     EXPECT_EQ(edge.tile.reason, "reads");

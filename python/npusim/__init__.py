@@ -227,9 +227,10 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     tile_max: cap the kernel's tiles at this many bytes (a multiple of 256, at
     least two vectors for a kernel with a per-channel input, one otherwise); 0 lets
     npusim choose for the config and shape (Result.json["tiling"] says how):
-    tiling="rule" from the schedule and the config (where it takes the L2
-    MSHRs' reach, checked against the tiles without it by a second
-    simulation), "measure" by simulating
+    tiling="rule" from the schedule and the config, checked by simulation
+    where the rule is least sure (several cores: against 16, 8, 4 and 2 KiB;
+    one core, where it takes the L2 MSHRs' reach: against the tiles without
+    it), "measure" by simulating
     the rule's pick and 16, 8, 4 and 2 KiB and keeping the fastest (with
     tile_max 0 only: a cap and measuring together raise npusim.Error).
     """

@@ -19,24 +19,69 @@
 
 namespace npusim {
 
-void write_file_atomic(const std::string &path, const std::string &data)
+namespace {
+
+// Where writing `path` lands: a link's target (followed through links, a
+// relative one from the link's folder), so that the link stays a link and
+// its target is what changes; else `path`.
+std::string link_target(const std::string &path)
 {
+    namespace fs = std::filesystem;
+    fs::path p = path;
+    std::error_code ec;
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); hops++) {
+        const fs::path to = fs::read_symlink(p, ec);
+        if (ec)
+            break;
+        p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    return p.string();
+}
+
+// A file that is not a plain file or a folder (a device such as /dev/null, a
+// FIFO, a socket): written in place, since renaming over it would replace it.
+bool is_special(const std::string &path)
+{
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+void write_in_place(const std::string &path, const std::string &data)
+{
+    FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        throw Error(path + ": cannot write: " + std::strerror(errno));
+    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+    ok = (std::fflush(f) == 0) && ok;
+    const int e = errno;
+    ok = (std::fclose(f) == 0) && ok;
+    if (!ok)
+        throw Error(path + ": write failed: " + std::strerror(e ? e : errno));
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string &given, const std::string &data)
+{
+    if (is_special(given))
+        return write_in_place(given, data);
+    const std::string path = link_target(given);
     std::string tmp = path + ".tmp." + std::to_string(getpid());
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f)
-        throw Error(path + ": cannot write: " + std::strerror(errno));
+        throw Error(given + ": cannot write: " + std::strerror(errno));
     bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
     ok = (std::fflush(f) == 0) && ok;
     ok = (fsync(fileno(f)) == 0) && ok;
     ok = (std::fclose(f) == 0) && ok;
     if (!ok) {
         std::remove(tmp.c_str());
-        throw Error(path + ": write failed: " + std::strerror(errno));
+        throw Error(given + ": write failed: " + std::strerror(errno));
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;
         std::remove(tmp.c_str());
-        throw Error(path + ": cannot rename into place: " + std::strerror(e));
+        throw Error(given + ": cannot rename into place: " + std::strerror(e));
     }
     remove_stale_temps(path);
 }
@@ -83,11 +128,14 @@ namespace {
 
 // Why `path` could not be written as write_file_atomic writes it (a new file
 // in its folder, renamed over it), or 0.
-int cannot_write(const std::string &path)
+int cannot_write(const std::string &given)
 {
     struct stat st;
-    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    if (stat(given.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         return EISDIR;
+    if (is_special(given))
+        return access(given.c_str(), W_OK) == 0 ? 0 : errno;
+    const std::string path = link_target(given);
     std::string dir = std::filesystem::path(path).parent_path().string();
     if (dir.empty())
         dir = ".";

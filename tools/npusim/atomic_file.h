@@ -9,7 +9,10 @@
 namespace npusim {
 
 // Writes `data` to `path` atomically: to `path`.tmp.PID, flushed to disk
-// (fsync), then renamed over `path`. Throws npusim::Error on failure.
+// (fsync), then renamed over `path`; through a link, over the link's target
+// (the link stays). A path that is neither a plain file nor a folder (a
+// device such as /dev/null, a FIFO, /dev/fd/N) is written in place, since
+// renaming would replace it. Throws npusim::Error on failure.
 void write_file_atomic(const std::string &path, const std::string &data);
 
 // Removes the `path`.tmp.PID files of processes that no longer run (a run

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -122,7 +123,12 @@ int cmd_graph(const GraphArgs &a)
     if (!a.trace_dir.empty() && stat(a.trace_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))  // else run_graph says so
         for (const std::string &f : graph_trace_files(spec, a.variants, a.trace_dir))
             outputs.emplace_back("--trace-dir", f);
-    check_output_paths(outputs, {{"the spec", a.spec}, {"the config", config_file}});
+    std::vector<std::pair<std::string, std::string>> read = {{"the spec", a.spec}, {"the config", config_file}};
+    for (const GraphVariant &v : spec.variants)
+        for (const GraphStep &st : v.steps)
+            if (std::filesystem::is_regular_file(st.kernel))
+                read.emplace_back("a step's kernel", st.kernel);
+    check_output_paths(outputs, read);
     const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
         write_output(a.json, graph_json(g).dump(2) + "\n");
@@ -247,7 +253,11 @@ int cmd_compare(const CompareArgs &a)
     if (!a.plot.empty() && !o.run.config.timed)  // the chart is of cycles, which a functional run has not
         throw Error("--plot needs timing (sim.mode: timed)");
     o.jobs = a.jobs;
-    check_output_paths({{"--json", a.json}, {"--csv", a.csv}, {"--plot", a.plot}});
+    std::vector<std::pair<std::string, std::string>> read = {{"the config", a.config}};
+    for (const std::string &k : a.kernels)
+        if (std::filesystem::is_regular_file(k))
+            read.emplace_back("the kernel", k);
+    check_output_paths({{"--json", a.json}, {"--csv", a.csv}, {"--plot", a.plot}}, read);
     std::vector<nlohmann::json> reports = run_compare(o);
     nlohmann::json data = compare_json(reports);
     if (!a.plot.empty())  // first: the one output that needs another program
@@ -319,7 +329,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("--shape", ca->shape, "NCHW shape (default 1,64,56,56)");
     c->add_option("--config", ca->config, "Hardware config YAML");
     c->add_option("--set", ca->sets, "Override a config key, KEY=VALUE (repeatable)");
-    c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)");
+    c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)")->check(kUint64);
     c->add_option("-j,--jobs", ca->jobs, "Kernels run at once, in threads (default: the number of cores; the table is the same)");
     c->add_option("--json", ca->json, "Write the table as JSON (- for stdout, instead of the table)");
     c->add_option("--csv", ca->csv, "Write the table as CSV (- for stdout, instead of the table)");

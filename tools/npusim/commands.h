@@ -16,6 +16,10 @@ struct Command {
 
 std::vector<Command> add_study_commands(CLI::App &app);
 
+// A whole number in 0 .. 2^64 - 1, written in decimal (whole_number_problem,
+// runner.h): CLI11 would wrap `-1` or saturate a 30-digit seed without a word.
+extern const CLI::Validator kUint64;
+
 // The running binary, for commands that start `npusim run` children.
 std::string self_exe();
 // Folder of the helper scripts (tools/), for plots.

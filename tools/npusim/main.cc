@@ -143,10 +143,13 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         double v = std::strtod(kv.second.c_str(), &end);
         if (std::isspace(static_cast<unsigned char>(kv.second[0])) || *end != '\0')
             throw Error("--param " + s + ": '" + kv.second + "' is not a number");
-        const std::string problem = parameter_problem(v);  // 1e400, 1e39, nan
+        const std::string problem = parameter_problem(v);  // 1e400, 1e39, nan, 1e-50
         if (!problem.empty())
             throw Error("--param " + s + ": '" + kv.second + "'" + problem);
-        opts.params[kv.first] = v;
+        // Rounded once, to the binary32 the kernel takes (strtof), not
+        // through binary64 first.
+        if (!opts.params.emplace(kv.first, double(std::strtof(kv.second.c_str(), nullptr))).second)
+            throw Error("--param " + s + ": parameter '" + kv.first + "' is given twice");
     }
     check_trace_flags(tf);
     if (tf.any() && !opts.config.timed)
@@ -194,7 +197,7 @@ int cmd_cache(const std::string &trace, const std::string &config_file, const st
               const std::string &json_path)
 {
     const Config cfg = build_config(config_file, sets);
-    check_output_paths({{"--json", json_path}});
+    check_output_paths({{"--json", json_path}}, {{"the trace", trace}, {"the config", config_file}});
     const DinReplay r = replay_din(cfg, trace, read_file(trace));
     if (!json_path.empty())
         write_output(json_path, din_replay_json(r).dump(2) + "\n");
@@ -457,11 +460,26 @@ void check_subcommand_names(CLI::App &app, int argc, char **argv)
     }
 }
 
+// An option given an empty value (`--json ""`) is an error, never the same
+// as not giving it: a path, a name or a number left empty by a script's
+// unset variable would otherwise be dropped without a word. A dtype and a
+// shape keep their own messages (the dtypes; the dimensions expected).
+void check_no_empty_values(const CLI::App &app, const std::string &path)
+{
+    for (const CLI::Option *o : app.get_options()) {
+        if (o->count() == 0 || o->get_name() == "--dtype" || o->get_name() == "--shape")
+            continue;
+        for (const std::string &v : o->results())
+            if (v.empty())
+                throw Error(path + o->get_name() + ": empty value (give one, or leave the option out)");
+    }
+    for (const CLI::App *sub : app.get_subcommands())
+        check_no_empty_values(*sub, path);
+}
+
 }  // namespace
 
-// A whole number in 0 .. 2^64 - 1, written in decimal: CLI11 would wrap
-// `-1` or saturate a 30-digit seed without a word.
-const CLI::Validator kUint64([](std::string &text) { return whole_number_problem(text); }, "UINT64");
+const CLI::Validator npusim::kUint64([](std::string &text) { return whole_number_problem(text); }, "UINT64");
 
 #if NPUSIM_HAVE_SYSTEMC
 int sc_main(int argc, char **argv)
@@ -515,9 +533,10 @@ int main(int argc, char **argv)
         ->check(kUint64);
     std::string tiling = "rule";
     run->add_option("--tiling", tiling,
-                    "rule: pick the tiles from the schedule and the config (where it takes the L2 MSHRs' reach, "
-                    "checked against the tiles without it by a second simulation); measure: simulate the rule's pick and "
-                    "16, 8, 4 and 2 KiB, keep the fastest (several runs)");
+                    "rule: pick the tiles from the schedule and the config, checked by simulation where the rule is "
+                    "least sure (several cores: against 16, 8, 4 and 2 KiB; one core, where it takes the L2 MSHRs' "
+                    "reach: against the tiles without it); measure: simulate the rule's pick and 16, 8, 4 and 2 KiB, "
+                    "keep the fastest (several runs)");
     run->add_flag("-q,--quiet", quiet, "Print no text report");
     TraceFlags trace_flags;
     run->add_option("--trace", trace_flags.perfetto,
@@ -602,6 +621,7 @@ int main(int argc, char **argv)
     try {
         check_subcommand_names(app, argc, argv);
         app.parse(argc, argv);
+        check_no_empty_values(app, "");
     } catch (const CLI::ParseError &e) {
         return app.exit(e) == 0 ? 0 : 2;
     } catch (const Error &e) {

@@ -790,6 +790,8 @@ std::string format_tiling(const TileChoice &t)
                       : t.reason == "paced"   ? "compute-bound, its reads paced by the L2 MSHRs nearly as slowly: tiles of an eighth of the core's share, sent in pieces of the MSHRs' reach"
                       : t.reason == "reads_slower" ? "memory-bound, its reads paced by the L2 MSHRs, but tiles of their reach simulated slower"
                       : t.reason == "paced_slower" ? "compute-bound, its reads paced by the L2 MSHRs, but pieces of their reach simulated slower"
+                      : t.reason == "cores_slower" ? "compute-bound, but several cores share the L2, where 16 KiB tiles simulated slower"
+                      : t.reason == "memory_slower" ? "not compute-bound, but on several cores 16 KiB tiles simulated slower"
                                               : "not compute-bound";
     if (t.reason == "measured")
         why = "measured, the fewest cycles of";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -152,6 +153,8 @@ private:
     std::map<std::string, NpyArray> read_;
 };
 
+std::string shortest(double v);  // "%.9g", below
+
 // A tensor input's logical shape is the run's NCHW shape; a per-channel
 // input's is [C].
 NpyArray make_input(const TensorDecl &t, const RunOptions &opts, GivenInputs &given, npu_dtype dt,
@@ -175,6 +178,13 @@ NpyArray make_input(const TensorDecl &t, const RunOptions &opts, GivenInputs &gi
         }
         return a;
     }
+    // Generated inputs are finite in the dtype: a range past it (range=-1e10,8
+    // in fp16) made every element that rounds past it infinite.
+    const double largest = dt == NPU_F16 ? 65504.0 : double(FLT_MAX);
+    if (std::fabs(t.range_lo) > largest || std::fabs(t.range_hi) > largest)
+        throw Error("input " + t.name + ": its range " + shortest(t.range_lo) + " .. " + shortest(t.range_hi) +
+                    " is past " + dtype_name + "'s finite values (" + shortest(-largest) + " .. " +
+                    shortest(largest) + "); give inputs, or a manifest range within them");
     NpyArray a;
     a.dtype = dt;
     a.shape = shape;
@@ -557,9 +567,12 @@ std::string parameter_problem(double v)
 {
     // NaN, infinity or a value that rounds to it would change the kernel's
     // meaning, as a non-finite @param default would.
-    if (std::isfinite(v) && std::fabs(v) < 0x1.ffffffp127)
-        return "";
-    return " is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)";
+    if (!std::isfinite(v) || std::fabs(v) >= 0x1.ffffffp127)
+        return " is not finite in binary32 (kernels take parameters as binary32, up to 3.4028235e38)";
+    // A non-zero value that rounds to zero, as the assembler refuses a literal.
+    if (v != 0.0 && float(v) == 0.0f)
+        return " underflows binary32 (kernels take parameters as binary32; the smallest non-zero is 1.4e-45)";
+    return "";
 }
 
 bool parse_tiling(const std::string &text)
@@ -904,6 +917,9 @@ void assemble_kernel(RunResult &r, const RunOptions &opts, npu_program &prog)
         throw Error("tile_max " + std::to_string(opts.tile_max) + ": give a multiple of " +
                     std::to_string(kTileStep) + " bytes up to the UB's " +
                     std::to_string(r.config.core.ub_bytes) + " bytes (0: chosen for the config)");
+    if (r.matmul.on && opts.tile_max)  // its tiles are the cube's fractals (lib/matmul.s), not TILE_MAX
+        throw Error("tile_max " + std::to_string(opts.tile_max) + ": " + r.manifest.name +
+                    " takes no tile cap (its tiles are the cube's; tile_max is for the activations)");
     const unsigned vectors = r.manifest.tile_vectors();
     const uint64_t least = least_tile(r.config, vectors);
     if (opts.tile_max && opts.tile_max < least)
@@ -1462,46 +1478,78 @@ static RunOptions probe_of(const RunOptions &opts)
     return probe;
 }
 
-// RunOptions::measure_tiles: the run simulated with each candidate TILE_MAX
-// (no traces, the C engine: every engine gives the same cycles), then once
-// more, as asked, with the fastest.
+// The TILE_MAX values measuring and the check on several cores try beside
+// the rule's pick (`rule`, planned): 16, 8, 4 and 2 KiB, each within the UB
+// and at least the kernel's least tile. Tiles that hold a core's whole
+// share are one program whatever their size, so one of them at most, and
+// none where the rule's pick holds it.
+static std::vector<uint64_t> ladder(const RunResult &rule)
+{
+    std::vector<uint64_t> tiles;
+    const uint64_t least = least_tile(rule.config, rule.manifest.tile_vectors());
+    const std::vector<uint64_t> shares =
+        split_bytes(rule.manifest.split, rule.layout, rule.config.cores, rule.matmul, rule.config.core.l1_bytes);
+    const uint64_t share = shares.empty() ? UINT64_MAX : shares[0];
+    bool whole = rule.tile.tile_max >= share;
+    for (uint64_t t : {16384, 8192, 4096, 2048}) {
+        if (t == rule.tile.tile_max || t > rule.config.core.ub_bytes || t < least || (t >= share && whole))
+            continue;
+        whole = whole || t >= share;
+        tiles.push_back(t);
+    }
+    return tiles;
+}
+
+// The rule's run (`rule`, simulated) against the run with each TILE_MAX of
+// `tiles`, given as the host's and simulated with `probe`: each that passes
+// its check goes into `measured` (a candidate that traps or fails does not
+// count), the rule's first. Returns the index in `tiles` of the fewest
+// cycles, or -1 where that is the rule's run (the first of equals wins);
+// the fastest candidate's run goes to `*fastest_run` where given.
+static int fastest(const RunResult &rule, const std::vector<uint64_t> &tiles, RunOptions probe,
+                   std::vector<std::pair<unsigned, uint64_t>> &measured, RunResult *fastest_run = nullptr)
+{
+    int best = -1;
+    uint64_t best_cycles = UINT64_MAX;
+    if (rule.passed()) {
+        measured.push_back({rule.tile.tile_max, rule.stats.cycles});
+        best_cycles = rule.stats.cycles;
+    }
+    for (size_t i = 0; i < tiles.size(); i++) {
+        probe.tile_max = tiles[i];
+        RunResult p = run_once(probe);
+        if (!p.passed())
+            continue;
+        measured.push_back({unsigned(tiles[i]), p.stats.cycles});
+        if (p.stats.cycles < best_cycles) {
+            best = int(i), best_cycles = p.stats.cycles;
+            if (fastest_run)
+                *fastest_run = std::move(p);
+        }
+    }
+    return best;
+}
+
+// RunOptions::measure_tiles: the run simulated with the rule's tiles and
+// each of the ladder's (no traces, the C engine: every engine gives the
+// same cycles), then once more, as asked, with the fastest.
 static RunResult run_measured(const RunOptions &opts)
 {
     RunOptions probe = probe_of(opts);
     probe.measure_tiles = false;
+    probe.check_tiles = false;
     const RunResult rule = run_once(probe);
-    if (rule.tile.reason == "default") {
-        RunOptions plain = opts;
-        plain.measure_tiles = false;
-        return run_once(plain);
-    }
-    std::vector<uint64_t> tiles = {rule.tile.tile_max};
-    for (uint64_t t : {16384, 8192, 4096, 2048})
-        if (t <= rule.config.core.ub_bytes && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
-            tiles.push_back(t);
-    std::vector<std::pair<unsigned, uint64_t>> measured;
-    uint64_t best = 0, best_cycles = UINT64_MAX;
-    for (uint64_t t : tiles) {
-        uint64_t cycles = UINT64_MAX;
-        if (t == rule.tile.tile_max && rule.passed()) {
-            cycles = rule.stats.cycles;
-        } else if (t != rule.tile.tile_max) {
-            probe.tile_max = t;
-            const RunResult p = run_once(probe);
-            if (p.passed())
-                cycles = p.stats.cycles;
-        }
-        if (cycles == UINT64_MAX)
-            continue;  // a tile the kernel cannot take (it trapped or failed its check) is not a candidate
-        measured.push_back({unsigned(t), cycles});
-        if (cycles < best_cycles)
-            best = t, best_cycles = cycles;
-    }
     RunOptions final = opts;
     final.measure_tiles = false;
+    final.check_tiles = false;
+    if (rule.tile.reason == "default" || rule.matmul.on)  // a cube kernel's tiles are the cube's
+        return run_once(final);
+    std::vector<std::pair<unsigned, uint64_t>> measured;
+    const std::vector<uint64_t> tiles = ladder(rule);
+    const int best = fastest(rule, tiles, probe, measured);
     // The rule's own pick runs as the rule runs it: its TILE_MAX given
     // would lose what the rule adds to it (pieces of the reach, DMA_CHUNK).
-    final.tile_max = best && best != rule.tile.tile_max ? best : 0;
+    final.tile_max = best < 0 ? 0 : tiles[best];
     RunResult r = run_once(final);
     r.tile.reason = "measured";
     r.tile.measured = measured;
@@ -1533,34 +1581,45 @@ struct Plan {
 static void plan_run(Plan &p, const RunOptions &opts);
 static RunResult simulate(const Plan &p, const RunOptions &opts);
 
-// The rule's tiles for the MSHRs' reach (reasons reads and paced) are its
-// least sure guess (docs/kernels.md, "Tiles"): the run is checked against
-// the tiles the rule takes without the reach (16 KiB for reads; for paced
-// its larger tiles, one transfer each), both simulated like measured
-// candidates (the C engine, no traces), and the faster one is the run. A
-// run in written order takes the tiles its scheduled run would: the check
+// Where the rule is least sure of its tiles, the run checks them
+// (docs/kernels.md, "Tiles"): it is also simulated with other tiles, each
+// like a measured candidate (the C engine, no traces), and the fastest is the
+// run (reason `<the rule's>_slower` where that is not the rule's pick;
+// `tiling.measured` lists them all). The other tiles are
+//  - on several cores, whose transfers meet in the shared L2 in ways the
+//    rule does not see: the ladder's (16, 8, 4, 2 KiB), as measuring tries;
+//  - on one core, where the rule takes the MSHRs' reach (reasons reads and
+//    paced): the tiles it takes without it (16 KiB; for paced its larger
+//    tiles, one transfer each).
+// A run in written order takes the tiles its scheduled run would: the check
 // simulates the scheduled program.
 static RunResult run_checked(const RunOptions &opts)
 {
     Plan p;
     plan_run(p, opts);
     const std::string reason = p.r.tile.reason;
-    if (opts.tile_max || !opts.check_reach || (reason != "reads" && reason != "paced"))
-        return simulate(p, opts);
-    const uint64_t ub = p.r.config.core.ub_bytes / kTileStep * kTileStep;
-    const uint64_t without = reason == "paced" ? p.r.tile.tile_max : std::min<uint64_t>(kSmallTile, ub);
-    if (without == 0 || (reason == "reads" && without == p.r.tile.tile_max))
+    std::vector<uint64_t> tiles;
+    if (opts.tile_max || !opts.check_tiles || reason == "default" || reason == "host" || p.r.matmul.on) {
+    } else if (p.r.config.cores > 1) {
+        tiles = ladder(p.r);
+    } else if (reason == "reads" || reason == "paced") {
+        const uint64_t ub = p.r.config.core.ub_bytes / kTileStep * kTileStep;
+        const uint64_t without = reason == "paced" ? p.r.tile.tile_max : std::min<uint64_t>(kSmallTile, ub);
+        if (without && (reason == "paced" || without != p.r.tile.tile_max))
+            tiles = {without};
+    }
+    if (tiles.empty())
         return simulate(p, opts);
     RunOptions probe = probe_of(opts);
     probe.schedule = true;
+    probe.check_tiles = false;
     // A probe is the run as asked.
     const bool plain = !opts.engine && !opts.attach && opts.mem_trace.empty() && opts.schedule;
     RunResult rule = opts.schedule ? simulate(p, probe) : run_once(probe);
-    probe.tile_max = without;
-    RunResult other = run_once(probe);
-    const std::vector<std::pair<unsigned, uint64_t>> measured = {{rule.tile.tile_max, rule.stats.cycles},
-                                                                 {unsigned(without), other.stats.cycles}};
-    if (!rule.passed() || !other.passed() || other.stats.cycles >= rule.stats.cycles) {
+    std::vector<std::pair<unsigned, uint64_t>> measured;
+    RunResult other;
+    const int best = fastest(rule, tiles, probe, measured, &other);
+    if (best < 0) {
         if (!plain)
             rule = simulate(p, opts);
         rule.tile.measured = measured;
@@ -1568,7 +1627,8 @@ static RunResult run_checked(const RunOptions &opts)
     }
     if (!plain) {
         RunOptions final = opts;
-        final.tile_max = without;
+        final.tile_max = tiles[best];
+        final.check_tiles = false;
         other = run_once(final);
     }
     other.tile.reason = reason + "_slower";

@@ -77,11 +77,12 @@ struct RunOptions {
     // rule's tiles and with 16, 8, 4 and 2 KiB, and the fewest cycles win
     // (docs/kernels.md, "Tiles").
     bool measure_tiles = false;
-    // With the rule: where it takes the MSHRs' reach (reasons reads and
-    // paced), the run is also simulated with the tiles the rule takes without
-    // it, and the faster one is the run (docs/kernels.md, "Tiles"); false
-    // runs the rule's pick unchecked, one simulation.
-    bool check_reach = true;
+    // With the rule: where it is least sure of its tiles (several cores; on
+    // one core, where it takes the MSHRs' reach, reasons reads and paced),
+    // the run is also simulated with other tiles and the fastest is the run
+    // (docs/kernels.md, "Tiles"); false runs the rule's pick unchecked, one
+    // simulation.
+    bool check_tiles = true;
     // Host bytes the caller holds beside the run and keeps through it (npusim
     // graph: its tensors), counted in the run's memory check (check_run_fits).
     uint64_t host_bytes_held = 0;
@@ -391,7 +392,8 @@ std::vector<uint64_t> parse_shape(const std::string &text);  // "1,3,5,7"
 std::string whole_number_problem(const std::string &text);
 
 // A kernel parameter's value as kernels receive it, binary32: "" or what is
-// wrong with it (NaN, infinite, or rounding to infinity such as 1e39).
+// wrong with it (NaN, infinite, rounding to infinity such as 1e39, or a
+// non-zero value rounding to zero such as 1e-50).
 std::string parameter_problem(double v);
 uint64_t parse_whole(const std::string &what, const std::string &text);
 // "rule" or "measure" (RunOptions::measure_tiles); else "tiling: 'x' is not rule or measure".

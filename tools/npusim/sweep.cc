@@ -554,9 +554,18 @@ std::optional<uint64_t> parse_count(const std::string &text)
 
 std::pair<unsigned, unsigned> parse_shard(const std::string &text)
 {
+    // Digits only, at most 9 of them: sscanf's %u took "-1" and wrapped
+    // 4294967298 to 2 without a word.
+    auto number = [](const std::string &digits, unsigned &out) {
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+        out = unsigned(std::stoul(digits));
+        return true;
+    };
+    const size_t slash = text.find('/');
     unsigned i = 0, n = 0;
-    char extra;
-    if (std::sscanf(text.c_str(), "%u/%u%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
+    if (slash == std::string::npos || !number(text.substr(0, slash), i) || !number(text.substr(slash + 1), n) ||
+        n == 0 || i >= n)
         throw Error("shard " + text + ": expected i/n with 0 <= i < n");
     return {i, n};
 }
@@ -896,6 +905,32 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     return {failed, stop_signal};
 }
 
+// A point of DIR/points.json as the sweep writes it: an object whose id
+// names a folder of DIR/points/ (no slash), with a whole index, the
+// kernel and dtype, and its overrides as text. Anything else (a file edited
+// by hand, or another tool's) is one line naming the point and the key.
+static void check_manifest_point(const std::string &dir, size_t n, const nlohmann::json &p)
+{
+    const std::string where = dir + "/points.json: point " + std::to_string(n) + ": ";
+    if (!p.is_object())
+        throw Error(where + "expected an object");
+    const auto &id = p.find("id");
+    if (id == p.end() || !id->is_string() || id->get<std::string>().empty() || *id == "." || *id == ".." ||
+        id->get<std::string>().find('/') != std::string::npos)
+        throw Error(where + "'id' must name a folder of points/");
+    if (!p.contains("index") || !p["index"].is_number_unsigned())
+        throw Error(where + "'index' must be a whole number");
+    for (const char *key : {"kernel", "dtype"})
+        if (!p.contains(key) || !p[key].is_string())
+            throw Error(where + "'" + key + "' must be a string");
+    const auto &overrides = p.find("overrides");
+    if (overrides == p.end() || !overrides->is_object())
+        throw Error(where + "'overrides' must be an object");
+    for (auto it = overrides->begin(); it != overrides->end(); ++it)
+        if (!it->is_string())
+            throw Error(where + "overrides." + it.key() + " must be a string");
+}
+
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path)
 {
     std::string manifest_text = read_text(dir + "/points.json");
@@ -904,6 +939,8 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
     nlohmann::json manifest = nlohmann::json::parse(manifest_text, nullptr, false);
     if (manifest.is_discarded() || !manifest.is_array())
         throw Error(dir + "/points.json: not valid JSON");
+    for (size_t i = 0; i < manifest.size(); i++)
+        check_manifest_point(dir, i, manifest[i]);
     check_no_foreign_results(dir);
     MergeSummary sum;
     std::vector<std::map<std::string, std::string>> rows;
@@ -919,20 +956,25 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
             sum.missing++;
             continue;
         }
-        if (status.rfind("ok", 0) != 0)
+        nlohmann::json j = nlohmann::json::parse(stats, nullptr, false);
+        const bool has_stats = !j.is_discarded() && j.is_object();
+        // A point that ended ok has its stats: without them (removed, cut
+        // short, not JSON) it is failed, never a row of empty cells.
+        if (status.rfind("ok", 0) == 0 && !has_stats)
+            status = stats.empty() ? "ok, but its stats.json is missing" : "ok, but its stats.json is not a JSON object";
+        if (status.rfind("ok", 0) != 0 || !has_stats)
             sum.failed++;
         else
             sum.done++;
         std::map<std::string, std::string> row;
-        row["point.index"] = std::to_string(p["index"].get<size_t>());
+        row["point.index"] = std::to_string(p["index"].get<uint64_t>());
         row["point.id"] = id;
-        row["point.status"] = status.rfind("ok", 0) == 0 ? "ok" : status;
+        row["point.status"] = status.rfind("ok", 0) == 0 && has_stats ? "ok" : status;
         for (auto it = p["overrides"].begin(); it != p["overrides"].end(); ++it) {
             row["param." + it.key()] = it.value().get<std::string>();
             param_cols.insert("param." + it.key());
         }
-        nlohmann::json j = nlohmann::json::parse(stats, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) {
+        if (has_stats) {
             j.erase("sim");  // host timing: not part of the result, differs run to run
             if (j.contains("config") && j["config"].is_object())
                 j["config"].erase("source");  // the point folder's path, not the point

@@ -30,8 +30,10 @@ struct TileChoice {
     // the MSHRs pace nearly as slowly: larger tiles, transfers in pieces of
     // the reach, kPacedMargin), "share" (compute-bound, but the
     // core's share is too small for 8 tiles above 16 KiB), "cores" (several cores: 16 KiB),
-    // "reads_slower" / "paced_slower" (the run checked the reach against the
-    // tiles without it and took those, RunOptions::check_reach), "measured"
+    // a reason with "_slower" (the run checked the rule's tiles by
+    // simulation and took others, RunOptions::check_tiles: on one core the
+    // reach's against the tiles without it, reads_slower and paced_slower;
+    // on several cores against 16, 8, 4 and 2 KiB), "measured"
     // (simulated, below), or "default" (no scheduled tile loop to measure,
     // or no share given: 16 KiB).
     std::string reason = "default";
@@ -47,7 +49,7 @@ struct TileChoice {
     std::string core_resource, shared_resource;
     // Each TILE_MAX simulated and its cycles, in the order tried (the rule's
     // pick first): with reason "measured", the fewest won (the first of
-    // equals); with a checked reach, its tiles and the tiles without it.
+    // equals); with a checked rule, its tiles and the others simulated.
     std::vector<std::pair<unsigned, uint64_t>> measured;
 };
 
@@ -60,7 +62,8 @@ struct TileChoice {
 // tiles stay 16 KiB:
 // the cores run the same tile rhythm side by side and their loads meet in
 // the shared L2, and larger tiles measured up to 4.6% slower there (geglu
-// fp32 on 4 cores) where one core gains up to 4%.
+// fp32 on 4 cores) where one core gains up to 4%. The run then checks the
+// rule's pick against smaller tiles by simulation (runner.cc, run_checked).
 constexpr unsigned kTilesPerCore = 8;
 constexpr unsigned kSmallTile = 16384;
 // TILE_MAX is a multiple of this many bytes (and at least it).

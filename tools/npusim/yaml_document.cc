@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <cstdio>
 #include <sstream>
 
 #include "error.h"
@@ -38,6 +39,23 @@ bool yaml_quoted(const YAML::Node &n)
 
 YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what)
 {
+    // YAML text holds no control characters but tab, line feed and carriage
+    // return; yaml-cpp read a NUL as an escape and printed the byte in its
+    // message, over two lines.
+    size_t line = 1, col = 1;
+    for (const char ch : text) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02x", c);
+            throw Error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": control character " + hex +
+                        " (YAML allows tab, line feed and carriage return only)");
+        }
+        if (c == '\n')
+            line++, col = 1;
+        else
+            col++;
+    }
     try {
         std::istringstream in(text);
         YAML::Parser parser(in);
