@@ -289,6 +289,20 @@ TEST(Graph, AVariantsNameIsAPlainFileNameForItsTraces)
     EXPECT_EQ(load_graph_text(head + "  fused_v1.5-b" + step, "g.yaml").variants[0].name, "fused_v1.5-b");
 }
 
+// A tensor's name, a graph input's or a step's output, is a row of the
+// tables: "" and " x" were taken, and "a\nb" split the table.
+TEST(Graph, ATensorsNameIsAPlainName)
+{
+    const std::string rule = " is not a tensor name: 1 to 128 letters, digits, '_', '.' and '-', not starting with "
+                             "'.' or '-'";
+    const std::string step = "variants:\n  v:\n    - {kernel: relu, inputs: {x: x}, output: ";
+    EXPECT_EQ(error_of("tensors:\n  \"\": {shape: [1, 16, 8, 8]}\n" + step + "y}\n"), "g.yaml:2:3: tensors.: ''" + rule);
+    EXPECT_EQ(error_of("tensors:\n  \" x\": {shape: [1, 16, 8, 8]}\n" + step + "y}\n"),
+              "g.yaml:2:3: tensors. x: ' x'" + rule);
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 16, 8, 8]}\n" + step + "\"a\\nb\"}\n"),
+              "g.yaml:5:46: variants.v[0].output: 'a\\x0ab'" + rule);
+}
+
 TEST(Graph, TwoVariantsWhoseTracesShareAFileAreRefusedBeforeAnyRun)
 {
     // -j 1 lost one trace without a word; -j 2 failed to rename and wrote nothing.

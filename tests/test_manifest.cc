@@ -176,6 +176,16 @@ TEST(Manifest, ADtypeHasOneToleranceAndOnlyListedDtypesHaveOne)
                  "dtype fp16 listed twice in @dtypes");
 }
 
+// An option given twice on a line is an error at the second (the second
+// silently won: range=-8,8 range=1,2 generated 1 .. 2).
+TEST(Manifest, AnOptionGivenTwiceOnALineIsAnError)
+{
+    expect_error("range_twice", manifest_with(2, "; @input      x range=-8,8 range=1,2"), "2:28",
+                 "'range' given twice on one line (first at column 17)");
+    expect_error("ulp_twice", manifest_with(7, "; @tolerance  fp16 ulp=0 ulp=2"), "7:26",
+                 "'ulp' given twice on one line (first at column 20)");
+}
+
 TEST(Manifest, TheOldBoundKeyNamesItsNewName)
 {
     // "bound" is the cycle bound's word alone; a manifest written before the

@@ -124,6 +124,17 @@ bool plain_file_name(const std::string &name)
     });
 }
 
+// A tensor's name is a row of the tables and a key of the JSON: the same
+// characters as a variant's name (an empty name, one with spaces or a line
+// break split the table).
+void check_tensor_name(const SpecReader &rd, const std::string &name, const YAML::Node &at, const std::string &key)
+{
+    if (!plain_file_name(name))
+        throw Error(rd.where(at, key) + "'" + shown(name) + "' is not a tensor name: 1 to " +
+                    std::to_string(kMaxVariantName) +
+                    " letters, digits, '_', '.' and '-', not starting with '.' or '-'");
+}
+
 GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAML::Node &n)
 {
     const std::string key = "tensors." + name;
@@ -261,6 +272,7 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
                 throw Error(rd.where(in, sk + ".inputs") + "kernel '" + m.name + "' needs input '" + m.tensors[t].name +
                             "' (its inputs: " + names + ")");
         st.output = rd.scalar(s["output"], sk + ".output");
+        check_tensor_name(rd, st.output, s["output"], sk + ".output");
         if (!defined.insert(st.output).second)
             throw Error(rd.where(s["output"], sk + ".output") + "tensor '" + st.output +
                         "' is already defined (each tensor is written once)");
@@ -317,8 +329,10 @@ GraphSpec load_graph_text(const std::string &text, const std::string &path)
     if (!tensors)
         throw Error(path + ": tensors: the chain's inputs are needed");
     rd.keys(tensors, "tensors", {}, "tensor names");
-    for (const auto &kv : tensors)
+    for (const auto &kv : tensors) {
+        check_tensor_name(rd, kv.first.Scalar(), kv.first, "tensors." + shown(kv.first.Scalar()));
         g.tensors.push_back(read_tensor(rd, kv.first.Scalar(), kv.second));
+    }
     std::map<std::string, const GraphTensor *> inputs;
     for (const GraphTensor &t : g.tensors)
         inputs[t.name] = &t;

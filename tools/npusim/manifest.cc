@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <sstream>
 
@@ -96,6 +97,16 @@ void declare_name(Names &names, const LineCtx &ctx, const std::string &name, siz
                           " (@input, @output and @param names are unique)");
 }
 
+// An option (`range=`, `ulp=`, ...: its text up to '=') given twice on one
+// line is an error at the second, naming the first's column.
+void once(const LineCtx &ctx, std::map<std::string, size_t> &seen, const std::string &opt, size_t col)
+{
+    const std::string key = opt.substr(0, opt.find('='));
+    const auto [it, fresh] = seen.emplace(key, col);
+    if (!fresh)
+        ctx.fail(col, "'" + key + "' given twice on one line (first at column " + std::to_string(it->second + 1) + ")");
+}
+
 void parse_tensor(Manifest &m, Names &names, const LineCtx &ctx, bool input,
                   const std::vector<std::pair<std::string, size_t>> &w)
 {
@@ -104,8 +115,10 @@ void parse_tensor(Manifest &m, Names &names, const LineCtx &ctx, bool input,
     TensorDecl t;
     t.name = w[1].first;
     t.is_input = input;
+    std::map<std::string, size_t> seen;  // option -> its column: the second would silently win
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
+        once(ctx, seen, opt, w[k].second);
         if (opt.rfind("range=", 0) == 0) {
             std::string r = opt.substr(6);
             size_t comma = r.find(',');
@@ -142,8 +155,10 @@ void parse_tolerance(Manifest &m, const LineCtx &ctx, const std::vector<std::pai
         ctx.fail(w[1].second, "second @tolerance for " + w[1].first + " (a dtype has one)");
     ToleranceDecl d;
     npu_tolerance &t = d.tol;
+    std::map<std::string, size_t> seen;
     for (size_t k = 2; k < w.size(); k++) {
         const std::string &opt = w[k].first;
+        once(ctx, seen, opt, w[k].second);
         if (opt.rfind("zero_sign=", 0) == 0) {
             // A kernel documented to return zeros of either sign.
             if (opt != "zero_sign=any" && opt != "zero_sign=exact")
