@@ -157,10 +157,14 @@ static int parse_size(din_line *l, unsigned *size)
             return fail(l, first, "size exceeds %d bytes", NPU_DIN_MAX_SIZE);
         l->pos++;
     }
+    /* The field first: "0x20" is a size with an 'x' in it, not a size of 0. */
+    int rc = field_end(l, "size");
+    if (rc)
+        return rc;
     if (value == 0)
         return fail(l, first, "size must be at least 1 byte");
     *size = (unsigned)value;
-    return field_end(l, "size");
+    return 0;
 }
 
 static int parse_record(din_line *l, npu_din_record *rec)

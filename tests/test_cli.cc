@@ -36,6 +36,20 @@
 
 using namespace cli_test;
 
+namespace {
+
+// A version 1.0 .npy file of `descr` and `shape` (Python's text, e.g.
+// "(1, 0, 3, 3)") holding `data`: magic, version, length and header, 128 bytes.
+std::string npy_file(const std::string &descr, const std::string &shape, const std::string &data)
+{
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append(128 - 10 - header.size() - 1, ' ');
+    header += '\n';
+    return std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header + data;
+}
+
+}  // namespace
+
 TEST(Cli, GeluTanhFp16PrintsAReportAndPasses)
 {
     Result r = run_cli("run gelu_tanh --dtype fp16 --shape 1,3,5,7");
@@ -333,11 +347,7 @@ TEST(Cli, OutOfRangeNumbersAndEmptyTensorsGetTheirOwnLine)
         << r.err;
     // An .npy with a 0 dimension is empty, not "too large" (and no --shape was given).
     const std::string empty = tmpdir() + "/empty.npy";
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 0, 3, 3), }";
-    header.append(128 - 10 - header.size() - 1, ' ');  // magic, version, length and header: 128 bytes
-    header += '\n';
-    std::string file = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
-    write(empty, file);
+    write(empty, npy_file("<f4", "(1, 0, 3, 3)", ""));
     r = run_cli("run relu --input x=" + empty);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, empty + ": shape (1,0,3,3) is an empty tensor: every dimension must be at least 1\n");
@@ -986,6 +996,21 @@ TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
     EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed";
     EXPECT_EQ(access((out + ".tmp.1").c_str(), F_OK), 0);
     EXPECT_EQ(access(other.c_str(), F_OK), 0);
+}
+
+// A .npy header's shape is a Python tuple: (1024) is the number 1024, which
+// numpy refuses; one dimension is (1024,).
+TEST(Npy, AOneDimensionalShapeIsATuple)
+{
+    auto file = [](const std::string &shape) { return npy_file("<f2", shape, std::string(4, '\0')); };
+    EXPECT_EQ(npusim::parse_npy(file("(2,)"), "ok.npy").shape, std::vector<uint64_t>{2});
+    EXPECT_EQ(npusim::parse_npy(file("(1, 2)"), "ok.npy").shape, (std::vector<uint64_t>{1, 2}));
+    try {
+        npusim::parse_npy(file("(2)"), "bad.npy");
+        ADD_FAILURE() << "(2) taken as a shape";
+    } catch (const npusim::Error &e) {
+        EXPECT_EQ(std::string(e.what()), "bad.npy: bad .npy header: shape (2) is a number, not a tuple (one dimension is (2,))");
+    }
 }
 
 // An output that is not a plain file is written, never replaced: a device

@@ -97,6 +97,7 @@ TEST(Din, ReportsEveryErrorWithLineAndColumn)
     EXPECT_EQ(error_of("0 10 -4"), "t.din:1:6: expected a decimal size, found '-'");
     EXPECT_EQ(error_of("0 10 8x"), "t.din:1:7: unexpected 'x' in the size");
     EXPECT_EQ(error_of("0 10 0"), "t.din:1:6: size must be at least 1 byte");
+    EXPECT_EQ(error_of("0 1000 0x20"), "t.din:1:9: unexpected 'x' in the size");  // was "at least 1 byte"
     EXPECT_EQ(error_of("0 10 1048577"), "t.din:1:6: size exceeds 1048576 bytes");
     EXPECT_EQ(error_of("0 10 99999999999999999999999"), "t.din:1:6: size exceeds 1048576 bytes");
     EXPECT_EQ(error_of("0 10 8 9"), "t.din:1:8: unexpected '9' after the record");

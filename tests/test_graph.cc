@@ -303,6 +303,20 @@ TEST(Graph, ATensorsNameIsAPlainName)
               "g.yaml:5:46: variants.v[0].output: 'a\\x0ab'" + rule);
 }
 
+// A whole number with a leading 0 is refused, as configs refuse it: it read
+// as 16 where YAML 1.1 reads octal 14.
+TEST(Graph, AWholeNumberHasNoLeadingZero)
+{
+    EXPECT_EQ(error_of("tensors:\n  x: {shape: [1, 016, 8, 8]}\nvariants:\n  v:\n    - {kernel: relu, inputs: {x: x}, "
+                       "output: y}\n"),
+              "g.yaml:2:18: tensors.x.shape[1]: '016' has a leading 0 (YAML 1.1 would read it as octal): write 16");
+    EXPECT_EQ(load_graph_text("tensors:\n  x: {shape: [1, 16, 8, 8]}\nseed: 0\nvariants:\n  v:\n    - {kernel: relu, "
+                              "inputs: {x: x}, output: y}\n",
+                              "g.yaml")
+                  .seed,
+              0u);
+}
+
 TEST(Graph, TwoVariantsWhoseTracesShareAFileAreRefusedBeforeAnyRun)
 {
     // -j 1 lost one trace without a word; -j 2 failed to rename and wrote nothing.

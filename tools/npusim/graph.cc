@@ -74,6 +74,10 @@ struct SpecReader {
         if (!digits || errno == ERANGE || v < lo || v > hi)
             throw Error(where(n, key) + "'" + t + "' is not a whole number in " + std::to_string(lo) + " .. " +
                         std::to_string(hi));
+        // As configs refuse it: YAML 1.1 (PyYAML) reads 016 as octal 14.
+        if (t.size() > 1 && t[0] == '0')
+            throw Error(where(n, key) + "'" + t + "' has a leading 0 (YAML 1.1 would read it as octal): write " +
+                        std::to_string(v));
         return v;
     }
     double number(const YAML::Node &n, const std::string &key) const

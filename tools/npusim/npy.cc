@@ -142,15 +142,20 @@ NpyArray parse_npy(const std::string &bytes, const std::string &name)
             have_order = true;
         } else if (key == "shape") {
             p.expect('(');
+            bool comma = false;  // after the last dimension: Python's (1024) is a number, (1024,) a tuple
             while (!p.accept(')')) {
                 a.shape.push_back(p.integer());
                 if (a.shape.size() > 8)
                     p.fail("more than 8 dimensions");
-                if (!p.accept(',')) {
+                comma = p.accept(',');
+                if (!comma) {
                     p.expect(')');
                     break;
                 }
             }
+            if (a.shape.size() == 1 && !comma)
+                p.fail("shape (" + std::to_string(a.shape[0]) + ") is a number, not a tuple (one dimension is (" +
+                       std::to_string(a.shape[0]) + ",))");
             have_shape = true;
         } else {
             p.fail("unknown key '" + key + "'");
