@@ -46,17 +46,26 @@ bool is_special(const std::string &path)
     return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
+// Writes `data` to the open `f`, flushed (and on disk with `sync`), and
+// closes it: 0, or the errno of the first step that failed.
+int write_and_close(FILE *f, const std::string &data, bool sync)
+{
+    int e = 0;
+    if (std::fwrite(data.data(), 1, data.size(), f) != data.size() || std::fflush(f) != 0 ||
+        (sync && fsync(fileno(f)) != 0))
+        e = errno ? errno : EIO;
+    if (std::fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    return e;
+}
+
 void write_in_place(const std::string &path, const std::string &data)
 {
     FILE *f = std::fopen(path.c_str(), "wb");
     if (!f)
         throw Error(path + ": cannot write: " + std::strerror(errno));
-    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-    ok = (std::fflush(f) == 0) && ok;
-    const int e = errno;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok)
-        throw Error(path + ": write failed: " + std::strerror(e ? e : errno));
+    if (int e = write_and_close(f, data, false))
+        throw Error(path + ": write failed: " + std::strerror(e));
 }
 
 }  // namespace
@@ -70,13 +79,9 @@ void write_file_atomic(const std::string &given, const std::string &data)
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f)
         throw Error(given + ": cannot write: " + std::strerror(errno));
-    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-    ok = (std::fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok) {
+    if (int e = write_and_close(f, data, true)) {
         std::remove(tmp.c_str());
-        throw Error(given + ": write failed: " + std::strerror(errno));
+        throw Error(given + ": write failed: " + std::strerror(e));
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;

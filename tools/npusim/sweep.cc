@@ -403,6 +403,32 @@ std::string csv_field(const std::string &s)
     return q + "\"";
 }
 
+// A point of DIR/points.json as the sweep writes it: an object whose id
+// names a folder of DIR/points/ (no slash), with a whole index, the
+// kernel and dtype, and its overrides as text. Anything else (a file edited
+// by hand, or another tool's) is one line naming the point and the key.
+static void check_manifest_point(const std::string &dir, size_t n, const nlohmann::json &p)
+{
+    const std::string where = dir + "/points.json: point " + std::to_string(n) + ": ";
+    if (!p.is_object())
+        throw Error(where + "expected an object");
+    const auto &id = p.find("id");
+    if (id == p.end() || !id->is_string() || id->get<std::string>().empty() || *id == "." || *id == ".." ||
+        id->get<std::string>().find('/') != std::string::npos)
+        throw Error(where + "'id' must name a folder of points/");
+    if (!p.contains("index") || !p["index"].is_number_unsigned())
+        throw Error(where + "'index' must be a whole number");
+    for (const char *key : {"kernel", "dtype"})
+        if (!p.contains(key) || !p[key].is_string())
+            throw Error(where + "'" + key + "' must be a string");
+    const auto &overrides = p.find("overrides");
+    if (overrides == p.end() || !overrides->is_object())
+        throw Error(where + "'overrides' must be an object");
+    for (auto it = overrides->begin(); it != overrides->end(); ++it)
+        if (!it->is_string())
+            throw Error(where + "overrides." + it.key() + " must be a string");
+}
+
 // The ids listed in DIR/points.json, in order; empty if there is none.
 std::vector<std::string> manifest_ids(const std::string &dir)
 {
@@ -413,10 +439,9 @@ std::vector<std::string> manifest_ids(const std::string &dir)
     nlohmann::json m = nlohmann::json::parse(text, nullptr, false);
     if (m.is_discarded() || !m.is_array())
         throw Error(dir + "/points.json: not valid JSON");
-    for (const auto &p : m) {
-        if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
-            throw Error(dir + "/points.json: a point without an id");
-        ids.push_back(p["id"].get<std::string>());
+    for (size_t i = 0; i < m.size(); i++) {
+        check_manifest_point(dir, i, m[i]);
+        ids.push_back(m[i]["id"].get<std::string>());
     }
     return ids;
 }
@@ -905,32 +930,6 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     return {failed, stop_signal};
 }
 
-// A point of DIR/points.json as the sweep writes it: an object whose id
-// names a folder of DIR/points/ (no slash), with a whole index, the
-// kernel and dtype, and its overrides as text. Anything else (a file edited
-// by hand, or another tool's) is one line naming the point and the key.
-static void check_manifest_point(const std::string &dir, size_t n, const nlohmann::json &p)
-{
-    const std::string where = dir + "/points.json: point " + std::to_string(n) + ": ";
-    if (!p.is_object())
-        throw Error(where + "expected an object");
-    const auto &id = p.find("id");
-    if (id == p.end() || !id->is_string() || id->get<std::string>().empty() || *id == "." || *id == ".." ||
-        id->get<std::string>().find('/') != std::string::npos)
-        throw Error(where + "'id' must name a folder of points/");
-    if (!p.contains("index") || !p["index"].is_number_unsigned())
-        throw Error(where + "'index' must be a whole number");
-    for (const char *key : {"kernel", "dtype"})
-        if (!p.contains(key) || !p[key].is_string())
-            throw Error(where + "'" + key + "' must be a string");
-    const auto &overrides = p.find("overrides");
-    if (overrides == p.end() || !overrides->is_object())
-        throw Error(where + "'overrides' must be an object");
-    for (auto it = overrides->begin(); it != overrides->end(); ++it)
-        if (!it->is_string())
-            throw Error(where + "overrides." + it.key() + " must be a string");
-}
-
 MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, const std::string &jsonl_path)
 {
     std::string manifest_text = read_text(dir + "/points.json");
@@ -939,9 +938,7 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
     nlohmann::json manifest = nlohmann::json::parse(manifest_text, nullptr, false);
     if (manifest.is_discarded() || !manifest.is_array())
         throw Error(dir + "/points.json: not valid JSON");
-    for (size_t i = 0; i < manifest.size(); i++)
-        check_manifest_point(dir, i, manifest[i]);
-    check_no_foreign_results(dir);
+    check_no_foreign_results(dir);  // and every point's entry (manifest_ids)
     MergeSummary sum;
     std::vector<std::map<std::string, std::string>> rows;
     std::set<std::string> stat_cols, param_cols;
