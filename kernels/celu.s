@@ -2,7 +2,7 @@
 ; @summary    max(x, 0) + alpha * expm1(min(x, 0) / alpha), expm1 from exp corrected by ln; fp16 computes in fp32
 ; @input      x range=-8,8
 ; @output     y
-; @param      alpha 1.0 scale of the negative branch (nonzero)
+; @param      alpha 1.0 divisor scale of the negative branch
 ; @dtypes     fp16 fp32
 ; @split      blocks
 ; @reference  celu

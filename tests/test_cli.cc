@@ -1058,6 +1058,67 @@ TEST(AtomicFile, DevicesFifosAndLinksAreWrittenNotReplaced)
     EXPECT_EQ(S_ISCHR(st.st_mode), null_is_device);
 }
 
+// Traces are written as the run goes and the VCD by SystemC under a name of
+// its own: they go where a whole output goes. A FIFO stays a FIFO (it was
+// renamed over: a plain file took its place, and the reader got nothing), a
+// link stays a link, and /dev/stdout of a `>>` file appends (the JSON and
+// traces were renamed over the file, losing what it held and the report).
+TEST(AtomicFile, StreamedOutputsGoWhereAWholeOneGoes)
+{
+    // A VCD's header holds the time of day it was written.
+    auto undated = [](std::string t) {
+        const size_t at = t.find("$date"), end = t.find("$end", at);
+        return at == std::string::npos || end == std::string::npos ? t : t.erase(at, end - at);
+    };
+    struct stat st;
+    const struct {
+        const char *flag, *starts;
+    } outputs[] = {{"--trace", "{"}, {"--konata", "Kanata"}, {"--vcd", "$date"}, {"--mem-trace", "0 "}};
+    for (const auto &o : outputs) {
+        SCOPED_TRACE(o.flag);
+        const std::string fifo = tmpdir() + "/stream_fifo";
+        unlink(fifo.c_str());
+        ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+        std::string got;
+        std::thread reader([&] { got = slurp(fifo); });
+        Result r = run_cli(std::string("run relu --shape 1,16,8,8 -q ") + o.flag + " " + fifo);
+        reader.join();
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(got.rfind(o.starts, 0), 0u) << got.substr(0, 80);
+        ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+        EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+        const std::string target = tmpdir() + "/stream_target", link = tmpdir() + "/stream_link";
+        write(target, "old");
+        unlink(link.c_str());
+        ASSERT_EQ(symlink("stream_target", link.c_str()), 0);
+        r = run_cli(std::string("run relu --shape 1,16,8,8 -q ") + o.flag + " " + link);
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(undated(slurp(target)), undated(got));  // the same run, the same bytes
+        ASSERT_EQ(lstat(link.c_str(), &st), 0);
+        EXPECT_TRUE(S_ISLNK(st.st_mode));
+
+        const std::string log = tmpdir() + "/stream_log.txt";
+        write(log, "before\n");
+        r = run_cli(std::string("run relu --shape 1,16,8,8 ") + o.flag + " /dev/stdout >> " + log);
+        EXPECT_EQ(r.status, 0) << r.err;
+        const std::string text = slurp(log);
+        EXPECT_EQ(undated(text).rfind("before\n" + undated(got), 0), 0u) << text.substr(0, 80);
+        EXPECT_NE(text.find("Result: PASS"), std::string::npos);
+    }
+    const std::string log = tmpdir() + "/stream_log.txt";
+    write(log, "before\n");
+    Result r = run_cli("run relu --shape 1,16,8,8 --json /dev/stdout >> " + log);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::string text = slurp(log);
+    EXPECT_EQ(text.rfind("before\n{", 0), 0u) << text.substr(0, 80);
+    EXPECT_NE(text.find("Result: PASS"), std::string::npos);
+    // A descriptor open for reading only is refused before the run.
+    r = run_cli("run relu --shape 1,16,8,8 --json /dev/fd/3 3< " + log);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "/dev/fd/3: cannot write: Bad file descriptor\n");
+}
+
 // Every way out of a run, an error after its cores and memory system exist
 // included, frees what the run built: a leak there (valgrind found one
 // core's 256 KiB UB lost on a --warm-l2 error) turns the exit status of the

@@ -304,6 +304,38 @@ TEST(CliContract, KernelParametersAreFiniteInBinary32)
                    "--param alpha=2: parameter 'alpha' is given twice\n");
 }
 
+// celu divides by alpha (@param ... divisor): 0, and a magnitude whose
+// binary32 reciprocal overflows, are refused naming the manifest line (0 ran
+// and gave NaN, 2^-128 gave infinities); the next binary32 above 2^-128 runs.
+TEST(CliContract, AParameterTheKernelDividesByIsRefusedWhereItHasNoReciprocal)
+{
+    const std::string where = "celu divides by alpha (" + std::string(NPUSIM_SOURCE_ROOT) + "/kernels/celu.s:5), and";
+    for (const char *v : {"0", "-0"})
+        expect_refused(std::string("run celu --shape 1,1,4,4 --param alpha=") + v,
+                       std::string("parameter alpha: ") + v + ": " + where + " 0 has no reciprocal\n");
+    for (const char *v : {"2.9387359e-39", "-1e-40"})
+        expect_refused(std::string("run celu --shape 1,1,4,4 --param alpha=") + v,
+                       "parameter alpha: " + std::string(v[0] == '-' ? "-9.9999461e-41" : "2.93873588e-39") +
+                           ": " + where +
+                           " its reciprocal overflows binary32 (the magnitude must be above 2^-128, "
+                           "2.93873588e-39)\n");
+    for (const char *dtype : {"fp16", "fp32"}) {
+        nlohmann::json j =
+            run_json(std::string("celu --shape 1,1,4,4 --dtype ") + dtype + " --param alpha=2.9387373e-39");
+        EXPECT_EQ(j["params"]["alpha"].get<double>(), double(0x1.000008p-128f)) << j["params"];
+        EXPECT_TRUE(j["passed"].get<bool>()) << dtype;
+    }
+    nlohmann::json k = nlohmann::json::parse(run_cli("kernels --json").out);
+    bool seen = false;
+    for (const auto &e : k) {
+        if (e["name"] == "celu") {
+            EXPECT_TRUE(e["params"][0]["divisor"].get<bool>());
+            seen = true;
+        }
+    }
+    EXPECT_TRUE(seen);
+}
+
 // A parameter is a number as written: strtod alone would skip the space of
 // " 0.5".
 TEST(CliContract, AKernelParameterIsANumberAsWritten)
@@ -459,6 +491,12 @@ TEST(CliContract, ASweepSpecsKernelsDtypesAndShapesAreCheckedFirst)
          ":2:22: shapes: '1,0,8,8': '0' is not a positive integer (expected N,C,H,W)\n"},
         {"kernels: [relu]\nshapes: ['1,2,3,4,5']\n",
          ":2:10: shapes: '1,2,3,4,5': expected 1 to 4 dimensions N,C,H,W, got '1,2,3,4,5'\n"},
+        // A shape one of the kernels cannot run failed its points one by one.
+        {"kernels: [relu, matmul]\nshapes: ['64,64,64', '2,16,8,8']\n",
+         ":2:22: shapes: '2,16,8,8': kernel 'matmul': a matmul takes M,K,N\n"},
+        {"kernels: [conv2d]\nshapes: ['1,1,70000,1']\n",
+         ":2:10: shapes: '1,1,70000,1': kernel 'conv2d': a convolution takes a feature map of at most 65,535 rows "
+         "and columns\n"},
     };
     for (const auto &c : cases) {
         const std::string spec = d + "/s.yaml";

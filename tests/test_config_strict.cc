@@ -108,6 +108,19 @@ TEST(ConfigStrict, AControlCharacterIsOneLineAtItsPlace)
     EXPECT_EQ(show_file(p, "core:\r\n\tvlen: 512\r\n").status, 2);  // a tab indents nothing in YAML: its own error
 }
 
+// yaml-cpp's recursion guard said only "bad file".
+TEST(ConfigStrict, YamlNestedPastTheParsersLimitSaysSo)
+{
+    const std::string p = tmpdir() + "/config.yaml";
+    const std::string why = ": nested too deeply: yaml-cpp parses at most 499 levels of [ ], { } and indentation";
+    expect_error(show_file(p, "core:\n  vlen: " + std::string(3000, '[') + std::string(3000, ']') + "\n"),
+                 p + ":2:6009" + why);
+    std::string nested = "a:\n";
+    for (int i = 1; i < 600; i++)
+        nested += std::string(size_t(i), ' ') + "b:\n";
+    expect_error(show_file(p, nested), p + ":499:501" + why);
+}
+
 TEST(ConfigStrict, ASectionThatIsNotAMappingSaysSo)
 {
     // These said "units: unknown key", of a section every config has.

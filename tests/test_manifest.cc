@@ -202,6 +202,24 @@ TEST(Manifest, ParamDefaultMustBeFinite)
                  "@param alpha default -inf is not finite");
 }
 
+TEST(Manifest, ADivisorsDefaultHasAReciprocal)
+{
+    expect_error("divisor_zero", manifest_with(4, "; @param      alpha 0 divisor slope"), "4:21",
+                 "@param alpha default 0 is a divisor: 0 has no reciprocal");
+    expect_error("divisor_tiny", manifest_with(4, "; @param      alpha 1e-39 divisor slope"), "4:21",
+                 "@param alpha default 1e-39 is a divisor: its reciprocal overflows binary32 (the magnitude must "
+                 "be above 2^-128, 2.93873588e-39)");
+    // A valid default loads (the kernel only halts, so the check fails: exit
+    // 1), and a run's value is refused naming the @param line.
+    const std::string path = tmpdir() + "/divisor.s";
+    write(path, manifest_with(4, "; @param      alpha -0.5 divisor the slope"));
+    Result r = run_cli("run " + path + " --shape 1,1,1,16");
+    EXPECT_EQ(r.status, 1) << r.err;
+    r = run_cli("run " + path + " --shape 1,1,1,16 --param alpha=0");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err, "parameter alpha: 0: strict divides by alpha (" + path + ":4), and 0 has no reciprocal\n");
+}
+
 TEST(Manifest, ZeroSignIsExactOrAny)
 {
     expect_error("zero_sign_bad", manifest_with(7, "; @tolerance  fp16 ulp=0 zero_sign=maybe"), "7:36",

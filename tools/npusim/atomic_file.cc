@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <vector>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -36,6 +39,54 @@ std::string link_target(const std::string &path)
         p = to.is_absolute() ? to : p.parent_path() / to;
     }
     return p.string();
+}
+
+// The descriptor of this process that `path` names (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N, or a link to one of them), or -1. Such a path is a link to
+// whatever the descriptor has open; opening it again would truncate a file
+// the shell opened for appending, and renaming over it would replace that
+// file under the descriptor, so it is written through the descriptor.
+int own_descriptor(const std::string &path)
+{
+    namespace fs = std::filesystem;
+    const std::string fds = "/proc/" + std::to_string(getpid()) + "/fd/";
+    fs::path p = path;
+    std::error_code ec;
+    for (int hops = 0; hops < 40; hops++) {
+        const fs::path dir = fs::canonical(fs::absolute(p, ec).parent_path(), ec);
+        if (ec)
+            return -1;
+        const std::string here = (dir / p.filename()).string();
+        if (here.compare(0, fds.size(), fds) == 0) {
+            const std::string digits = here.substr(fds.size());
+            if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+                return -1;
+            return int(std::stol(digits));
+        }
+        if (!fs::is_symlink(fs::symlink_status(p, ec)))
+            return -1;
+        const fs::path to = fs::read_symlink(p, ec);
+        if (ec)
+            return -1;
+        p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    return -1;
+}
+
+// Writes `data` through descriptor `fd`, after what the streams hold.
+void write_descriptor(const std::string &given, int fd, const std::string &data)
+{
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    for (size_t done = 0; done < data.size();) {
+        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            throw Error(given + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
+        done += size_t(n);
+    }
 }
 
 // A file that is not a plain file or a folder (a device such as /dev/null, a
@@ -70,11 +121,75 @@ void write_in_place(const std::string &path, const std::string &data)
 
 }  // namespace
 
+OutputPlace output_place(const std::string &given)
+{
+    OutputPlace p;
+    p.path = given;
+    if ((p.fd = own_descriptor(given)) >= 0)
+        p.how = OutputPlace::How::descriptor;
+    else if (is_special(given))
+        p.how = OutputPlace::How::in_place;
+    else
+        p.path = link_target(given);
+    return p;
+}
+
+void copy_to_output(const std::string &from, const std::string &given)
+{
+    const OutputPlace place = output_place(given);
+    FILE *in = std::fopen(from.c_str(), "rb");
+    if (!in)
+        throw Error(from + ": cannot open: " + std::strerror(errno));
+    std::unique_ptr<FILE, int (*)(FILE *)> closer(in, std::fclose);
+    FILE *out = nullptr;
+    if (place.how == OutputPlace::How::descriptor) {
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        const int fd = dup(place.fd);
+        out = fd < 0 ? nullptr : fdopen(fd, "wb");
+        if (!out && fd >= 0)
+            close(fd);
+    } else {
+        const std::string tmp = place.how == OutputPlace::How::rename
+                                    ? place.path + ".tmp." + std::to_string(getpid())
+                                    : place.path;
+        out = std::fopen(tmp.c_str(), "wb");
+    }
+    if (!out)
+        throw Error(given + ": cannot write: " + std::strerror(errno));
+    std::vector<char> buf(1 << 20);
+    int e = 0;
+    for (size_t n; !e && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;)
+        if (std::fwrite(buf.data(), 1, n, out) != n)
+            e = errno ? errno : EIO;
+    if (!e && std::ferror(in))
+        e = EIO;
+    if (std::fflush(out) != 0 && !e)
+        e = errno ? errno : EIO;
+    if (std::fclose(out) != 0 && !e)
+        e = errno ? errno : EIO;
+    const std::string tmp = place.path + ".tmp." + std::to_string(getpid());
+    if (e) {
+        if (place.how == OutputPlace::How::rename)
+            std::remove(tmp.c_str());
+        throw Error(given + ": write failed: " + std::strerror(e));
+    }
+    if (place.how == OutputPlace::How::rename && std::rename(tmp.c_str(), place.path.c_str()) != 0) {
+        e = errno;
+        std::remove(tmp.c_str());
+        throw Error(given + ": cannot rename into place: " + std::strerror(e));
+    }
+}
+
 void write_file_atomic(const std::string &given, const std::string &data)
 {
-    if (is_special(given))
+    const OutputPlace place = output_place(given);
+    if (place.how == OutputPlace::How::descriptor)
+        return write_descriptor(given, place.fd, data);
+    if (place.how == OutputPlace::How::in_place)
         return write_in_place(given, data);
-    const std::string path = link_target(given);
+    const std::string &path = place.path;
     std::string tmp = path + ".tmp." + std::to_string(getpid());
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f)
@@ -138,6 +253,10 @@ int cannot_write(const std::string &given)
     struct stat st;
     if (stat(given.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         return EISDIR;
+    if (const int fd = own_descriptor(given); fd >= 0) {
+        const int flags = fcntl(fd, F_GETFL);
+        return flags < 0 ? errno : (flags & O_ACCMODE) == O_RDONLY ? EBADF : 0;
+    }
     if (is_special(given))
         return access(given.c_str(), W_OK) == 0 ? 0 : errno;
     const std::string path = link_target(given);

@@ -11,9 +11,30 @@ namespace npusim {
 // Writes `data` to `path` atomically: to `path`.tmp.PID, flushed to disk
 // (fsync), then renamed over `path`; through a link, over the link's target
 // (the link stays). A path that is neither a plain file nor a folder (a
-// device such as /dev/null, a FIFO, /dev/fd/N) is written in place, since
-// renaming would replace it. Throws npusim::Error on failure.
+// device such as /dev/null, a FIFO) is written in place, since renaming
+// would replace it; one naming a descriptor of this process (/dev/stdout,
+// /dev/fd/N, /proc/self/fd/N) is written through that descriptor, after
+// what std::cout and stdio hold, as the shell's redirection opened it (a
+// `>>` file is appended to, not truncated or replaced). Throws npusim::Error
+// on failure.
 void write_file_atomic(const std::string &path, const std::string &data);
+
+// Where an output named `given` is written, by the rules above: renamed
+// over `path` (a plain file, a new one, or a link's target), written in
+// place at `path` (a device, a FIFO), or through this process's descriptor
+// `fd` (/dev/stdout, /dev/fd/N, /proc/self/fd/N). Streamed outputs (traces)
+// and the VCD follow it too.
+struct OutputPlace {
+    enum class How { rename, in_place, descriptor } how = How::rename;
+    std::string path;
+    int fd = -1;
+};
+OutputPlace output_place(const std::string &given);
+
+// Copies the file `from` to the output `given`, written as output_place says
+// (a file made elsewhere, e.g. SystemC's VCD, for an output that is not
+// renamed into place). Throws npusim::Error naming `given`.
+void copy_to_output(const std::string &from, const std::string &given);
 
 // Removes the `path`.tmp.PID files of processes that no longer run (a run
 // killed before its rename). Those of running processes are left alone.

@@ -12,9 +12,12 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <unistd.h>
 
 #include "atomic_file.h"
 #include "commands.h"
@@ -103,6 +106,48 @@ void check_trace_flags(const TraceFlags &tf)
                 (tf.start_given ? "" : " (the default: no --trace-start)"));
 }
 
+#if NPUSIM_HAVE_SYSTEMC
+// SystemC writes the VCD under a name of its own and renames it over the
+// path it is given (sim/systemc/engine.cc): a plain file's path (a link's
+// target, so the link stays). An output that is not renamed into place (a
+// device, a FIFO, /dev/stdout: atomic_file.h's output_place) gets the VCD
+// from a private folder once the run is complete.
+struct VcdPlace {
+    std::string given, engine_path, dir;
+    explicit VcdPlace(const std::string &path) : given(path)
+    {
+        if (given.empty())
+            return;
+        const OutputPlace place = output_place(given);
+        if (place.how == OutputPlace::How::rename) {
+            engine_path = place.path;
+            return;
+        }
+        const char *tmpdir = std::getenv("TMPDIR");
+        std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/npusim-vcd-XXXXXX";
+        if (!mkdtemp(&tmpl[0]))
+            throw Error(given + ": cannot write: no folder for the VCD before it is copied: " + tmpl + ": " +
+                        std::strerror(errno));
+        dir = tmpl;
+        engine_path = dir + "/run.vcd";
+    }
+    ~VcdPlace()
+    {
+        if (!dir.empty()) {
+            std::remove(engine_path.c_str());
+            rmdir(dir.c_str());
+        }
+    }
+    VcdPlace(const VcdPlace &) = delete;
+    VcdPlace &operator=(const VcdPlace &) = delete;
+    void deliver() const
+    {
+        if (!dir.empty())
+            copy_to_output(engine_path, given);
+    }
+};
+#endif
+
 // shape: --shape's text, or nullptr without one (the first input's, else the default).
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
             const std::string *shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
@@ -162,9 +207,10 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     if (!traces.empty())
         opts.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
 #if NPUSIM_HAVE_SYSTEMC
+    VcdPlace vcd(tf.vcd);
     if (opts.config.timed) {
         ScOptions sc;
-        sc.vcd_path = tf.vcd;
+        sc.vcd_path = vcd.engine_path;
         sc.trace_start = tf.window.start;
         sc.trace_end = tf.window.end;
         if (!traces.empty())
@@ -176,6 +222,9 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         throw Error("--vcd " + tf.vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
 #endif
     RunResult r = run_kernel(opts);
+#if NPUSIM_HAVE_SYSTEMC
+    vcd.deliver();
+#endif
     for (unsigned k = 0; k < r.core_stats.size(); k++)
         traces.finish(k, r.core_stats[k].cycles);
     for (const std::string &note : traces.close())
@@ -384,7 +433,10 @@ int cmd_kernels(bool json)
                 ptxt += (ptxt.empty() ? "" : " ") + t.name + "[C]";
             }
         for (const ParamDecl &p : m.params) {
-            params.push_back({{"name", p.name}, {"default", p.default_value}, {"description", p.description}});
+            params.push_back({{"name", p.name},
+                              {"default", p.default_value},
+                              {"divisor", p.divisor},
+                              {"description", p.description}});
             char b[64];
             std::snprintf(b, sizeof b, "%s%s=%g", ptxt.empty() ? "" : " ", p.name.c_str(), p.default_value);
             ptxt += b;

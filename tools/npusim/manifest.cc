@@ -254,6 +254,17 @@ npu_tolerance Manifest::tolerance(const std::string &dtype, const std::vector<do
     return t;
 }
 
+std::string param_divisor_problem(double v)
+{
+    if (v == 0.0)
+        return " 0 has no reciprocal";
+    // 1/v rounded to binary32 is finite exactly when |v| > 2^-128: the next
+    // binary32 above 2^-128 (by 2^-149) has a reciprocal below 2^128 (1 - 2^-21).
+    if (std::fabs(v) <= 0x1p-128)
+        return " its reciprocal overflows binary32 (the magnitude must be above 2^-128, 2.93873588e-39)";
+    return "";
+}
+
 std::string Manifest::abs_scale(const std::string &dtype) const
 {
     const ToleranceDecl &d = tolerances.at(dtype);
@@ -303,9 +314,14 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
             if (w.size() < 3)
                 ctx.fail(w[0].second, "@param needs a name and a default value");
             declare_name(names, ctx, w[1].first, w[1].second);
-            ParamDecl p{w[1].first, parse_number(ctx, w[2].first, w[2].second), rest(3)};
+            const bool divisor = w.size() > 3 && w[3].first == "divisor";
+            ParamDecl p{w[1].first, parse_number(ctx, w[2].first, w[2].second), rest(divisor ? 4 : 3), divisor,
+                        lineno};
             if (!std::isfinite(p.default_value))
                 ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is not finite");
+            if (divisor && !param_divisor_problem(double(float(p.default_value))).empty())
+                ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is a divisor:" +
+                                          param_divisor_problem(double(float(p.default_value))));
             m.params.push_back(p);
         } else if (key == "dtypes") {
             for (size_t k = 1; k < w.size(); k++) {

@@ -50,7 +50,15 @@ struct ParamDecl {
     std::string name;
     double default_value = 0.0;
     std::string description;
+    // `@param NAME DEFAULT divisor ...`: the kernel divides by the parameter
+    // (takes its binary32 reciprocal), so a run refuses 0 and any value whose
+    // reciprocal overflows binary32 (|v| <= 2^-128); param_divisor_problem.
+    bool divisor = false;
+    int line = 0;  // the @param line, for the run's message
 };
+
+// Why a divisor parameter's binary32 value v cannot be taken ("" if it can).
+std::string param_divisor_problem(double v);
 
 // @needs KEY=MIN: the kernel needs an integer config key to be at least
 // MIN (the cube skeleton's buffers, kernels/lib/matmul.s); a run on a config

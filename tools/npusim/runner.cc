@@ -669,6 +669,10 @@ void resolve_run(RunResult &r, const RunOptions &opts, GivenInputs &given)
         auto it = opts.params.find(p.name);
         // Kernels receive parameters as binary32, so the reference uses that value.
         r.params.push_back(double(float(it != opts.params.end() ? it->second : p.default_value)));
+        const std::string problem = p.divisor ? param_divisor_problem(r.params.back()) : "";
+        if (!problem.empty())
+            throw Error("parameter " + p.name + ": " + shortest(r.params.back()) + ": " + m.name + " divides by " +
+                        p.name + " (" + m.path + ":" + std::to_string(p.line) + "), and" + problem);
     }
     r.tolerance = m.tolerance(dtype, r.params);
     for (const std::string &name : given.names()) {

@@ -721,6 +721,24 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
     }
     if (s.shapes.empty())
         s.shapes = {"1,64,56,56"};
+    // kernels x shapes: a matmul's shape is M,K,N (1,M,K,N as the run reads
+    // it); a convolution's map, with its default parameters, takes any shape
+    // within the runner's 65,535 rows and columns.
+    for (size_t i = 0; i < manifests.size(); i++) {
+        const Manifest &m = manifests[i];
+        for (size_t j = 0; j < s.shapes.size(); j++) {
+            const std::vector<uint64_t> dims = parse_shape(s.shapes[j]);
+            std::string why;
+            if (m.op == Op::matmul && dims[0] != 1)
+                why = "a matmul takes M,K,N";
+            if (m.op == Op::conv2d && (dims[2] > 65535 || dims[3] > 65535))
+                why = "a convolution takes a feature map of at most 65,535 rows and columns";
+            if (why.empty())
+                continue;
+            const YAML::Mark at = root["shapes"] ? item_mark(root["shapes"], j) : item_mark(root["kernels"], i);
+            throw Error(yaml_where(path, at) + "shapes: '" + s.shapes[j] + "': kernel '" + m.name + "': " + why);
+        }
+    }
     return s;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -21,10 +22,26 @@ uint64_t checked_max_bytes(uint64_t max_bytes, uint64_t min_bytes, const char *w
     return max_bytes;
 }
 
-StreamFile::StreamFile(const std::string &path, uint64_t max_bytes)
-    : path_(path), tmp_(path + ".tmp." + std::to_string(getpid())), max_(max_bytes)
+StreamFile::StreamFile(const std::string &path, uint64_t max_bytes) : path_(path), max_(max_bytes)
 {
-    f_ = std::fopen(tmp_.c_str(), "wb");
+    // Where write_file_atomic would put the whole file (atomic_file.h): a
+    // temporary renamed over the file (a link's target), a device or FIFO
+    // written in place, or this process's descriptor (/dev/stdout).
+    const OutputPlace place = output_place(path);
+    if (place.how == OutputPlace::How::rename) {
+        target_ = place.path;
+        tmp_ = place.path + ".tmp." + std::to_string(getpid());
+        f_ = std::fopen(tmp_.c_str(), "wb");
+    } else if (place.how == OutputPlace::How::in_place) {
+        f_ = std::fopen(path.c_str(), "wb");
+    } else {
+        std::cout.flush();
+        std::fflush(nullptr);
+        const int fd = dup(place.fd);
+        f_ = fd < 0 ? nullptr : fdopen(fd, "wb");
+        if (!f_ && fd >= 0)
+            close(fd);
+    }
     if (!f_)
         throw Error(path + ": cannot write: " + std::strerror(errno));
     std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
@@ -34,7 +51,8 @@ StreamFile::~StreamFile()
 {
     if (f_) {
         std::fclose(f_);
-        std::remove(tmp_.c_str());
+        if (!tmp_.empty())
+            std::remove(tmp_.c_str());
     }
 }
 
@@ -55,20 +73,23 @@ void StreamFile::commit()
     if (!f_)
         return;
     bool ok = !failed_ && std::fflush(f_) == 0;
-    ok = ok && fsync(fileno(f_)) == 0;
+    ok = ok && (tmp_.empty() || fsync(fileno(f_)) == 0);  // a device or pipe has nothing to sync
     ok = std::fclose(f_) == 0 && ok;
     f_ = nullptr;
     if (!ok) {
         int e = errno;
-        std::remove(tmp_.c_str());
+        if (!tmp_.empty())
+            std::remove(tmp_.c_str());
         throw Error(path_ + ": write failed: " + std::strerror(e));
     }
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    if (tmp_.empty())
+        return;
+    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
         int e = errno;
         std::remove(tmp_.c_str());
         throw Error(path_ + ": cannot rename into place: " + std::strerror(e));
     }
-    remove_stale_temps(path_);
+    remove_stale_temps(target_);
 }
 
 std::string json_escape(const char *s)

@@ -35,7 +35,9 @@ constexpr uint64_t kDefaultTraceMaxBytes = 1ull << 30;  // 1 GiB per trace file
 uint64_t checked_max_bytes(uint64_t max_bytes, uint64_t min_bytes, const char *what);
 
 // A file written as events arrive, under `path.tmp.PID`, renamed into place by
-// commit() (tools/npusim/atomic_file.h's convention, streamed). Destroyed
+// commit() (tools/npusim/atomic_file.h's convention, streamed: through a link
+// its target is renamed over; a device or FIFO is written in place and
+// /dev/stdout through the descriptor, with nothing to rename). Destroyed
 // without commit(), it removes the temporary file.
 class StreamFile {
 public:
@@ -56,7 +58,7 @@ public:
     uint64_t max_bytes() const { return max_; }
 
 private:
-    std::string path_, tmp_;
+    std::string path_, tmp_, target_;  // tmp_ and target_: renamed outputs only
     FILE *f_ = nullptr;
     uint64_t max_, bytes_ = 0;
     bool failed_ = false;

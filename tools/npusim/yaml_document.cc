@@ -1,5 +1,6 @@
 #include "yaml_document.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <cstdio>
@@ -72,6 +73,10 @@ YAML::Node load_one_yaml_document(const std::string &text, const std::string &fi
             throw Error(yaml_where(file, second) + "a second YAML document (after '---'): " + what + " is one document");
         }
         return YAML::Load(text);
+    } catch (const YAML::DeepRecursion &e) {
+        // yaml-cpp says only "bad file" when its parser's recursion guard trips.
+        throw Error(yaml_where(file, e.mark) + "nested too deeply: yaml-cpp parses at most " +
+                    std::to_string(e.depth() - 1) + " levels of [ ], { } and indentation");
     } catch (const YAML::Exception &e) {
         throw Error(yaml_where(file, e.mark) + e.msg);
     }
