@@ -1,6 +1,7 @@
 /* The npusim assembler's driver: statements, labels, .equ, directives, the
  * label fix-ups, and the public npu_assemble() entry points. */
 #include "asm_internal.h"
+#include "c_locale.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -467,7 +468,10 @@ static int assemble(const char *name, const char *text, size_t len, int owns_tex
 int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
                  npu_program *out, npu_diag *diag)
 {
-    return assemble(name, text, len, 0, opts, out, diag);
+    const locale_t host = isa_locale_enter(); /* literals are C-locale numbers */
+    const int rc = assemble(name, text, len, 0, opts, out, diag);
+    isa_locale_restore(host);
+    return rc;
 }
 
 int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
@@ -492,5 +496,8 @@ int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program
         free(text);
         return rc == NPU_ENOMEM ? NPU_ENOMEM : NPU_EIO;
     }
-    return assemble(path, text, len, 1, opts, out, diag);
+    const locale_t host = isa_locale_enter();
+    rc = assemble(path, text, len, 1, opts, out, diag);
+    isa_locale_restore(host);
+    return rc;
 }

@@ -3621,7 +3621,15 @@ static void table_put(unsigned char *k, size_t len, pipe_choice ch)
  * opened with O_APPEND (so processes that share the file never interleave
  * their lines):
  *
- *   npusim-schedule <NPU_SCHED_VERSION>-<host> <K> <II> <way> <cycles> <key in hex>\n
+ *   npusim-schedule <NPU_SCHED_VERSION>-<host> <K> <II> <way> <cycles> <key in hex> <sum>\n
+ *
+ * <sum> is 16 hex digits, a hash of the line before it (disk_hash), checked
+ * before a line is taken: a line edited by hand or damaged on the disk, whose
+ * (K, II) would still schedule into another program, is skipped. A file that
+ * is neither empty nor starts with "npusim-schedule " is not a schedule
+ * file: it is neither read, appended to nor emptied (a mistyped
+ * NPUSIM_SCHEDULE_CACHE naming a user's file), and a path that is not a
+ * plain file (a FIFO, a device) is never opened to block.
  *
  * The version is a hash of the scheduler's sources (isa/gen_sched_version.py)
  * and the host tag the key's byte order and word size, so a line written by
@@ -3640,7 +3648,10 @@ static void table_put(unsigned char *k, size_t len, pipe_choice ch)
  * `-`, or for a relieved one every node's cycle (`12,0,7,...`), placed
  * again instead of searched (replay). Errors of the file (no
  * folder, no room) only cost the time the file would have saved. */
-enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16 };
+enum { DISK_MAX_BYTES = 16 << 20, DISK_MAX_KEY = 1 << 16, DISK_SUM_DIGITS = 16 };
+
+/* Every line of a schedule file starts so; a file that does not is not one. */
+static const char disk_magic[] = "npusim-schedule ";
 
 /* A line of the file this build may take: its key in hex (in the file's
  * text, not decoded) and its schedule. */
@@ -3650,6 +3661,7 @@ typedef struct {
     pipe_choice ch;     /* its times not parsed (disk_times) */
     const char *times;  /* the cycles field, `-` or a list */
     size_t timeslen;
+    const char *sum;    /* DISK_SUM_DIGITS hex digits at the line's end */
 } disk_line_ref;
 
 /* Where a line of this build lies in the file, and its key's hash. */
@@ -3695,6 +3707,10 @@ static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_
             return 0;
         q = stop + 1;
     }
+    if (end - q < DISK_SUM_DIGITS + 1 || end[-DISK_SUM_DIGITS - 1] != ' ')
+        return 0;
+    out->sum = end - DISK_SUM_DIGITS;
+    end -= DISK_SUM_DIGITS + 1;
     const char *times = q, *sp = memchr(q, ' ', (size_t)(end - q));
     if (!sp)
         return 0;
@@ -3704,7 +3720,9 @@ static int disk_parse(const char *line, size_t n, const char *prefix, disk_line_
     if (v[0] == 0 || v[0] > PIPE_MAX_UNROLL || v[1] == 0 || v[1] > UINT_MAX / 2 || v[2] >= PIPE_WAYS || hex == 0 ||
         hex % 2 || hex / 2 > DISK_MAX_KEY || timeslen == 0)
         return 0;
-    *out = (disk_line_ref){ q, hex, { (unsigned)v[0], (unsigned)v[1], (unsigned)v[2], 0, NULL }, times, timeslen };
+    const char *sum = out->sum;
+    *out = (disk_line_ref){ q, hex, { (unsigned)v[0], (unsigned)v[1], (unsigned)v[2], 0, NULL }, times, timeslen,
+                            sum };
     return 1;
 }
 
@@ -3723,6 +3741,29 @@ static uint64_t disk_hash(const char *hex, size_t n)
     for (; i < n; i++)
         h = (h ^ (unsigned char)hex[i]) * 0x100000001b3u;
     return h;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* The sum a line of n bytes (without " SUM") ends with. */
+static void disk_sum(const char *line, size_t n, char out[DISK_SUM_DIGITS])
+{
+    uint64_t h = disk_hash(line, n);
+    for (int i = DISK_SUM_DIGITS - 1; i >= 0; i--, h >>= 4)
+        out[i] = hex_digits[h & 15];
+}
+
+/* 1 when the open file `fd` may be a schedule file: a plain file, empty or
+ * starting with disk_magic. */
+static int disk_ours(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    if (st.st_size == 0)
+        return 1;
+    char head[sizeof disk_magic - 1];
+    return pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head && memcmp(head, disk_magic, sizeof head) == 0;
 }
 
 static void disk_forget(void)
@@ -3751,11 +3792,12 @@ static void disk_load(void)
         return;
     disk.loaded = 1;
     disk_forget();
-    const int fd = open(disk.path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO opens at once (and is refused below) */
+    const int fd = open(disk.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (!disk_ours(fd) || fstat(fd, &st) != 0) {
         close(fd);
         return;
     }
@@ -3821,8 +3863,6 @@ out:
         close(fd);
 }
 
-static const char hex_digits[] = "0123456789abcdef";
-
 /* A line's choice with its cycles parsed: 1, or 0 when the field is not `-`
  * or a list of at most PIPE_MAX_NODES + PIPE_MAX_STREAMS numbers (or out of
  * memory). */
@@ -3885,12 +3925,39 @@ static int disk_find(const unsigned char *k, size_t len, pipe_choice *ch)
             break;
         disk_line_ref ref;
         if (x->len <= DISK_MAX_LINE && pread(disk.fd, line, x->len, x->at) == (ssize_t)x->len &&
-            disk_parse(line, x->len, prefix, &ref) && ref.hexlen == 2 * len && memcmp(ref.hex, hex, 2 * len) == 0)
-            found = disk_times(&ref, ch);
+            disk_parse(line, x->len, prefix, &ref) && ref.hexlen == 2 * len && memcmp(ref.hex, hex, 2 * len) == 0) {
+            char sum[DISK_SUM_DIGITS];
+            disk_sum(line, x->len - DISK_SUM_DIGITS - 1, sum);
+            if (memcmp(sum, ref.sum, DISK_SUM_DIGITS) == 0)
+                found = disk_times(&ref, ch);
+        }
     }
     free(line);
     free(hex);
     return found;
+}
+
+/* Makes the folders above `path` (mkdir -p of its parent), as the first
+ * schedule kept needs them: 1 when they exist after. */
+static int disk_make_folders(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return 0;
+    char *slash = strrchr(dir, '/');
+    int ok = 1;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        for (char *p = dir + 1; ok && *p; p++)
+            if (*p == '/') {
+                *p = '\0';
+                ok = mkdir(dir, 0755) == 0 || errno == EEXIST;
+                *p = '/';
+            }
+        ok = ok && (mkdir(dir, 0755) == 0 || errno == EEXIST);
+    }
+    free(dir);
+    return ok;
 }
 
 /* Appends one block's schedule (pipe_cache.lock held). */
@@ -3902,7 +3969,7 @@ static void disk_append(const unsigned char *k, size_t len, pipe_choice ch)
     disk_prefix(head, sizeof head);
     const size_t pl = strlen(head);
     int hl = (int)pl + snprintf(head + pl, sizeof head - pl, "%u %u %u ", ch.K, ch.II, ch.way);
-    char *line = malloc((size_t)hl + 11 * (size_t)ch.nt + 2 + 2 * len + 1);
+    char *line = malloc((size_t)hl + 11 * (size_t)ch.nt + 2 + 2 * len + 1 + DISK_SUM_DIGITS + 1);
     if (!line)
         return;
     memcpy(line, head, (size_t)hl);
@@ -3915,11 +3982,17 @@ static void disk_append(const unsigned char *k, size_t len, pipe_choice ch)
         line[hl + 2 * i] = hex_digits[k[i] >> 4];
         line[hl + 2 * i + 1] = hex_digits[k[i] & 15];
     }
-    line[hl + 2 * len] = '\n';
-    const int fd = open(disk.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    size_t n = (size_t)hl + 2 * len;
+    line[n] = ' ';
+    disk_sum(line, n, line + n + 1);
+    n += 1 + DISK_SUM_DIGITS;
+    line[n++] = '\n';
+    /* O_NONBLOCK: a FIFO is not waited on (and is refused by disk_ours) */
+    int fd = open(disk.path, O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT && disk_make_folders(disk.path))
+        fd = open(disk.path, O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd >= 0) {
-        const size_t n = (size_t)hl + 2 * len + 1;
-        if (write(fd, line, n) != (ssize_t)n) {
+        if (disk_ours(fd) && write(fd, line, n) != (ssize_t)n) {
             /* a short write leaves a line without its end, which readers skip */
         }
         close(fd);

@@ -1,5 +1,6 @@
 /* The disassembler: one instruction to the canonical text that the
  * assembler turns back into the identical word. */
+#include "c_locale.h"
 #include "npusim/fp16.h"
 #include "npusim/program.h"
 
@@ -154,7 +155,16 @@ static void put_operand(text_out *o, const npu_insn *in, npu_operand_kind k, siz
     }
 }
 
+static void disasm(const npu_insn *in, size_t index, char *buf, size_t size);
+
 void npu_disasm(const npu_insn *in, size_t index, char *buf, size_t size)
+{
+    const locale_t host = isa_locale_enter(); /* "1.5", never "1,5" */
+    disasm(in, index, buf, size);
+    isa_locale_restore(host);
+}
+
+static void disasm(const npu_insn *in, size_t index, char *buf, size_t size)
 {
     if (!buf || size == 0)
         return;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char npu_magic[8] = { 'N', 'P', 'U', 'S', 'I', 'M', 'B', '1' };
@@ -142,27 +143,9 @@ static uint64_t get_le64(const uint8_t *b)
     return (uint64_t)get_le32(b) | (uint64_t)get_le32(b + 4) << 32;
 }
 
-int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *diag)
+/* The header and words to f: 1 when every byte was taken. */
+static int write_words(const npu_program *p, FILE *f)
 {
-    if (p->count > UINT32_MAX) {
-        set_diag(diag, path, "program too large for the binary format (%zu instructions)",
-                 p->count);
-        return NPU_EINVAL;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 5);
-    if (!tmp) {
-        set_diag(diag, path, "out of memory");
-        return NPU_ENOMEM;
-    }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        set_diag(diag, path, "cannot create '%s': %s", tmp, strerror(errno));
-        free(tmp);
-        return NPU_EIO;
-    }
     uint8_t header[HEADER_BYTES];
     memcpy(header, npu_magic, sizeof npu_magic);
     put_le32(header + 8, (uint32_t)p->count);
@@ -177,7 +160,53 @@ int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *d
         }
         ok = fwrite(chunk, 8, k, f) == k;
     }
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    return ok && fflush(f) == 0;
+}
+
+static int write_in_place(const npu_program *p, const char *path, npu_diag *diag)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        set_diag(diag, path, "cannot write: %s", strerror(errno));
+        return NPU_EIO;
+    }
+    int ok = write_words(p, f);
+    int err = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        set_diag(diag, path, "cannot write: %s", strerror(err ? err : EIO));
+        return NPU_EIO;
+    }
+    return NPU_OK;
+}
+
+int npu_program_write_binary(const npu_program *p, const char *path, npu_diag *diag)
+{
+    if (p->count > UINT32_MAX) {
+        set_diag(diag, path, "program too large for the binary format (%zu instructions)",
+                 p->count);
+        return NPU_EINVAL;
+    }
+    /* A device or FIFO (/dev/null, a pipe) is written in place: renaming
+     * over it would replace it with a plain file (as root, /dev/null). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return write_in_place(p, path, diag);
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 5);
+    if (!tmp) {
+        set_diag(diag, path, "out of memory");
+        return NPU_ENOMEM;
+    }
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        set_diag(diag, path, "cannot create '%s': %s", tmp, strerror(errno));
+        free(tmp);
+        return NPU_EIO;
+    }
+    int ok = write_words(p, f) && fsync(fileno(f)) == 0;
     int err = errno;
     ok = (fclose(f) == 0) && ok;
     if (ok && rename(tmp, path) != 0) {

@@ -978,7 +978,7 @@ TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
 
 TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
 {
-    // A run killed before its rename leaves FILE.tmp.PID; the next write of
+    // A run killed before its rename leaves temp_path(FILE); the next write of
     // FILE removes it when PID no longer runs (pid 1 always does).
     pid_t child = fork();
     ASSERT_GE(child, 0);
@@ -986,16 +986,26 @@ TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
         _exit(0);
     int st = 0;
     waitpid(child, &st, 0);
-    const std::string out = tmpdir() + "/atomic_out.json", dead = out + ".tmp." + std::to_string(child);
-    const std::string other = tmpdir() + "/atomic_other.json.tmp." + std::to_string(child);
+    const std::string out = tmpdir() + "/atomic_out.json", dead = npusim::temp_path(out, child);
+    const std::string other = npusim::temp_path(tmpdir() + "/atomic_other.json", child);
+    // Another host's (or PID namespace's) temp: its PID means nothing here
+    // (shards sharing a sweep folder removed each other's live temps).
+    const std::string elsewhere = out + ".tmp.00000000-" + std::to_string(child);
+    ASSERT_NE(dead, elsewhere);
     write(dead, "{\"trunc");
-    write(out + ".tmp.1", "a live process's");
+    write(npusim::temp_path(out, 1), "a live process's");
     write(other, "another file's");
+    write(elsewhere, "another host's");
     npusim::write_file_atomic(out, "{}\n");
     EXPECT_EQ(slurp(out), "{}\n");
     EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed";
-    EXPECT_EQ(access((out + ".tmp.1").c_str(), F_OK), 0);
+    EXPECT_EQ(access(npusim::temp_path(out, 1).c_str(), F_OK), 0);
     EXPECT_EQ(access(other.c_str(), F_OK), 0);
+    EXPECT_EQ(access(elsewhere.c_str(), F_OK), 0);
+    // An output named without a folder (the temps were looked for as ".NAME...").
+    write(dead, "{\"trunc");
+    ASSERT_EQ(sh("cd " + tmpdir() + " && " + NPUSIM_EXE + " run relu --shape 1,1,4,4 -q --json atomic_out.json"), 0);
+    EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed beside a bare name";
 }
 
 // A .npy header's shape is a Python tuple: (1024) is the number 1024, which
@@ -1117,6 +1127,104 @@ TEST(AtomicFile, StreamedOutputsGoWhereAWholeOneGoes)
     r = run_cli("run relu --shape 1,16,8,8 --json /dev/fd/3 3< " + log);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "/dev/fd/3: cannot write: Bad file descriptor\n");
+}
+
+// `npusim asm -o` and npu_program_write_binary renamed NAME.tmp over their
+// path: `-o FIFO` left a plain file and, as root, README's `-o /dev/null`
+// replaced the device. The library writes devices and FIFOs in place, the
+// CLI goes where every output goes.
+TEST(AtomicFile, AnAssembledProgramGoesWhereEveryOutputGoes)
+{
+    const std::string src = std::string(NPUSIM_SOURCE_ROOT) + "/kernels/relu.s -I " + NPUSIM_SOURCE_ROOT +
+                            "/kernels -D DT=f16 -D DT_BYTES=2";
+    const std::string file = tmpdir() + "/asm_plain.bin";
+    ASSERT_EQ(run_cli("asm " + src + " -o " + file).status, 0);
+    const std::string want = slurp(file);
+    ASSERT_GT(want.size(), 16u);
+    struct stat st;
+    const std::string fifo = tmpdir() + "/asm_fifo";
+    unlink(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::string got;
+    std::thread reader([&] { got = slurp(fifo); });
+    Result r = run_cli("asm " + src + " -o " + fifo);
+    reader.join();
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+    const std::string log = tmpdir() + "/asm_log.bin";
+    write(log, "before");
+    r = run_cli("asm " + src + " -o /dev/stdout >> " + log);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(log).substr(0, 6 + want.size()), "before" + want);
+
+    // The library alone, through a FIFO.
+    npu_program p;
+    npu_program_init(&p);
+    npu_diag d{};
+    ASSERT_EQ(npu_program_load_binary_file(&p, file.c_str(), &d), NPU_OK) << d.message;
+    got.clear();
+    std::thread reader2([&] { got = slurp(fifo); });
+    EXPECT_EQ(npu_program_write_binary(&p, fifo.c_str(), &d), NPU_OK) << d.message;
+    reader2.join();
+    npu_program_free(&p);
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+// NPUSIM_KERNELS names a folder or is an error: a missing folder listed no
+// kernels with exit status 0, an empty value looked kernels up in "/".
+TEST(Cli, NpusimKernelsIsAFolderOrAnError)
+{
+    auto with = [](const std::string &env, const std::string &args) {
+        const std::string err = tmpdir() + "/env_err.txt";
+        const int rc = sh(env + " " + NPUSIM_EXE + " " + args + " > " + tmpdir() + "/env_out.txt 2> " + err);
+        return std::make_pair(rc, slurp(err));
+    };
+    EXPECT_EQ(with("NPUSIM_KERNELS=/nonexistent-dir", "kernels"),
+              std::make_pair(2, std::string("NPUSIM_KERNELS=/nonexistent-dir: No such file or directory\n")));
+    EXPECT_EQ(with("NPUSIM_KERNELS=", "run relu"),
+              std::make_pair(2, std::string("NPUSIM_KERNELS is empty: name a folder of kernels, or unset it for the "
+                                            "shipped ones\n")));
+    const std::string file = tmpdir() + "/not_a_folder";
+    write(file, "");
+    EXPECT_EQ(with("NPUSIM_KERNELS=" + file, "run relu"),
+              std::make_pair(2, "NPUSIM_KERNELS=" + file + ": not a folder\n"));
+    EXPECT_EQ(with("NPUSIM_KERNELS=" + std::string(NPUSIM_SOURCE_ROOT) + "/kernels", "run relu --shape 1,1,4,4 -q"),
+              std::make_pair(0, std::string()));
+}
+
+// What a command prints must reach stdout: a closed stdout or a full disk
+// lost the report (or cut the JSON) with exit status 0. A closed stdout is
+// held so that no file opened later takes its descriptor.
+TEST(Cli, AReportThatCannotReachStdoutIsAnError)
+{
+    Result r = run_cli("run relu --shape 1,16,8,8 --json - -q >&-");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "npusim: standard output: write failed: Bad file descriptor\n");
+    r = run_cli("run relu --shape 1,16,8,8 >&-");
+    EXPECT_EQ(r.status, 2);
+    r = run_cli("run relu --shape 1,16,8,8 --json - -q > /dev/full");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "npusim: standard output: write failed\n");
+    // Nothing printed, nothing lost.
+    r = run_cli("run relu --shape 1,16,8,8 -q --json " + tmpdir() + "/closed.json >&-");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(tmpdir() + "/closed.json"))["passed"], true);
+}
+
+// JSON is UTF-8: a path that is not (a config named c\xff.yaml) is written
+// with U+FFFD for its stray byte, where the run ended in "internal error".
+TEST(Cli, APathThatIsNotUtf8IsWrittenWithAReplacementCharacter)
+{
+    const std::string config = tmpdir() + "/c\xff.yaml";
+    write(config, "core:\n  vlen: 256\n");
+    Result r = run_cli("run relu --shape 1,16,8,8 -q --json - --config '" + config + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["config"]["source"], tmpdir() + "/c\xef\xbf\xbd.yaml");
 }
 
 // Every way out of a run, an error after its cores and memory system exist

@@ -608,6 +608,58 @@ TEST(Sweep, StoppedSweepStopsItsPointsAndExits128PlusTheSignal)
     }
 }
 
+// A kernel given as a path is taken from the spec's folder, as base: is (it
+// was looked for from the current folder); its id is the text as written.
+TEST(Sweep, AKernelGivenAsAPathIsTakenFromTheSpecsFolder)
+{
+    const std::string dir = fresh_dir("sweep_kernel_path");
+    std::filesystem::create_directories(dir + "/k");
+    std::ofstream(dir + "/k/mine.s") << "; @kernel     mine\n; @input      x range=-8,8\n; @output     y\n"
+                                        "; @dtypes     fp16 fp32\n; @reference  relu\n; @tolerance  fp16 ulp=0\n"
+                                        "; @tolerance  fp32 ulp=0\n    halt\n";
+    std::ofstream(dir + "/s.yaml") << "kernels: [k/mine.s, relu]\nshapes: ['1,16,8,8']\n";
+    const std::vector<SweepPoint> points = expand_sweep(load_sweep(dir + "/s.yaml"));
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[0].kernel, "k/mine.s");
+    EXPECT_EQ(points[0].kernel_file, dir + "/k/mine.s");
+    EXPECT_EQ(points[1].kernel_file, "relu");
+    // The same spec from its own folder: the same points, the same ids.
+    const std::string here = std::filesystem::current_path();
+    std::filesystem::current_path(dir);
+    const std::vector<SweepPoint> again = expand_sweep(load_sweep("s.yaml"));
+    std::filesystem::current_path(here);
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(again[0].id, points[0].id);
+    EXPECT_EQ(again[0].kernel_file, "k/mine.s");
+}
+
+// A point killed by a stop signal is stopped, not failed, whether the sweep
+// got one too (a terminal's ^C reaches the whole group: the point could be
+// reaped first and was marked "failed: killed by signal 2") or not.
+TEST(Sweep, APointStoppedByASignalIsNotAFailure)
+{
+    for (int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(strsignal(sig));
+        const std::string dir = fresh_dir("sweep_point_stopped");
+        const std::string spec = loop_spec("point_stopped.yaml", "limits: {max_instructions: 0}\n");
+        SweepProcess sweep({spec, "-o", dir, "-j", "1"});
+        const pid_t point = sweep.wait_for_point();
+        ASSERT_GT(point, 0) << "no `npusim run` child appeared\n" << sweep.err();
+        kill(point, sig);  // the point alone: the sweep goes on, and ends
+        const int st = sweep.wait(10);
+        ASSERT_NE(st, -1) << "the sweep still runs 10 s after its point stopped";
+        ASSERT_TRUE(WIFEXITED(st)) << sweep.err();
+        EXPECT_EQ(WEXITSTATUS(st), 1);
+        EXPECT_NE(sweep.err().find("sweep: 1 point was stopped by a signal; it has no status and runs on the next "
+                                   "run\n"),
+                  std::string::npos)
+            << sweep.err();
+        const std::string id = expand_sweep(load_sweep(spec))[0].id;
+        EXPECT_FALSE(std::filesystem::exists(dir + "/points/" + id + "/status"));
+        EXPECT_EQ(merge_sweep(dir, dir + "/out.csv", "").missing, 1u);
+    }
+}
+
 // `tiling: measure` runs every point with --tiling measure and is part of the
 // spec; `tiling: rule` is the default, the same spec as none.
 TEST(Sweep, TilingMeasureIsPassedToEveryPointAndIsPartOfTheSpec)

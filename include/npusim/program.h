@@ -78,7 +78,8 @@ NPU_API int npu_program_add_file(npu_program *p, const char *name);
  * then count little-endian 64-bit words, all little-endian.
  *
  * write_binary writes `path`.tmp and renames it over `path`, so a reader
- * never sees half a file. read_binary initialises *p (any previous content
+ * never sees half a file; a `path` that is a device or FIFO (/dev/null, a
+ * pipe) is written in place, since renaming would replace it. read_binary initialises *p (any previous content
  * must have been freed) and decodes every word; a word that does not decode
  * is kept with insns[i].op = NPU_OP_INVALID, so the core traps "illegal
  * instruction" when it reaches it rather than refusing to load. A bad magic,

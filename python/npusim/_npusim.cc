@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compare.h"
+#include "json_text.h"
 #include "atomic_file.h"
 #include "config.h"
 #include "din_replay.h"
@@ -118,7 +119,7 @@ run(const std::string &kernel, const std::optional<std::string> &dtype, const st
     for (const npusim::TensorDecl &t : r.manifest.tensors)
         if (!t.is_input)
             outputs.emplace(t.name, from_npy(r.tensors.at(t.name)));
-    return {npusim::report_json(r).dump(), std::move(outputs)};
+    return {npusim::json_text(npusim::report_json(r)), std::move(outputs)};
 }
 
 std::vector<std::string> kernel_names()
@@ -139,7 +140,7 @@ std::tuple<std::vector<Point>, py::object, py::object, bool> sweep_points(const 
     const npusim::SweepSpec spec = !path.empty() ? npusim::load_sweep(path) : npusim::load_sweep_text(text, name);
     std::vector<Point> out;
     for (const npusim::SweepPoint &p : npusim::expand_sweep(spec))
-        out.emplace_back(p.index, p.id, p.kernel, p.dtype, p.shape, p.overrides, npusim::config_to_yaml(p.config));
+        out.emplace_back(p.index, p.id, p.kernel_file, p.dtype, p.shape, p.overrides, npusim::config_to_yaml(p.config));
     auto limit = [](const std::optional<uint64_t> &v) { return v ? py::object(py::int_(*v)) : py::object(py::none()); };
     return {std::move(out), limit(spec.limits.max_cycles), limit(spec.limits.max_instructions), spec.measure_tiles};
 }
@@ -150,7 +151,7 @@ std::string compare_rows(const std::vector<std::string> &reports)
     std::vector<nlohmann::json> js;
     for (const std::string &r : reports)
         js.push_back(nlohmann::json::parse(r));
-    return npusim::compare_json(js).dump();
+    return npusim::json_text(npusim::compare_json(js));
 }
 
 // `npusim cache --json`'s document for a din trace file, as JSON text.
@@ -160,7 +161,7 @@ std::string replay(const std::string &trace, const std::string &config_path, con
     const npusim::Config cfg = make_config(config_path, config_text, "config", sets);
     const std::string text = npusim::read_file(trace);
     py::gil_scoped_release free_python;
-    return npusim::din_replay_json(npusim::replay_din(cfg, trace, text)).dump();
+    return npusim::json_text(npusim::din_replay_json(npusim::replay_din(cfg, trace, text)));
 }
 
 // `npusim graph --json`'s document for a spec (a path, or YAML text named
@@ -173,7 +174,7 @@ std::string graph(const std::string &path, const std::string &text, const std::s
     const npusim::Config cfg = make_config(config_path.empty() && config_text.empty() ? spec.config : config_path,
                                            config_text, "config", sets);
     py::gil_scoped_release free_python;
-    return npusim::graph_json(npusim::run_graph(spec, cfg, variants, jobs)).dump();
+    return npusim::json_text(npusim::graph_json(npusim::run_graph(spec, cfg, variants, jobs)));
 }
 
 }  // namespace

@@ -684,6 +684,36 @@ class Example(unittest.TestCase):
             self.assertIn("gelu_tanh", r.stdout)
 
 
+class HostLocale(unittest.TestCase):
+    """A host that sets a locale with a decimal comma (locale.setlocale, as
+    Qt and many programs do) got 'malformed number' from every kernel: the
+    library reads and prints its numbers in the C locale whatever the host's."""
+
+    def test_a_decimal_comma_locale_changes_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                made = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(d, "de_DE.UTF-8")],
+                                      capture_output=True)
+            except FileNotFoundError:
+                self.skipTest("no localedef")
+            if made.returncode not in (0, 1) or not os.path.isdir(os.path.join(d, "de_DE.UTF-8")):
+                self.skipTest("cannot build the de_DE.UTF-8 locale here")
+            script = (
+                "import json, locale, npusim\n"
+                "locale.setlocale(locale.LC_ALL, 'de_DE.UTF-8')\n"
+                "assert locale.localeconv()['decimal_point'] == ','\n"
+                "out = [npusim.run('leaky_relu', dtype='fp32', shape=(1, 4, 8, 8), params={'alpha': 0.5}).json,\n"
+                "       npusim.run('gelu_tanh', dtype='fp16', shape=(1, 4, 8, 8)).json]\n"
+                "print(json.dumps(out))\n")
+            r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                               env=dict(ENV, LOCPATH=d))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = json.loads(r.stdout)
+        want = [cli_json("leaky_relu", "--dtype", "fp32", "--shape", "1,4,8,8", "--param", "alpha=0.5"),
+                cli_json("gelu_tanh", "--dtype", "fp16", "--shape", "1,4,8,8")]
+        self.assertEqual([comparable(j) for j in got], [comparable(j) for j in want])
+
+
 class TapResult(unittest.TextTestResult):
     """Each test as a TAP line on stdout (Meson's tap protocol: one JUnit case
     each, so tools/test_summary.py counts them); details go to stderr."""

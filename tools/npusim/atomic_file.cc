@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -152,7 +153,7 @@ void copy_to_output(const std::string &from, const std::string &given)
             close(fd);
     } else {
         const std::string tmp = place.how == OutputPlace::How::rename
-                                    ? place.path + ".tmp." + std::to_string(getpid())
+                                    ? temp_path(place.path)
                                     : place.path;
         out = std::fopen(tmp.c_str(), "wb");
     }
@@ -169,7 +170,7 @@ void copy_to_output(const std::string &from, const std::string &given)
         e = errno ? errno : EIO;
     if (std::fclose(out) != 0 && !e)
         e = errno ? errno : EIO;
-    const std::string tmp = place.path + ".tmp." + std::to_string(getpid());
+    const std::string tmp = temp_path(place.path);
     if (e) {
         if (place.how == OutputPlace::How::rename)
             std::remove(tmp.c_str());
@@ -190,7 +191,7 @@ void write_file_atomic(const std::string &given, const std::string &data)
     if (place.how == OutputPlace::How::in_place)
         return write_in_place(given, data);
     const std::string &path = place.path;
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
+    std::string tmp = temp_path(path);
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f)
         throw Error(given + ": cannot write: " + std::strerror(errno));
@@ -206,11 +207,49 @@ void write_file_atomic(const std::string &given, const std::string &data)
     remove_stale_temps(path);
 }
 
+namespace {
+
+// Which process numbers this process can ask about: a hash of the host's
+// name, its boot and the PID namespace. Temporaries of shards on other hosts
+// sharing a folder (or in other containers) carry another tag, and are never
+// judged by a PID that means another process here.
+const std::string &host_tag()
+{
+    static const std::string tag = [] {
+        std::string what;
+        char host[256] = "";
+        if (gethostname(host, sizeof host - 1) == 0)
+            what += host;
+        std::ifstream boot("/proc/sys/kernel/random/boot_id");
+        std::string id;
+        std::getline(boot, id);
+        what += "\n" + id + "\n";
+        char ns[64] = "";
+        const ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+        what += std::string(ns, n > 0 ? size_t(n) : 0);
+        uint64_t h = 0xcbf29ce484222325u;
+        for (const char c : what)
+            h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+        char hex[9];
+        std::snprintf(hex, sizeof hex, "%08x", unsigned(h ^ (h >> 32)));
+        return std::string(hex);
+    }();
+    return tag;
+}
+
+}  // namespace
+
+std::string temp_path(const std::string &path, long pid)
+{
+    return path + ".tmp." + host_tag() + "-" + std::to_string(pid < 0 ? long(getpid()) : pid);
+}
+
 void remove_stale_temps(const std::string &path)
 {
     const size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-    const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+    const std::string dir = slash == std::string::npos ? "./" : path.substr(0, slash + 1);
+    const std::string prefix =
+        (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp." + host_tag() + "-";
     DIR *d = opendir(dir.c_str());
     if (!d)
         return;
@@ -269,6 +308,13 @@ int cannot_write(const std::string &given)
         return ENOTDIR;
     if (access(dir.c_str(), W_OK | X_OK) != 0)
         return errno;
+    // The temporary beside it, `NAME.tmp.PID`, must be a name the folder
+    // takes: a name that fits alone failed only after the run.
+    const std::string tmp = temp_path(path, 4194304);  // the longest PID Linux gives
+    const long name_max = pathconf(dir.c_str(), _PC_NAME_MAX);
+    if (tmp.size() >= PATH_MAX ||
+        (name_max > 0 && std::filesystem::path(tmp).filename().string().size() > size_t(name_max)))
+        return ENAMETOOLONG;
     return 0;
 }
 

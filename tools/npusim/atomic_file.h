@@ -8,7 +8,7 @@
 
 namespace npusim {
 
-// Writes `data` to `path` atomically: to `path`.tmp.PID, flushed to disk
+// Writes `data` to `path` atomically: to temp_path(path), flushed to disk
 // (fsync), then renamed over `path`; through a link, over the link's target
 // (the link stays). A path that is neither a plain file nor a folder (a
 // device such as /dev/null, a FIFO) is written in place, since renaming
@@ -36,8 +36,15 @@ OutputPlace output_place(const std::string &given);
 // renamed into place). Throws npusim::Error naming `given`.
 void copy_to_output(const std::string &from, const std::string &given);
 
-// Removes the `path`.tmp.PID files of processes that no longer run (a run
-// killed before its rename). Those of running processes are left alone.
+// The temporary an output is written to before its rename:
+// `path`.tmp.TAG-PID, TAG a hash of this host, its boot and PID namespace
+// (pid < 0: this process's).
+std::string temp_path(const std::string &path, long pid = -1);
+
+// Removes the temporaries of `path` (temp_path) of processes that no longer
+// run (a run killed before its rename), this host's and PID namespace's
+// only: those of running processes, and of shards elsewhere sharing the
+// folder, are left alone.
 void remove_stale_temps(const std::string &path);
 
 // Writes `text` to stdout for "-", else as write_file_atomic does.

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "config.h"
 #include "error.h"
+#include "json_text.h"
 #include "graph.h"
 #include "runner.h"
 #include "sweep.h"
@@ -131,7 +132,7 @@ int cmd_graph(const GraphArgs &a)
     check_output_paths(outputs, read);
     const GraphResult g = run_graph(spec, cfg, a.variants, a.jobs, a.trace_dir);
     if (!a.json.empty())
-        write_output(a.json, graph_json(g).dump(2) + "\n");
+        write_output(a.json, json_text(graph_json(g), 2) + "\n");
     if (a.json != "-")
         std::cout << graph_text(g);
     return g.passed() ? 0 : 1;
@@ -219,7 +220,7 @@ ChildRun run_child(std::vector<std::string> args, const std::string &input)
 void draw_stalls(const nlohmann::json &data, const std::string &plot)
 {
     const std::string python = "/usr/bin/python3", script = tools_dir() + "/plot_stalls.py";
-    ChildRun r = run_child({python, script, "-", "-o", plot}, data.dump() + "\n");
+    ChildRun r = run_child({python, script, "-", "-o", plot}, json_text(data) + "\n");
     if (r.spawn_error)
         throw Error("--plot " + plot + ": cannot run " + python + ": " + std::strerror(r.spawn_error) +
                     " (the chart needs /usr/bin/python3 with python3-matplotlib)");
@@ -265,7 +266,7 @@ int cmd_compare(const CompareArgs &a)
     if (a.json != "-" && a.csv != "-")
         std::cout << compare_table(reports);
     if (!a.json.empty())
-        write_output(a.json, data.dump(2) + "\n");
+        write_output(a.json, json_text(data, 2) + "\n");
     if (!a.csv.empty())
         write_output(a.csv, compare_csv(reports));
     bool all_passed = true;

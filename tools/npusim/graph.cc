@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "atomic_file.h"
+#include "c_locale.h"
 #include "error.h"
 #include "manifest.h"
 #include "parallel.h"
@@ -289,6 +290,7 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
 
 GraphSpec load_graph(const std::string &path)
 {
+    const CLocaleScope c_locale;  // numbers in the C locale (c_locale.h)
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         throw Error(path + ": cannot open graph spec");
@@ -297,6 +299,7 @@ GraphSpec load_graph(const std::string &path)
 
 GraphSpec load_graph_text(const std::string &text, const std::string &path)
 {
+    const CLocaleScope c_locale;  // numbers in the C locale (c_locale.h)
     const YAML::Node root = load_one_yaml_document(text, path, "a graph spec");
     const SpecReader rd{path};
     const std::string top = "name, description, dtype, samples, seed, config, tensors, variants";

@@ -17,6 +17,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <new>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -24,6 +27,7 @@
 #include "config.h"
 #include "din_replay.h"
 #include "error.h"
+#include "json_text.h"
 #include "manifest.h"
 #include "npusim/npusim.h"
 #if NPUSIM_HAVE_SYSTEMC
@@ -43,15 +47,19 @@ using namespace npusim;
 namespace {
 
 // Schedules kept across runs (npu_asm_cache_set_file), as ccache keeps
-// compilations: NPUSIM_SCHEDULE_CACHE names the file ("off" or empty: none),
-// else $XDG_CACHE_HOME/npusim/schedules or ~/.cache/npusim/schedules. Only
-// assembly time depends on it (docs/scheduling.md).
+// compilations: NPUSIM_SCHEDULE_CACHE names the file ("off" in any case, or
+// empty: none), else $XDG_CACHE_HOME/npusim/schedules or
+// ~/.cache/npusim/schedules (absolute XDG_CACHE_HOME and HOME only, as the
+// XDG spec says). Its folder is made when the first schedule is kept, not
+// by `--help`. Only assembly time depends on it (docs/scheduling.md).
 void keep_schedules()
 {
     namespace fs = std::filesystem;
     fs::path file;
     if (const char *env = std::getenv("NPUSIM_SCHEDULE_CACHE")) {
-        if (!*env || std::string(env) == "off")
+        std::string off = env;
+        std::transform(off.begin(), off.end(), off.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (off.empty() || off == "off")
             return;
         file = env;
     } else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
@@ -61,11 +69,7 @@ void keep_schedules()
     } else {
         return;
     }
-    std::error_code ec;
-    if (file.has_parent_path())
-        fs::create_directories(file.parent_path(), ec);
-    if (!ec)
-        npu_asm_cache_set_file(file.c_str());
+    npu_asm_cache_set_file(file.c_str());
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string &flag, const std::string &s)
@@ -106,6 +110,28 @@ void check_trace_flags(const TraceFlags &tf)
                 (tf.start_given ? "" : " (the default: no --trace-start)"));
 }
 
+// A folder of this process's own under $TMPDIR (else /tmp), removed (with
+// what it holds) when the object goes: where an output that is not renamed
+// into place is made before it is copied there.
+struct PrivateFolder {
+    std::string path;
+    explicit PrivateFolder(const char *what)
+    {
+        const char *tmpdir = std::getenv("TMPDIR");
+        std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + what + "-XXXXXX";
+        if (!mkdtemp(&tmpl[0]))
+            throw Error(tmpl + ": cannot make a temporary folder: " + std::strerror(errno));
+        path = tmpl;
+    }
+    ~PrivateFolder()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    PrivateFolder(const PrivateFolder &) = delete;
+    PrivateFolder &operator=(const PrivateFolder &) = delete;
+};
+
 #if NPUSIM_HAVE_SYSTEMC
 // SystemC writes the VCD under a name of its own and renames it over the
 // path it is given (sim/systemc/engine.cc): a plain file's path (a link's
@@ -113,7 +139,8 @@ void check_trace_flags(const TraceFlags &tf)
 // device, a FIFO, /dev/stdout: atomic_file.h's output_place) gets the VCD
 // from a private folder once the run is complete.
 struct VcdPlace {
-    std::string given, engine_path, dir;
+    std::string given, engine_path;
+    std::unique_ptr<PrivateFolder> dir;
     explicit VcdPlace(const std::string &path) : given(path)
     {
         if (given.empty())
@@ -123,26 +150,12 @@ struct VcdPlace {
             engine_path = place.path;
             return;
         }
-        const char *tmpdir = std::getenv("TMPDIR");
-        std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/npusim-vcd-XXXXXX";
-        if (!mkdtemp(&tmpl[0]))
-            throw Error(given + ": cannot write: no folder for the VCD before it is copied: " + tmpl + ": " +
-                        std::strerror(errno));
-        dir = tmpl;
-        engine_path = dir + "/run.vcd";
+        dir = std::make_unique<PrivateFolder>("npusim-vcd");
+        engine_path = dir->path + "/run.vcd";
     }
-    ~VcdPlace()
-    {
-        if (!dir.empty()) {
-            std::remove(engine_path.c_str());
-            rmdir(dir.c_str());
-        }
-    }
-    VcdPlace(const VcdPlace &) = delete;
-    VcdPlace &operator=(const VcdPlace &) = delete;
     void deliver() const
     {
-        if (!dir.empty())
+        if (dir)
             copy_to_output(engine_path, given);
     }
 };
@@ -232,7 +245,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     for (const auto &kv : opts.outputs)
         write_npy(kv.second, r.tensors.at(kv.first));
     if (!json_path.empty())
-        write_output(json_path, report_json(r).dump(2) + "\n");
+        write_output(json_path, json_text(report_json(r), 2) + "\n");
     if (!quiet && json_path != "-")
         std::cout << report_text(r);
     else
@@ -249,7 +262,7 @@ int cmd_cache(const std::string &trace, const std::string &config_file, const st
     check_output_paths({{"--json", json_path}}, {{"the trace", trace}, {"the config", config_file}});
     const DinReplay r = replay_din(cfg, trace, read_file(trace));
     if (!json_path.empty())
-        write_output(json_path, din_replay_json(r).dump(2) + "\n");
+        write_output(json_path, json_text(din_replay_json(r), 2) + "\n");
     if (json_path != "-")
         std::cout << din_replay_text(r);
     return 0;
@@ -288,7 +301,23 @@ int cmd_asm(const AsmFlags &f)
     }
     if (f.table)
         std::cout << format_schedules(scheduled_loops(p, {}), true);
-    int rc = f.out.empty() ? NPU_OK : npu_program_write_binary(&p, f.out.c_str(), &d);
+    int rc = NPU_OK;
+    if (!f.out.empty()) {
+        // Written where every output goes (atomic_file.h's output_place: a
+        // device or FIFO in place, /dev/stdout through its descriptor, a
+        // link's target): the library writes a plain file, copied there.
+        const OutputPlace place = output_place(f.out);
+        if (place.how == OutputPlace::How::rename) {
+            rc = npu_program_write_binary(&p, place.path.c_str(), &d);
+        } else {
+            const PrivateFolder tmp("npusim-asm");
+            const std::string file = tmp.path + "/program.bin";
+            rc = npu_program_write_binary(&p, file.c_str(), &d);
+            if (rc == NPU_OK)
+                copy_to_output(file, f.out);
+            std::remove(file.c_str());
+        }
+    }
     size_t count = p.count;
     npu_program_free(&p);
     if (rc != NPU_OK) {
@@ -414,7 +443,7 @@ int cmd_isa(bool json)
         nlohmann::json sprs = nlohmann::json::array();
         for (unsigned i = 0; i < NPU_NUM_SPRS; i++)
             sprs.push_back({{"name", npu_spr_table[i].name}, {"description", npu_spr_table[i].description}});
-        std::cout << nlohmann::json({{"instructions", arr}, {"special_registers", sprs}}).dump(2) << "\n";
+        std::cout << json_text(nlohmann::json({{"instructions", arr}, {"special_registers", sprs}}), 2) << "\n";
     }
     return 0;
 }
@@ -467,7 +496,7 @@ int cmd_kernels(bool json)
                         ptxt.empty() ? "-" : ptxt.c_str(), btxt.c_str(), m.summary.c_str());
     }
     if (json)
-        std::cout << arr.dump(2) << "\n";
+        std::cout << json_text(arr, 2) << "\n";
     return 0;
 }
 
@@ -533,21 +562,73 @@ void check_no_empty_values(const CLI::App &app, const std::string &path)
 
 const CLI::Validator npusim::kUint64([](std::string &text) { return whole_number_problem(text); }, "UINT64");
 
+namespace {
+
+int cli(int argc, char **argv);
+
+// What the command printed must have reached stdout: a closed stdout (`>&-`)
+// or a full disk behind `> file` lost the report or cut the JSON while the
+// exit status said it was written.
+bool stdout_closed = false;
+
+// A standard descriptor closed at start (`>&-`) would be taken by the next
+// file opened, and the report written into it: each is held by /dev/null
+// opened the other way round, so that using it fails (EBADF).
+void hold_closed_standard_descriptors()
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            const int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            if (got >= 0 && got != fd) {
+                dup2(got, fd);
+                close(got);
+            }
+            stdout_closed |= fd == STDOUT_FILENO;
+        }
+}
+
+int stdout_checked(int status)
+{
+    std::cout.flush();
+    errno = 0;
+    if (!std::cout.bad() && std::fflush(stdout) == 0 && !std::ferror(stdout))
+        return status;
+    // The write that failed may be long past, its errno gone.
+    const int e = stdout_closed ? EBADF : errno;
+    std::cerr << "npusim: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "") << "\n";
+    return status == 0 || status == 1 ? 2 : status;
+}
+
+}  // namespace
+
 #if NPUSIM_HAVE_SYSTEMC
 int sc_main(int argc, char **argv)
 {
+    hold_closed_standard_descriptors();
     systemc_quiet();  // SystemC reports to stderr, never into a JSON report on stdout
+    return stdout_checked(cli(argc, argv));
+}
 #else
 int main(int argc, char **argv)
 {
+    hold_closed_standard_descriptors();
+    return stdout_checked(cli(argc, argv));
+}
 #endif
+
+namespace {
+
+int cli(int argc, char **argv)
+{
     keep_schedules();
     CLI::App app{"npusim: a cycle-level NPU vector-core simulator with an activation ISA"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "npusim 0.1.0");
     app.footer("Environment: NPUSIM_KERNELS=DIR finds kernels by name in DIR; NPUSIM_SCHEDULE_CACHE=FILE keeps the\n"
-               "schedules of .pipeline loops across runs in FILE (default ~/.cache/npusim/schedules; off: none; they\n"
-               "change no result, only assembly time).");
+               "schedules of .pipeline loops across runs in FILE (default $XDG_CACHE_HOME/npusim/schedules, else\n"
+               "~/.cache/npusim/schedules; off: none; they change no result, only assembly time); NPUSIM_TOOLS=DIR\n"
+               "finds plot_stalls.py for compare --plot; TMPDIR holds outputs made before they are copied to a\n"
+               "device, FIFO or /dev/stdout.");
 
     RunOptions ropts;
     std::string config_file, shape, json_path;
@@ -725,9 +806,16 @@ int main(int argc, char **argv)
         std::cerr << e.what() << "\n";
         return 2;
 #endif
+    } catch (const std::bad_alloc &) {
+        // Past what the run's own estimate of its memory foresaw (a
+        // `ulimit -v`, another process taking memory meanwhile).
+        std::cerr << "npusim: out of memory: the host refused an allocation (its free memory or ulimit -v)\n";
+        return 2;
     } catch (const std::exception &e) {
         std::cerr << "npusim: internal error: " << e.what() << "\n";
         return 3;
     }
     return 0;
 }
+
+}  // namespace

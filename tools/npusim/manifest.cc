@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <map>
 #include <cstdlib>
 #include <sstream>
 
 #include "atomic_file.h"
+#include "c_locale.h"
 #include "config.h"
 #include "error.h"
 
@@ -433,6 +435,7 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
 
 Manifest load_manifest(const std::string &path)
 {
+    const CLocaleScope c_locale;  // numbers in the C locale (c_locale.h)
     return parse_manifest(path, read_file(path));
 }
 
@@ -440,9 +443,18 @@ Manifest load_manifest(const std::string &path)
 // installed copy.
 std::string kernels_dir()
 {
-    if (const char *env = std::getenv("NPUSIM_KERNELS"))
-        return env;
     struct stat st;
+    if (const char *env = std::getenv("NPUSIM_KERNELS")) {
+        // Taken as written or refused: an empty or missing folder listed no
+        // kernels (exit 0) and looked kernels up in "/".
+        if (!*env)
+            throw Error("NPUSIM_KERNELS is empty: name a folder of kernels, or unset it for the shipped ones");
+        if (stat(env, &st) != 0)
+            throw Error(std::string("NPUSIM_KERNELS=") + env + ": " + std::strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            throw Error(std::string("NPUSIM_KERNELS=") + env + ": not a folder");
+        return env;
+    }
 #ifdef NPUSIM_INSTALLED_KERNELS_DIR
     if (stat(NPUSIM_KERNELS_DIR, &st) != 0 && stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0)
         return NPUSIM_INSTALLED_KERNELS_DIR;
@@ -469,13 +481,14 @@ std::string resolve_kernel(const std::string &name_or_path)
 std::vector<std::string> list_kernels()
 {
     std::vector<std::string> out;
-    DIR *d = opendir(kernels_dir().c_str());
+    const std::string dir = kernels_dir();
+    DIR *d = opendir(dir.c_str());
     if (!d)
-        return out;
+        throw Error("kernels folder " + dir + ": cannot open: " + std::strerror(errno));
     while (dirent *e = readdir(d)) {
         std::string n = e->d_name;
         if (n.size() > 2 && n.compare(n.size() - 2, 2, ".s") == 0)
-            out.push_back(kernels_dir() + "/" + n);
+            out.push_back(dir + "/" + n);
     }
     closedir(d);
     std::sort(out.begin(), out.end());

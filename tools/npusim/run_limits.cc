@@ -3,12 +3,14 @@
 // instead of an out-of-memory kill half-way.
 #include "run_limits.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -75,10 +77,23 @@ uint64_t available_memory_bytes(uint64_t held)
             avail = UINT64_MAX;
     }
     avail = sat_add(avail, held);
+    // A limit on the process's address space or data counts what it maps
+    // already (the libraries, the heap so far: /proc/self/statm's size and
+    // data), which left a run just under `ulimit -v` ending in bad_alloc.
+    uint64_t size_pages = 0, data_pages = 0;
+    {
+        std::ifstream statm("/proc/self/statm");
+        uint64_t resident = 0, shared = 0, text = 0, lib = 0;
+        statm >> size_pages >> resident >> shared >> text >> lib >> data_pages;
+    }
+    const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
     for (int which : {RLIMIT_AS, RLIMIT_DATA}) {
         struct rlimit rl;
-        if (getrlimit(which, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < avail)
-            avail = rl.rlim_cur;
+        if (getrlimit(which, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+            continue;
+        const uint64_t used = sat_mul(which == RLIMIT_AS ? size_pages : data_pages, page);
+        const uint64_t left = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+        avail = std::min(avail, sat_add(left, held));
     }
     return avail;
 }

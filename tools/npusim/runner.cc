@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "c_locale.h"
 #include "error.h"
 #include "parallel.h"
 #include "run_limits.h"
@@ -1128,8 +1129,13 @@ void run_engine(Machine &mc, RunResult &r, const RunOptions &opts, const GlobalM
     }
     for (unsigned k = 0; k < ncores; k++) {
         npu_timed_core *tc = npu_timed_core_new(mc.cores[k].get(), &r.config.timing);
-        if (!tc)
-            throw Error("cannot build the timing model (check the issue/unit config)");
+        if (!tc) {
+            // The config was checked (validate_config): its own words if not.
+            char why[128];
+            if (npu_timing_config_check(&r.config.timing, why, sizeof why) != NPU_OK)
+                throw Error(std::string("cannot build the timing model: ") + why);
+            throw std::bad_alloc();
+        }
         mc.timed_owned.emplace_back(tc);
         mc.timed.push_back(tc);
         // Every core's DMA into the one memory system (the SystemC engine
@@ -1642,6 +1648,7 @@ static RunResult run_checked(const RunOptions &opts)
 
 RunResult run_kernel(const RunOptions &opts)
 {
+    const CLocaleScope c_locale;  // numbers in the C locale (c_locale.h)
     if (opts.measure_tiles && opts.tile_max)
         throw Error("tile_max " + std::to_string(opts.tile_max) +
                     " with measured tiling: give one (tile_max fixes the tiles, measuring picks them)");

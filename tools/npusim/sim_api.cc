@@ -10,8 +10,10 @@
 #include <new>
 #include <string>
 
+#include "c_locale.h"
 #include "config.h"
 #include "error.h"
+#include "json_text.h"
 #include "report.h"
 #include "runner.h"
 
@@ -32,10 +34,12 @@ void set_err(char *err, size_t size, const std::string &msg)
         std::snprintf(err, size, "%s", msg.c_str());
 }
 
-// Runs f(); an exception becomes the err line and `fail`.
+// Runs f() in the C locale (c_locale.h); an exception becomes the err line
+// and `fail`.
 template <typename F, typename R>
 R guarded(char *err, size_t size, R fail, F f)
 {
+    const npusim::CLocaleScope c_locale;
     try {
         return f();
     } catch (const std::bad_alloc &) {
@@ -158,7 +162,7 @@ npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const
         auto *res = new npu_sim_result;
         try {
             res->r = npusim::run_kernel(ro);
-            res->json = npusim::report_json(res->r).dump();
+            res->json = npusim::json_text(npusim::report_json(res->r));
         } catch (...) {
             delete res;
             throw;

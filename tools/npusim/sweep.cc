@@ -27,6 +27,7 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "json_text.h"
 #include "manifest.h"
 #include "run_limits.h"
 #include "runner.h"
@@ -316,7 +317,7 @@ private:
 std::vector<std::string> point_args(const SweepPoint &p, const std::string &dir, const std::string &exe,
                                     const SweepLimits &limits, bool measure_tiles)
 {
-    std::vector<std::string> args = {exe, "run", p.kernel, "--dtype", p.dtype, "--shape", p.shape,
+    std::vector<std::string> args = {exe, "run", p.kernel_file, "--dtype", p.dtype, "--shape", p.shape,
                                      "--config", dir + "/config.yaml", "--json", dir + "/stats.json", "-q"};
     if (limits.max_cycles)
         args.insert(args.end(), {"--max-cycles", std::to_string(*limits.max_cycles)});
@@ -389,7 +390,7 @@ void flatten(const nlohmann::json &j, const std::string &prefix, std::map<std::s
     } else if (j.is_null()) {
         out[prefix] = "";  // an infinite error: an empty CSV cell, NaN to a reader, never a small number
     } else {
-        out[prefix] = j.dump();
+        out[prefix] = json_text(j);
     }
 }
 
@@ -471,7 +472,7 @@ nlohmann::json spec_fingerprint(const SweepSpec &s)
 
 std::string value_text(const nlohmann::json &j)
 {
-    return j.is_null() ? "unset" : j.is_string() ? j.get<std::string>() : j.dump();
+    return j.is_null() ? "unset" : j.is_string() ? j.get<std::string>() : json_text(j);
 }
 
 // The first field two fingerprints differ in, down to the key in base and
@@ -638,8 +639,17 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
         } else if (key == "kernels") {
             s.kernels = string_list(v, path, key);
             for (size_t i = 0; i < s.kernels.size(); i++) {
+                // A path (as resolve_kernel tells one from a name) is taken
+                // from the spec's folder unless absolute, as base: is.
+                std::string file = s.kernels[i];
+                if (file[0] != '/' && (file.find('/') != std::string::npos ||
+                                       (file.size() > 2 && file.compare(file.size() - 2, 2, ".s") == 0))) {
+                    const size_t slash = path.rfind('/');
+                    file = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + file;
+                }
+                s.kernel_files.push_back(file);
                 try {
-                    manifests.push_back(load_manifest(resolve_kernel(s.kernels[i])));
+                    manifests.push_back(load_manifest(resolve_kernel(file)));
                 } catch (const Error &e) {
                     throw Error(yaml_where(path, item_mark(v, i)) + "kernels: " + e.what());
                 }
@@ -801,13 +811,14 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
     std::vector<SweepPoint> points;
     points.reserve(count);
     std::map<std::string, size_t> first_with_id;
-    for (const std::string &kernel : spec.kernels)
+    for (size_t k = 0; k < spec.kernels.size(); k++)
         for (const std::string &dtype : spec.dtypes)
             for (const std::string &shape : spec.shapes)
                 for (const auto &combo : combos) {
                     SweepPoint p;
                     p.index = points.size();
-                    p.kernel = kernel;
+                    p.kernel = spec.kernels[k];
+                    p.kernel_file = k < spec.kernel_files.size() ? spec.kernel_files[k] : spec.kernels[k];
                     p.dtype = dtype;
                     p.shape = shape;
                     p.overrides = spec.set;
@@ -821,7 +832,7 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec &spec)
                         throw Error(spec.path + ": point " + std::to_string(p.index) + ": " + e.what());
                     }
                     p.config.source = "sweep point";
-                    p.id = point_id(p.config, kernel, dtype, shape, spec.measure_tiles);
+                    p.id = point_id(p.config, p.kernel, dtype, shape, spec.measure_tiles);
                     auto [it, fresh] = first_with_id.emplace(p.id, p.index);
                     if (!fresh)
                         throw Error(spec.path + ": points " + std::to_string(it->second) + " and " +
@@ -838,11 +849,11 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     check_folder_is_ours(opts.out_dir, fingerprint, points);
     make_dirs(opts.out_dir + "/points");
     check_sweep_fits(opts.out_dir, points.size(), 64 << 10);  // ~64 KiB per point (no traces)
-    write_file_atomic(opts.out_dir + "/spec.json", fingerprint.dump(1) + "\n");
+    write_file_atomic(opts.out_dir + "/spec.json", json_text(fingerprint, 1) + "\n");
     nlohmann::json manifest = nlohmann::json::array();
     for (const SweepPoint &p : points)
         manifest.push_back(point_json(p));
-    write_file_atomic(opts.out_dir + "/points.json", manifest.dump(1) + "\n");
+    write_file_atomic(opts.out_dir + "/points.json", json_text(manifest, 1) + "\n");
 
     std::vector<const SweepPoint *> todo;
     size_t already = 0, mine = 0;
@@ -864,7 +875,7 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
     std::map<pid_t, const SweepPoint *> running;
     size_t next = 0, done = 0;
-    unsigned failed = 0;
+    unsigned failed = 0, stopped = 0;  // stopped: by a signal, left without a status
     auto t0 = std::chrono::steady_clock::now();
     auto last_beat = t0;
     auto report = [&](bool final) {
@@ -893,7 +904,7 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             make_dirs(dir);
             std::remove((dir + "/status").c_str());
             write_file_atomic(dir + "/config.yaml", config_to_yaml(p.config));
-            write_file_atomic(dir + "/point.json", point_json(p).dump(1) + "\n");
+            write_file_atomic(dir + "/point.json", json_text(point_json(p), 1) + "\n");
             pid_t pid = start_point(point_args(p, dir, opts.npusim_exe, limits, spec.measure_tiles), dir, gate);
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
@@ -917,8 +928,15 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             continue;
         const SweepPoint &p = *it->second;
         running.erase(it);
-        if (stop_signal && WIFSIGNALED(st))
-            continue;  // stopped with the sweep: no status, so the next run runs it
+        // Stopped with the sweep, or by a stop signal of its own (a
+        // terminal's ^C reaches the points too, and one may be reaped before
+        // the sweep sees its own): no status, so the next run runs it.
+        if (WIFSIGNALED(st) &&
+            (stop_signal || std::find(std::begin(kStopSignals), std::end(kStopSignals), WTERMSIG(st)) !=
+                                std::end(kStopSignals))) {
+            stopped++;
+            continue;
+        }
         std::string dir = opts.out_dir + "/points/" + p.id;
         std::string status;
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
@@ -945,6 +963,12 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
         std::fprintf(stderr,
                      "sweep: stopped by signal %d (%s); the points it stopped have no status and run on the next run\n",
                      int(stop_signal), strsignal(stop_signal));
+    else if (stopped) {
+        // Points stopped from outside: not done, so the sweep is not either.
+        std::fprintf(stderr, "sweep: %u point%s stopped by a signal; %s no status and run%s on the next run\n", stopped,
+                     stopped == 1 ? " was" : "s were", stopped == 1 ? "it has" : "they have", stopped == 1 ? "s" : "");
+        failed += stopped;
+    }
     return {failed, stop_signal};
 }
 
@@ -1005,7 +1029,7 @@ MergeSummary merge_sweep(const std::string &dir, const std::string &csv_path, co
             nlohmann::json rec = j;
             rec["point"] = p;
             rec["point"]["status"] = row["point.status"];
-            jsonl += rec.dump() + "\n";
+            jsonl += json_text(rec) + "\n";
         }
         row["kernel"] = p["kernel"].get<std::string>();
         row["dtype"] = p["dtype"].get<std::string>();

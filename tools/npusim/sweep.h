@@ -30,6 +30,9 @@ struct SweepSpec {
     std::string path;                 // the spec file
     std::string base;                 // base config file (resolved path), empty = defaults
     std::vector<std::string> kernels, dtypes, shapes;
+    // What each of kernels runs: a name as written, a relative path from the
+    // spec's folder (as base:, and as graph specs take theirs).
+    std::vector<std::string> kernel_files;
     std::vector<std::pair<std::string, std::string>> set;  // fixed overrides
     std::vector<SweepAxis> grid;      // crossed
     std::vector<SweepAxis> zip;       // lock-step (equal lengths)
@@ -40,7 +43,8 @@ struct SweepSpec {
 struct SweepPoint {
     size_t index = 0;
     std::string id;                   // 16 hex digits
-    std::string kernel, dtype, shape;
+    std::string kernel, dtype, shape;  // kernel as the spec writes it (the id's)
+    std::string kernel_file;           // what runs (SweepSpec::kernel_files)
     std::vector<std::pair<std::string, std::string>> overrides;  // set + grid + zip values
     Config config;                    // resolved
 };

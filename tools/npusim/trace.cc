@@ -30,7 +30,7 @@ StreamFile::StreamFile(const std::string &path, uint64_t max_bytes) : path_(path
     const OutputPlace place = output_place(path);
     if (place.how == OutputPlace::How::rename) {
         target_ = place.path;
-        tmp_ = place.path + ".tmp." + std::to_string(getpid());
+        tmp_ = temp_path(place.path);
         f_ = std::fopen(tmp_.c_str(), "wb");
     } else if (place.how == OutputPlace::How::in_place) {
         f_ = std::fopen(path.c_str(), "wb");

@@ -34,7 +34,7 @@ constexpr uint64_t kDefaultTraceMaxBytes = 1ull << 30;  // 1 GiB per trace file
 // Perfetto trace needs (its header and tail)") before any file is created.
 uint64_t checked_max_bytes(uint64_t max_bytes, uint64_t min_bytes, const char *what);
 
-// A file written as events arrive, under `path.tmp.PID`, renamed into place by
+// A file written as events arrive, under temp_path(path), renamed into place by
 // commit() (tools/npusim/atomic_file.h's convention, streamed: through a link
 // its target is renamed over; a device or FIFO is written in place and
 // /dev/stdout through the descriptor, with nothing to rename). Destroyed
