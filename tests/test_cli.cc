@@ -1174,6 +1174,14 @@ TEST(AtomicFile, AnAssembledProgramGoesWhereEveryOutputGoes)
     EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
+// An error is one line, whatever it quotes: a newline in a path is an escape.
+TEST(Cli, AnErrorQuotingALineBreakIsStillOneLine)
+{
+    Result r = run_cli("run relu --json '/nonexistent-dir/a\nb.json'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "/nonexistent-dir/a\\nb.json: cannot write: No such file or directory\n");
+}
+
 // NPUSIM_KERNELS names a folder or is an error: a missing folder listed no
 // kernels with exit status 0, an empty value looked kernels up in "/".
 TEST(Cli, NpusimKernelsIsAFolderOrAnError)

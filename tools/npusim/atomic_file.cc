@@ -135,6 +135,25 @@ OutputPlace output_place(const std::string &given)
     return p;
 }
 
+FILE *open_place(const OutputPlace &place)
+{
+    if (place.how == OutputPlace::How::rename)
+        return std::fopen(temp_path(place.path).c_str(), "wb");
+    if (place.how == OutputPlace::How::in_place)
+        return std::fopen(place.path.c_str(), "wb");
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    const int fd = dup(place.fd);
+    FILE *f = fd < 0 ? nullptr : fdopen(fd, "wb");
+    if (!f && fd >= 0) {
+        const int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 void copy_to_output(const std::string &from, const std::string &given)
 {
     const OutputPlace place = output_place(given);
@@ -142,21 +161,7 @@ void copy_to_output(const std::string &from, const std::string &given)
     if (!in)
         throw Error(from + ": cannot open: " + std::strerror(errno));
     std::unique_ptr<FILE, int (*)(FILE *)> closer(in, std::fclose);
-    FILE *out = nullptr;
-    if (place.how == OutputPlace::How::descriptor) {
-        std::cout.flush();
-        std::cerr.flush();
-        std::fflush(nullptr);
-        const int fd = dup(place.fd);
-        out = fd < 0 ? nullptr : fdopen(fd, "wb");
-        if (!out && fd >= 0)
-            close(fd);
-    } else {
-        const std::string tmp = place.how == OutputPlace::How::rename
-                                    ? temp_path(place.path)
-                                    : place.path;
-        out = std::fopen(tmp.c_str(), "wb");
-    }
+    FILE *out = open_place(place);
     if (!out)
         throw Error(given + ": cannot write: " + std::strerror(errno));
     std::vector<char> buf(1 << 20);

@@ -2,6 +2,7 @@
 // into place, so a killed run never leaves a truncated file that looks complete.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,12 @@ struct OutputPlace {
     int fd = -1;
 };
 OutputPlace output_place(const std::string &given);
+
+// A stream on where `place` is written: its temporary (temp_path) for a
+// renamed output, the path for one in place, a duplicate of the descriptor
+// (after what std::cout, std::cerr and stdio hold). nullptr and errno when
+// it cannot be opened.
+FILE *open_place(const OutputPlace &place);
 
 // Copies the file `from` to the output `given`, written as output_place says
 // (a file made elsewhere, e.g. SystemC's VCD, for an output that is not

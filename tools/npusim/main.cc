@@ -569,6 +569,27 @@ int cli(int argc, char **argv);
 // What the command printed must have reached stdout: a closed stdout (`>&-`)
 // or a full disk behind `> file` lost the report or cut the JSON while the
 // exit status said it was written.
+// An error is one line: a line break or other control character in what it
+// quotes (a path named with a newline) is written as an escape.
+std::string one_line(const std::string &message)
+{
+    std::string out;
+    for (const char ch : message) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else
+            out += ch;
+    }
+    return out;
+}
+
 bool stdout_closed = false;
 
 // A standard descriptor closed at start (`>&-`) would be taken by the next
@@ -750,7 +771,7 @@ int cli(int argc, char **argv)
     std::vector<Command> study = add_study_commands(app);
 
     // Every error is one line (CLI11 would add "Run with --help for more information.").
-    app.failure_message([](const CLI::App *, const CLI::Error &e) { return std::string(e.what()) + "\n"; });
+    app.failure_message([](const CLI::App *, const CLI::Error &e) { return one_line(e.what()) + "\n"; });
     try {
         check_subcommand_names(app, argc, argv);
         app.parse(argc, argv);
@@ -758,7 +779,7 @@ int cli(int argc, char **argv)
     } catch (const CLI::ParseError &e) {
         return app.exit(e) == 0 ? 0 : 2;
     } catch (const Error &e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << one_line(e.what()) << "\n";
         return 2;
     }
     try {
@@ -799,11 +820,11 @@ int cli(int argc, char **argv)
             if (*c.sub)
                 return c.run();
     } catch (const Error &e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << one_line(e.what()) << "\n";
         return 2;
 #if NPUSIM_HAVE_SYSTEMC
     } catch (const VcdFileError &e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << one_line(e.what()) << "\n";
         return 2;
 #endif
     } catch (const std::bad_alloc &) {

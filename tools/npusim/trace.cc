@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -31,17 +30,8 @@ StreamFile::StreamFile(const std::string &path, uint64_t max_bytes) : path_(path
     if (place.how == OutputPlace::How::rename) {
         target_ = place.path;
         tmp_ = temp_path(place.path);
-        f_ = std::fopen(tmp_.c_str(), "wb");
-    } else if (place.how == OutputPlace::How::in_place) {
-        f_ = std::fopen(path.c_str(), "wb");
-    } else {
-        std::cout.flush();
-        std::fflush(nullptr);
-        const int fd = dup(place.fd);
-        f_ = fd < 0 ? nullptr : fdopen(fd, "wb");
-        if (!f_ && fd >= 0)
-            close(fd);
     }
+    f_ = open_place(place);
     if (!f_)
         throw Error(path + ": cannot write: " + std::strerror(errno));
     std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
