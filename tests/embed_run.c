@@ -38,8 +38,14 @@ int main(void)
     CHECK(yaml && strstr(yaml, "latency: 30"), "the override is not in the YAML");
     free(yaml);
 
-    /* gelu_tanh on generated fp16 inputs. */
+    /* An empty dtype is refused, as the CLI and Python refuse it (it ran as fp32). */
     npu_sim_run_options opts;
+    npu_sim_run_options_default(&opts);
+    opts.dtype = "";
+    CHECK(npu_sim_run(cfg, "relu", &opts, err, sizeof err) == NULL, "an empty dtype ran");
+    CHECK(strcmp(err, "dtype: unknown dtype '' (fp16, fp32)") == 0, "message: %s", err);
+
+    /* gelu_tanh on generated fp16 inputs. */
     npu_sim_run_options_default(&opts);
     opts.dtype = "fp16";
     opts.shape[0] = 1, opts.shape[1] = 16, opts.shape[2] = 8, opts.shape[3] = 8;

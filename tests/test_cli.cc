@@ -334,6 +334,43 @@ TEST(Cli, TheMemoryEstimateIsWithinOneAndAHalfOfTheMeasuredPeak)
     }
 }
 
+// A matmul's estimate counts A and B as K makes them (it counted three
+// tensors of C's size: 1024,200000,16 passed a 200 MB limit and ran out of
+// memory, 128,16,200000 was refused at 5.24 GB): within 1.5x of the peak.
+TEST(Cli, AMatmulsMemoryEstimateCountsItsMatrices)
+{
+    for (const char *shape : {"1024,20000,16", "128,16,20000", "512,1024,512"}) {
+        SCOPED_TRACE(shape);
+        unsigned long long m = 0, k = 0, n = 0;
+        ASSERT_EQ(std::sscanf(shape, "%llu,%llu,%llu", &m, &k, &n), 3);
+        npu_matrix_layout a{}, b{}, c{};
+        ASSERT_EQ(npu_matrix_layout_init(&a, m, k, 2), NPU_OK);
+        ASSERT_EQ(npu_matrix_layout_init(&b, k, n, 2), NPU_OK);
+        ASSERT_EQ(npu_matrix_layout_init(&c, m, n, 2), NPU_OK);
+        const npusim::Config cfg = npusim::default_config();
+        npusim::RunFootprint f =
+            npusim::run_footprint(cfg, npusim::load_manifest(npusim::resolve_kernel("matmul")));
+        f.matrix_bytes = npusim::cube_matrix_bytes(npu_matrix_layout_bytes(&a), npu_matrix_layout_bytes(&b),
+                                                   npu_matrix_layout_bytes(&c), m, k, n, 2, 0);
+        npu_layout stand_in{};
+        ASSERT_EQ(npu_layout_init(&stand_in, 1, 1, m, n, 2), NPU_OK);
+        const double estimate = double(npusim::run_bytes_needed(stand_in, f));
+        const double measured =
+            double(peak_rss(std::string("run matmul --dtype fp16 --schedule off --shape ") + shape));
+        std::printf("matmul %-16s estimate %6.1f MB, measured %6.1f MB: %.2f\n", shape, estimate / 1e6,
+                    measured / 1e6, estimate / measured);
+        EXPECT_LE(estimate, 1.5 * measured);
+        EXPECT_GE(estimate, measured / 1.5);
+    }
+    Result r = run_cli("run matmul --dtype fp16 --shape 100000,100000,100 -q");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("shape 100000,100000,100: the run needs about 120 GB of memory (the matrices 120 GB with "
+                          "their copies for the check, ",
+                          0),
+              0u)
+        << r.err;
+}
+
 TEST(Cli, OutOfRangeNumbersAndEmptyTensorsGetTheirOwnLine)
 {
     Result r = run_cli("run relu --seed 99999999999999999999999");

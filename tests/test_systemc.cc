@@ -243,6 +243,9 @@ TEST(SystemCEngine, RunsOncePerProcess)
     ASSERT_EQ(r.status, 0) << r.err;
     json j = json::parse(r.out);
     EXPECT_NE(j.at("second_run").get<std::string>().find("once per process"), std::string::npos) << j.dump();
+    EXPECT_EQ(j.at("late_top").get<std::string>(),
+              "npusim::sc::NpuTop: SystemC elaborates modules only before sc_start, so a process runs one NpuTop "
+              "(npusim's C engine runs any number)");
 }
 
 TEST(SystemCEngine, CliPrintsNoSystemCBanner)

@@ -67,7 +67,7 @@ typedef struct npu_sim_param {
 } npu_sim_param;
 
 typedef struct npu_sim_run_options {
-    const char *dtype;        /* "fp16" or "fp32"; NULL: the first given input's, else fp32 */
+    const char *dtype;        /* "fp16" or "fp32" ("" is refused); NULL: the first given input's, else fp32 */
     /* N, C, H, W (matmul: 1, M, K, N; conv2d: x's N, C, H, W); all 0: the
      * given inputs', else 1,16,8,8. Given with inputs, each input must have
      * it (err names the input, its shape and this one). */
@@ -104,7 +104,10 @@ typedef struct npu_sim_run_options {
 NPU_API void npu_sim_run_options_default(npu_sim_run_options *opts);
 
 /* Runs `kernel` (a name from the kernels folder, or a path to a .s file) on
- * `cfg`. `opts` NULL: the defaults. NULL on bad input (err says why). */
+ * `cfg`. The kernels folder: $NPUSIM_KERNELS when set; an installed library
+ * takes the installed copy (PREFIX/share/npusim/kernels), a library in its
+ * build folder the source tree's. `opts` NULL: the defaults. NULL on bad
+ * input (err says why). */
 NPU_API npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const npu_sim_run_options *opts,
                                     char *err, size_t err_size);
 

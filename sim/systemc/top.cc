@@ -3,6 +3,7 @@
 #include "npusim/systemc/top.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
@@ -10,9 +11,23 @@
 
 namespace npusim::sc {
 
+namespace {
+
+// SystemC elaborates modules only before sc_start: a second NpuTop in one
+// process got SystemC's two-line E529 "insert module failed" instead.
+const sc_core::sc_module_name &elaborating(const sc_core::sc_module_name &name)
+{
+    if (sc_core::sc_get_status() != sc_core::SC_ELABORATION)
+        throw std::logic_error("npusim::sc::NpuTop: SystemC elaborates modules only before sc_start, so a process "
+                               "runs one NpuTop (npusim's C engine runs any number)");
+    return name;
+}
+
+}  // namespace
+
 NpuTop::NpuTop(const sc_core::sc_module_name &name, npu_timed_core *const *tcs, unsigned n,
                const npu_run_limits &lim, const ScOptions &opts, sc_core::sc_trace_file *vcd)
-    : sc_core::sc_module(name), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), reported_(n, 0), forward_(opts.forward)
+    : sc_core::sc_module(elaborating(name)), tcs_(tcs, tcs + n), hook_ctx_(n), finished_(n, false), reported_(n, 0), forward_(opts.forward)
 {
     // The quantum is TLM's: a platform that set its own keeps it; else the
     // config's sim.quantum becomes the global quantum.

@@ -2,6 +2,7 @@
 #include "manifest.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -439,8 +440,36 @@ Manifest load_manifest(const std::string &path)
     return parse_manifest(path, read_file(path));
 }
 
-// NPUSIM_KERNELS, else the source tree's kernels/ (a build tree), else the
-// installed copy.
+namespace {
+
+// Whether this code runs from its build folder (the executable or the
+// library holding it lies there): then the source tree's kernels are the
+// ones it was built with; an installed npusim or libnpusim takes the
+// installed copy, not whatever the checkout holds now (or nothing once it
+// is gone).
+bool running_from_build()
+{
+#ifdef NPUSIM_BUILD_ROOT
+    const std::string root = std::string(NPUSIM_BUILD_ROOT) + "/";
+    auto under = [&](const char *path) {
+        char *real = path ? realpath(path, nullptr) : nullptr;
+        const bool in = real && std::strncmp(real, root.c_str(), root.size()) == 0;
+        std::free(real);
+        return in;
+    };
+    Dl_info info{};
+    return under("/proc/self/exe") ||
+           (dladdr(reinterpret_cast<void *>(&running_from_build), &info) && under(info.dli_fname));
+#else
+    return true;
+#endif
+}
+
+}  // namespace
+
+// NPUSIM_KERNELS; else, run from the build folder, the source tree's
+// kernels/ (the installed copy if it is gone); else the installed copy (the
+// source tree's if none is installed).
 std::string kernels_dir()
 {
     struct stat st;
@@ -456,7 +485,8 @@ std::string kernels_dir()
         return env;
     }
 #ifdef NPUSIM_INSTALLED_KERNELS_DIR
-    if (stat(NPUSIM_KERNELS_DIR, &st) != 0 && stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0)
+    const bool installed = stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0;
+    if (installed && (!running_from_build() || stat(NPUSIM_KERNELS_DIR, &st) != 0))
         return NPUSIM_INSTALLED_KERNELS_DIR;
 #endif
     return NPUSIM_KERNELS_DIR;

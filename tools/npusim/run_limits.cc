@@ -58,9 +58,20 @@ uint64_t tensor_bytes(const npu_layout &layout)
 
 }  // namespace
 
+uint64_t cube_matrix_bytes(uint64_t gm_a, uint64_t gm_b, uint64_t gm_c, uint64_t m, uint64_t k, uint64_t n,
+                           unsigned out_esize, uint64_t bias_bytes)
+{
+    const uint64_t inputs = sat_add(sat_mul(m, k), sat_mul(k, n));  // elements of A and B
+    uint64_t bytes = sat_add(sat_add(gm_a, gm_b), gm_c);
+    bytes = sat_add(bytes, sat_mul(inputs, 2 + 8));                  // row-major fp16, binary64
+    bytes = sat_add(bytes, sat_mul(sat_mul(m, n), out_esize + 16));  // C's copy, two binary64
+    return sat_add(bytes, sat_mul(bias_bytes, 2));
+}
+
 uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
 {
-    uint64_t need = sat_add(kProcessBytes, sat_mul(tensor_bytes(layout), run.tensors));
+    const uint64_t tensors = run.matrix_bytes ? run.matrix_bytes : sat_mul(tensor_bytes(layout), run.tensors);
+    uint64_t need = sat_add(kProcessBytes, tensors);
     need = sat_add(need, sat_mul(sat_add(run.ub_bytes, kCoreStateBytes), run.cores));
     need = sat_add(need, run.held);
     return sat_add(need, sat_mul(run.l2_lines, kL2BytesPerLine));
@@ -120,10 +131,19 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t 
     if (need <= available)
         return;
     std::ostringstream os;
-    os << "shape " << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w
-       << ": the run needs about " << (need == UINT64_MAX ? std::string("more than 18 EB") : human_bytes(need))
-       << " of memory (" << run.tensors << " tensor" << (run.tensors == 1 ? "" : "s") << " of "
-       << human_bytes(tensor_bytes(layout)) << " each with its NCHW copy, " << run.cores << " core"
+    os << "shape ";
+    if (!run.shape_text.empty())
+        os << run.shape_text;
+    else
+        os << layout.n << ',' << layout.c << ',' << layout.h << ',' << layout.w;
+    os << ": the run needs about " << (need == UINT64_MAX ? std::string("more than 18 EB") : human_bytes(need))
+       << " of memory (";
+    if (run.matrix_bytes)
+        os << "the matrices " << human_bytes(run.matrix_bytes) << " with their copies for the check, ";
+    else
+        os << run.tensors << " tensor" << (run.tensors == 1 ? "" : "s") << " of " << human_bytes(tensor_bytes(layout))
+           << " each with its NCHW copy, ";
+    os << run.cores << " core"
        << (run.cores == 1 ? "" : "s") << " of " << human_bytes(sat_add(run.ub_bytes, kCoreStateBytes))
        << ", the L2's tags " << human_bytes(sat_mul(run.l2_lines, kL2BytesPerLine))
        << (run.held ? ", " + human_bytes(run.held) + " held already" : std::string()) << ") but only "

@@ -19,7 +19,21 @@ struct RunFootprint {
     // Bytes the process holds already beside the run and keeps through it
     // (npusim graph: its inputs and its steps' outputs so far).
     uint64_t held = 0;
+    // A cube run's matrices, in place of tensors x the layout's (matmul:
+    // cube_matrix_bytes), and how its message names the shape ("M,K,N").
+    uint64_t matrix_bytes = 0;
+    std::string shape_text{};
 };
+
+// A matmul's host bytes for its matrices: A (M x K) and B (K x N) as fp16
+// fractal images in GM, their row-major copies and the check's binary64
+// copies (12 bytes an element, and the images' padding), C (M x N) as its
+// image, its copy and the check's two binary64 figures per element (its
+// exact value and magnitude sum), and the bias. Measured: 1024,20000,16
+// peaks at 264.5 MB (estimate 262), 128,16,20000 at 67.6 MB (67),
+// docs/reliability.md.
+uint64_t cube_matrix_bytes(uint64_t gm_a, uint64_t gm_b, uint64_t gm_c, uint64_t m, uint64_t k, uint64_t n,
+                           unsigned out_esize, uint64_t bias_bytes);
 
 // Host bytes one run touches, measured (tests/test_cli.cc holds it within
 // 1.5x of the peak resident size): the process itself (binary, libraries,

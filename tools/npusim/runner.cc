@@ -605,6 +605,15 @@ void check_fits(const RunResult &r, const RunOptions &opts)
 {
     RunFootprint f = run_footprint(r.config, r.manifest);
     f.held = opts.host_bytes_held;
+    const MatmulShape &mm = r.matmul;
+    if (mm.fractal_output()) {
+        // A and B are as large as K makes them, and C is not an NC1HWC0
+        // tensor: tensors x C's stand-in missed both ways.
+        f.matrix_bytes = cube_matrix_bytes(npu_matrix_layout_bytes(&mm.a), npu_matrix_layout_bytes(&mm.b),
+                                           npu_matrix_layout_bytes(&mm.c), mm.m, mm.k, mm.n,
+                                           npu_dtype_bytes(r.dtype), mm.bias ? mm.bias_bytes() : 0);
+        f.shape_text = std::to_string(mm.m) + "," + std::to_string(mm.k) + "," + std::to_string(mm.n);
+    }
     check_run_fits(r.layout, f);
 }
 

@@ -115,7 +115,10 @@ npu_sim_result *npu_sim_run(const npu_sim_config *cfg, const char *kernel, const
             o = *opts;
         npusim::RunOptions ro;
         ro.kernel = kernel;
-        ro.dtype = o.dtype ? o.dtype : "";
+        if (o.dtype) {
+            npusim::parse_dtype(o.dtype);  // "" too, as the CLI and Python refuse it: NULL is the default
+            ro.dtype = o.dtype;
+        }
         if (o.shape[0] || o.shape[1] || o.shape[2] || o.shape[3])
             ro.shape.assign(o.shape, o.shape + 4);
         ro.config = cfg->cfg;

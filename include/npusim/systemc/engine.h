@@ -38,7 +38,8 @@ struct ScOptions {
     // (after RunOptions::attach ran) and passes every event on to `forward`,
     // so the front end's trace writers keep receiving them.
     std::function<void(unsigned core, const npu_issue_event &)> forward;
-    ScRunInfo *info = nullptr;          // filled in after the run when set
+    ScRunInfo *info = nullptr;          // filled in after the run when set (by systemc_engine; a
+                                        // platform's own NpuTop gives run_info())
     // memory.model l2: leave the L2's next-level socket (NpuTop::memory_socket)
     // for the platform to bind to its own memory target, instead of npusim's
     // DRAM model (docs/systemc.md).
