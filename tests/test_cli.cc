@@ -334,10 +334,10 @@ TEST(Cli, TheMemoryEstimateIsWithinOneAndAHalfOfTheMeasuredPeak)
     }
 }
 
-// A matmul's estimate counts A and B as K makes them (it counted three
+// A cube run's estimate counts its matrices: a matmul's A and B as K makes them (it counted three
 // tensors of C's size: 1024,200000,16 passed a 200 MB limit and ran out of
 // memory, 128,16,200000 was refused at 5.24 GB): within 1.5x of the peak.
-TEST(Cli, AMatmulsMemoryEstimateCountsItsMatrices)
+TEST(Cli, ACubeRunsMemoryEstimateCountsItsMatrices)
 {
     for (const char *shape : {"1024,20000,16", "128,16,20000", "512,1024,512"}) {
         SCOPED_TRACE(shape);
@@ -358,6 +358,32 @@ TEST(Cli, AMatmulsMemoryEstimateCountsItsMatrices)
         const double measured =
             double(peak_rss(std::string("run matmul --dtype fp16 --schedule off --shape ") + shape));
         std::printf("matmul %-16s estimate %6.1f MB, measured %6.1f MB: %.2f\n", shape, estimate / 1e6,
+                    measured / 1e6, estimate / measured);
+        EXPECT_LE(estimate, 1.5 * measured);
+        EXPECT_GE(estimate, measured / 1.5);
+    }
+    // A convolution: the check's im2col of every image (it counted three
+    // output tensors: 50 MB for 16,64,56,56, which peaks at 316 MB).
+    for (const char *shape : {"4,64,56,56", "8,32,56,56"}) {
+        SCOPED_TRACE(shape);
+        unsigned long long images = 0, cin = 0, h = 0, w = 0;
+        ASSERT_EQ(std::sscanf(shape, "%llu,%llu,%llu,%llu", &images, &cin, &h, &w), 4);
+        const uint64_t kk = 3, cout = 64, c1 = (cin + 15) / 16;  // kernel 3, pad 1, stride 1: ho = h, wo = w
+        npu_layout x{}, y{};
+        npu_matrix_layout wm{};
+        ASSERT_EQ(npu_layout_init(&x, images, cin, h, w, 2), NPU_OK);
+        ASSERT_EQ(npu_layout_init(&y, images, cout, h, w, 2), NPU_OK);
+        ASSERT_EQ(npu_matrix_layout_init(&wm, 16 * c1 * kk * kk, cout, 2), NPU_OK);
+        const npusim::Config cfg = npusim::default_config();
+        npusim::RunFootprint f =
+            npusim::run_footprint(cfg, npusim::load_manifest(npusim::resolve_kernel("conv2d")));
+        f.matrix_bytes = npusim::conv_matrix_bytes(npu_layout_bytes(&x), images * cin * h * w,
+                                                   npu_matrix_layout_bytes(&wm), images, h * w, cin * kk * kk, cout,
+                                                   npu_layout_bytes(&y), 2);
+        const double estimate = double(npusim::run_bytes_needed(y, f));
+        const double measured =
+            double(peak_rss(std::string("run conv2d --dtype fp16 --schedule off --shape ") + shape));
+        std::printf("conv2d %-16s estimate %6.1f MB, measured %6.1f MB: %.2f\n", shape, estimate / 1e6,
                     measured / 1e6, estimate / measured);
         EXPECT_LE(estimate, 1.5 * measured);
         EXPECT_GE(estimate, measured / 1.5);

@@ -68,6 +68,15 @@ uint64_t cube_matrix_bytes(uint64_t gm_a, uint64_t gm_b, uint64_t gm_c, uint64_t
     return sat_add(bytes, sat_mul(bias_bytes, 2));
 }
 
+uint64_t conv_matrix_bytes(uint64_t gm_x, uint64_t map_elements, uint64_t gm_w, uint64_t images, uint64_t m,
+                           uint64_t k, uint64_t n, uint64_t gm_y, unsigned out_esize)
+{
+    uint64_t bytes = sat_add(sat_add(gm_x, sat_mul(map_elements, 2)), sat_add(gm_w, sat_mul(sat_mul(k, n), 2 + 8)));
+    bytes = sat_add(bytes, sat_mul(sat_mul(sat_mul(images, m), k), 8));  // the check's im2col
+    const uint64_t outputs = sat_mul(sat_mul(images, m), n);
+    return sat_add(bytes, sat_add(gm_y, sat_mul(outputs, out_esize + 16)));
+}
+
 uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
 {
     const uint64_t tensors = run.matrix_bytes ? run.matrix_bytes : sat_mul(tensor_bytes(layout), run.tensors);

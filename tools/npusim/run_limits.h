@@ -19,8 +19,9 @@ struct RunFootprint {
     // Bytes the process holds already beside the run and keeps through it
     // (npusim graph: its inputs and its steps' outputs so far).
     uint64_t held = 0;
-    // A cube run's matrices, in place of tensors x the layout's (matmul:
-    // cube_matrix_bytes), and how its message names the shape ("M,K,N").
+    // A cube run's matrices, in place of tensors x the layout's
+    // (cube_matrix_bytes, conv_matrix_bytes), and how a matmul's message
+    // names the shape ("M,K,N").
     uint64_t matrix_bytes = 0;
     std::string shape_text{};
 };
@@ -34,6 +35,15 @@ struct RunFootprint {
 // docs/reliability.md.
 uint64_t cube_matrix_bytes(uint64_t gm_a, uint64_t gm_b, uint64_t gm_c, uint64_t m, uint64_t k, uint64_t n,
                            unsigned out_esize, uint64_t bias_bytes);
+
+// A convolution's the same way: the feature map (its NC1HWC0 image and NCHW
+// copy, `map_elements` of fp16), the weights (fractal image and copy), the
+// check's binary64 im2col of every image (images x M x K) and weights
+// (K x N), and the output (its image, its copy and two binary64 figures per
+// element). Measured: 16,64,56,56 peaks at 316 MB (estimate 320), 4,64,56,56
+// at 89.3 MB (89).
+uint64_t conv_matrix_bytes(uint64_t gm_x, uint64_t map_elements, uint64_t gm_w, uint64_t images, uint64_t m,
+                           uint64_t k, uint64_t n, uint64_t gm_y, unsigned out_esize);
 
 // Host bytes one run touches, measured (tests/test_cli.cc holds it within
 // 1.5x of the peak resident size): the process itself (binary, libraries,

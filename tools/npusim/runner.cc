@@ -613,6 +613,15 @@ void check_fits(const RunResult &r, const RunOptions &opts)
                                            npu_matrix_layout_bytes(&mm.c), mm.m, mm.k, mm.n,
                                            npu_dtype_bytes(r.dtype), mm.bias ? mm.bias_bytes() : 0);
         f.shape_text = std::to_string(mm.m) + "," + std::to_string(mm.k) + "," + std::to_string(mm.n);
+    } else if (mm.conv.on) {
+        // Not the output tensor times three: the check's im2col of every
+        // image dwarfs it (16,64,56,56: 316 MB, where that counted 50).
+        const ConvShape &cv = mm.conv;
+        f.matrix_bytes = conv_matrix_bytes(npu_layout_bytes(&cv.x), cv.images * cv.cin * cv.h * cv.w,
+                                           npu_matrix_layout_bytes(&mm.b), cv.images, mm.m, mm.k, mm.n,
+                                           npu_layout_bytes(&r.layout), npu_dtype_bytes(r.dtype));
+        f.shape_text = std::to_string(cv.images) + "," + std::to_string(cv.cin) + "," + std::to_string(cv.h) + "," +
+                       std::to_string(cv.w);
     }
     check_run_fits(r.layout, f);
 }
