@@ -7,8 +7,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <sys/stat.h>
 #include <systemc>  // declares sc_main extern "C"
+#include <thread>
 #include <unistd.h>
 
 #include "npusim/systemc/engine.h"
@@ -246,6 +250,32 @@ TEST(SystemCEngine, RunsOncePerProcess)
     EXPECT_EQ(j.at("late_top").get<std::string>(),
               "npusim::sc::NpuTop: SystemC elaborates modules only before sc_start, so a process runs one NpuTop "
               "(npusim's C engine runs any number)");
+}
+
+// The engine's own VCD (a platform's systemc_engine with a vcd_path): a FIFO
+// is written, not renamed over (as root, /dev/null would have been).
+TEST(SystemCEngine, AVcdIntoAFifoLeavesTheFifo)
+{
+    const std::string fifo = tmpdir() + "/engine_vcd_fifo";
+    unlink(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    Scenario s;
+    s.vcd = fifo;
+    std::string cmd = self_exe + " --scenario";
+    for (const std::string &a : s.args())
+        cmd += " '" + a + "'";
+    std::string got;
+    std::thread reader([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        got.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    });
+    Result r = run_cmd(cmd);
+    reader.join();
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(got.rfind("$date", 0), 0u) << got.substr(0, 60);
+    struct stat st;
+    ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 TEST(SystemCEngine, CliPrintsNoSystemCBanner)

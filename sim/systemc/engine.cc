@@ -4,12 +4,14 @@
 #include "npusim/systemc/engine.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npusim/systemc/top.h"
@@ -61,16 +63,27 @@ void report_to_stderr(const sc_core::sc_report &rep, const sc_core::sc_actions &
 }
 
 // SystemC appends ".vcd" to the name it is given; the file is written under a
-// temporary name and renamed into place after a complete run.
+// temporary name and renamed into place after a complete run. A path that is
+// a device or FIFO (renaming over it would replace it: as root, /dev/null)
+// gets the VCD copied into it from a temporary under $TMPDIR.
 struct VcdFile {
     std::string path, base, written;
+    bool special = false;
     sc_core::sc_trace_file *tf = nullptr;
 
     explicit VcdFile(const std::string &p) : path(p)
     {
         if (path.empty())
             return;
-        base = path + ".tmp." + std::to_string(getpid());
+        struct stat st;
+        special = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+        if (special) {
+            const char *tmpdir = std::getenv("TMPDIR");
+            base = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/npusim-vcd-" + std::to_string(getpid()) +
+                   "-" + std::to_string(uintptr_t(this));
+        } else {
+            base = path + ".tmp." + std::to_string(getpid());
+        }
         written = base + ".vcd";
         // SystemC opens the file only when simulation starts; fail early and clearly.
         FILE *probe = std::fopen(written.c_str(), "w");
@@ -93,14 +106,38 @@ struct VcdFile {
         std::string error;
         if (!ends_with_line(written, "#" + std::to_string(end)))
             error = "the VCD was not written whole (disk full or a file size limit?)";
+        else if (special)
+            error = copy_into(written, path);
         else if (!fsync_file(written))
             error = std::string("cannot flush to disk: ") + std::strerror(errno);
         else if (std::rename(written.c_str(), path.c_str()) != 0)
             error = std::string("cannot rename into place: ") + std::strerror(errno);
-        if (!error.empty()) {
+        if (special || !error.empty())
             std::remove(written.c_str());
+        if (!error.empty())
             throw VcdFileError(path + ": " + error);
+    }
+    // Copies `from` into the device or FIFO `to`: "" or what went wrong.
+    static std::string copy_into(const std::string &from, const std::string &to)
+    {
+        FILE *in = std::fopen(from.c_str(), "rb");
+        if (!in)
+            return std::string("cannot read the VCD back: ") + std::strerror(errno);
+        FILE *out = std::fopen(to.c_str(), "wb");
+        if (!out) {
+            const int e = errno;
+            std::fclose(in);
+            return std::string("cannot write: ") + std::strerror(e);
         }
+        char buf[1 << 16];
+        int e = 0;
+        for (size_t n; !e && (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
+            if (std::fwrite(buf, 1, n, out) != n)
+                e = errno ? errno : EIO;
+        if (std::fclose(out) != 0 && !e)
+            e = errno ? errno : EIO;
+        std::fclose(in);
+        return e ? std::string("write failed: ") + std::strerror(e) : std::string();
     }
     // True when the file's last line is `line`.
     static bool ends_with_line(const std::string &file, const std::string &line)
