@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -74,50 +75,12 @@ int own_descriptor(const std::string &path)
     return -1;
 }
 
-// Writes `data` through descriptor `fd`, after what the streams hold.
-void write_descriptor(const std::string &given, int fd, const std::string &data)
-{
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    for (size_t done = 0; done < data.size();) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            throw Error(given + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
-        done += size_t(n);
-    }
-}
-
 // A file that is not a plain file or a folder (a device such as /dev/null, a
 // FIFO, a socket): written in place, since renaming over it would replace it.
 bool is_special(const std::string &path)
 {
     struct stat st;
     return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-}
-
-// Writes `data` to the open `f`, flushed (and on disk with `sync`), and
-// closes it: 0, or the errno of the first step that failed.
-int write_and_close(FILE *f, const std::string &data, bool sync)
-{
-    int e = 0;
-    if (std::fwrite(data.data(), 1, data.size(), f) != data.size() || std::fflush(f) != 0 ||
-        (sync && fsync(fileno(f)) != 0))
-        e = errno ? errno : EIO;
-    if (std::fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    return e;
-}
-
-void write_in_place(const std::string &path, const std::string &data)
-{
-    FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f)
-        throw Error(path + ": cannot write: " + std::strerror(errno));
-    if (int e = write_and_close(f, data, false))
-        throw Error(path + ": write failed: " + std::strerror(e));
 }
 
 }  // namespace
@@ -154,62 +117,61 @@ FILE *open_place(const OutputPlace &place)
     return f;
 }
 
-void copy_to_output(const std::string &from, const std::string &given)
+namespace {
+
+// Writes the output `given` where output_place puts it: `fill` writes its
+// bytes to the stream (0, or an errno); a renamed output is flushed to disk,
+// renamed over its place, and dead temporaries beside it are removed.
+void write_place(const std::string &given, const std::function<int(FILE *)> &fill)
 {
     const OutputPlace place = output_place(given);
-    FILE *in = std::fopen(from.c_str(), "rb");
-    if (!in)
-        throw Error(from + ": cannot open: " + std::strerror(errno));
-    std::unique_ptr<FILE, int (*)(FILE *)> closer(in, std::fclose);
-    FILE *out = open_place(place);
-    if (!out)
+    const bool renamed = place.how == OutputPlace::How::rename;
+    FILE *f = open_place(place);
+    if (!f)
         throw Error(given + ": cannot write: " + std::strerror(errno));
-    std::vector<char> buf(1 << 20);
-    int e = 0;
-    for (size_t n; !e && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;)
-        if (std::fwrite(buf.data(), 1, n, out) != n)
-            e = errno ? errno : EIO;
-    if (!e && std::ferror(in))
-        e = EIO;
-    if (std::fflush(out) != 0 && !e)
+    int e = fill(f);
+    if (!e && (std::fflush(f) != 0 || (renamed && fsync(fileno(f)) != 0)))
         e = errno ? errno : EIO;
-    if (std::fclose(out) != 0 && !e)
+    if (std::fclose(f) != 0 && !e)
         e = errno ? errno : EIO;
     const std::string tmp = temp_path(place.path);
     if (e) {
-        if (place.how == OutputPlace::How::rename)
+        if (renamed)
             std::remove(tmp.c_str());
         throw Error(given + ": write failed: " + std::strerror(e));
     }
-    if (place.how == OutputPlace::How::rename && std::rename(tmp.c_str(), place.path.c_str()) != 0) {
+    if (!renamed)
+        return;
+    if (std::rename(tmp.c_str(), place.path.c_str()) != 0) {
         e = errno;
         std::remove(tmp.c_str());
         throw Error(given + ": cannot rename into place: " + std::strerror(e));
     }
+    remove_stale_temps(place.path);
+}
+
+}  // namespace
+
+void copy_to_output(const std::string &from, const std::string &given)
+{
+    FILE *in = std::fopen(from.c_str(), "rb");
+    if (!in)
+        throw Error(from + ": cannot open: " + std::strerror(errno));
+    std::unique_ptr<FILE, int (*)(FILE *)> closer(in, std::fclose);
+    write_place(given, [in](FILE *out) {
+        std::vector<char> buf(1 << 20);
+        for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;)
+            if (std::fwrite(buf.data(), 1, n, out) != n)
+                return errno ? errno : EIO;
+        return std::ferror(in) ? EIO : 0;
+    });
 }
 
 void write_file_atomic(const std::string &given, const std::string &data)
 {
-    const OutputPlace place = output_place(given);
-    if (place.how == OutputPlace::How::descriptor)
-        return write_descriptor(given, place.fd, data);
-    if (place.how == OutputPlace::How::in_place)
-        return write_in_place(given, data);
-    const std::string &path = place.path;
-    std::string tmp = temp_path(path);
-    FILE *f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
-        throw Error(given + ": cannot write: " + std::strerror(errno));
-    if (int e = write_and_close(f, data, true)) {
-        std::remove(tmp.c_str());
-        throw Error(given + ": write failed: " + std::strerror(e));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        std::remove(tmp.c_str());
-        throw Error(given + ": cannot rename into place: " + std::strerror(e));
-    }
-    remove_stale_temps(path);
+    write_place(given, [&data](FILE *f) {
+        return std::fwrite(data.data(), 1, data.size(), f) == data.size() ? 0 : errno ? errno : EIO;
+    });
 }
 
 namespace {

@@ -674,12 +674,7 @@ Config load_with_bases(const std::string &path, std::vector<std::string> &chain)
         const YAML::Node b = root["base"];
         if (!b.IsScalar())
             throw Error(yaml_where(path, b.Mark()) + "base: expected a config file name");
-        std::string base = b.Scalar();
-        if (!base.empty() && base[0] != '/') {
-            size_t slash = path.rfind('/');
-            base = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + base;
-        }
-        cfg = load_with_bases(base, chain);
+        cfg = load_with_bases(beside_spec(b.Scalar(), path), chain);
         root.remove("base");
     }
     load_document(cfg, root, path);

@@ -188,15 +188,6 @@ GraphTensor read_tensor(const SpecReader &rd, const std::string &name, const YAM
 
 // A variant's steps, each checked against its kernel's manifest and the
 // tensors defined so far (each tensor is written once).
-// A file a spec names (its config, a kernel given as a path) is taken from
-// the spec's folder unless absolute.
-std::string beside_spec(const std::string &file, const std::string &spec_path)
-{
-    if (file.empty() || file[0] == '/')
-        return file;
-    const size_t slash = spec_path.rfind('/');
-    return (slash == std::string::npos ? "" : spec_path.substr(0, slash + 1)) + file;
-}
 
 GraphVariant read_variant(const SpecReader &rd, const std::string &name, const YAML::Node &name_node, const YAML::Node &n,
                           const std::map<std::string, const GraphTensor *> &inputs)
@@ -223,9 +214,8 @@ GraphVariant read_variant(const SpecReader &rd, const std::string &name, const Y
         if (!s["kernel"] || !s["inputs"] || !s["output"])
             throw Error(rd.where(s, sk) + "a step needs kernel, inputs and output");
         st.kernel = rd.scalar(s["kernel"], sk + ".kernel");
-        if (st.kernel.find('/') != std::string::npos ||
-            (st.kernel.size() > 2 && st.kernel.compare(st.kernel.size() - 2, 2, ".s") == 0))
-            st.kernel = beside_spec(st.kernel, rd.path);  // a path, as resolve_kernel tells one from a name
+        if (names_kernel_file(st.kernel))
+            st.kernel = beside_spec(st.kernel, rd.path);
         Manifest m;
         try {
             m = load_manifest(resolve_kernel(st.kernel));

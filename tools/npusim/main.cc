@@ -10,16 +10,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <new>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -566,9 +566,6 @@ namespace {
 
 int cli(int argc, char **argv);
 
-// What the command printed must have reached stdout: a closed stdout (`>&-`)
-// or a full disk behind `> file` lost the report or cut the JSON while the
-// exit status said it was written.
 // An error is one line: a line break or other control character in what it
 // quotes (a path named with a newline) is written as an escape.
 std::string one_line(const std::string &message)
@@ -608,6 +605,9 @@ void hold_closed_standard_descriptors()
         }
 }
 
+// What the command printed must have reached stdout: a closed stdout (`>&-`)
+// or a full disk behind `> file` lost the report or cut the JSON while the
+// exit status said it was written.
 int stdout_checked(int status)
 {
     std::cout.flush();

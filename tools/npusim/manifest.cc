@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
-#include <map>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <sstream>
 
 #include "atomic_file.h"
@@ -322,9 +322,9 @@ Manifest parse_manifest(const std::string &path, const std::string &text)
                         lineno};
             if (!std::isfinite(p.default_value))
                 ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is not finite");
-            if (divisor && !param_divisor_problem(double(float(p.default_value))).empty())
-                ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is a divisor:" +
-                                          param_divisor_problem(double(float(p.default_value))));
+            const std::string problem = divisor ? param_divisor_problem(double(float(p.default_value))) : "";
+            if (!problem.empty())
+                ctx.fail(w[2].second, "@param " + p.name + " default " + w[2].first + " is a divisor:" + problem);
             m.params.push_back(p);
         } else if (key == "dtypes") {
             for (size_t k = 1; k < w.size(); k++) {
@@ -492,11 +492,16 @@ std::string kernels_dir()
     return NPUSIM_KERNELS_DIR;
 }
 
+bool names_kernel_file(const std::string &name_or_path)
+{
+    return name_or_path.find('/') != std::string::npos ||
+           (name_or_path.size() > 2 && name_or_path.compare(name_or_path.size() - 2, 2, ".s") == 0);
+}
+
 std::string resolve_kernel(const std::string &name_or_path)
 {
     struct stat st;
-    if (name_or_path.find('/') != std::string::npos ||
-        (name_or_path.size() > 2 && name_or_path.compare(name_or_path.size() - 2, 2, ".s") == 0)) {
+    if (names_kernel_file(name_or_path)) {
         if (stat(name_or_path.c_str(), &st) != 0)
             throw Error(name_or_path + ": no such kernel file");
         return name_or_path;

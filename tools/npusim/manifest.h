@@ -115,6 +115,8 @@ Manifest load_manifest(const std::string &path);
 
 // Kernel lookup: a name in the kernels folder, or a path to a .s file.
 std::string kernels_dir();
+// Whether the text names a file (it has a '/' or ends in .s), not a kernel.
+bool names_kernel_file(const std::string &name_or_path);
 std::string resolve_kernel(const std::string &name_or_path);
 std::vector<std::string> list_kernels();  // paths of every kernels/*.s with a manifest
 

@@ -599,9 +599,9 @@ namespace {
 // part of the RunResult; an Error thrown by any of them leaves nothing
 // allocated (the owners below free what was built).
 
-// The run's host memory, with what the caller holds beside it, against
-// what is available (check_run_fits).
-void check_fits(const RunResult &r, const RunOptions &opts)
+// The run's host memory (run_limits.h), with what the caller holds beside
+// it; check_fits holds it against what is available (check_run_fits).
+RunFootprint footprint_of(const RunResult &r, const RunOptions &opts)
 {
     RunFootprint f = run_footprint(r.config, r.manifest);
     f.held = opts.host_bytes_held;
@@ -623,7 +623,12 @@ void check_fits(const RunResult &r, const RunOptions &opts)
         f.shape_text = std::to_string(cv.images) + "," + std::to_string(cv.cin) + "," + std::to_string(cv.h) + "," +
                        std::to_string(cv.w);
     }
-    check_run_fits(r.layout, f);
+    return f;
+}
+
+void check_fits(const RunResult &r, const RunOptions &opts)
+{
+    check_run_fits(r.layout, footprint_of(r, opts));
 }
 
 // The input tensors in GM: each tensor's place, and GM's bytes.
@@ -1592,6 +1597,16 @@ void check_run(const RunOptions &opts)
     resolve_run(r, opts, given);
     check_needs(r);
     run_shape(r, opts, given);
+}
+
+uint64_t run_bytes_estimate(const RunOptions &opts)
+{
+    RunResult r;
+    r.manifest = load_kernel(opts);
+    GivenInputs given(opts);
+    resolve_run(r, opts, given);
+    run_shape(r, opts, given);
+    return run_bytes_needed(r.layout, footprint_of(r, opts));
 }
 
 // A run up to its assembled program: what simulating it needs.

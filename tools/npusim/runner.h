@@ -372,6 +372,10 @@ RunResult run_kernel(const RunOptions &opts);
 // shapes and dtypes are read, so a caller that holds large tensors (npusim
 // graph) can check a run before it copies them.
 void check_run(const RunOptions &opts);
+// The host bytes run_kernel counts for this run (run_bytes_needed, a cube
+// kernel's matrices included); throws what check_run would, a run that does
+// not fit included.
+uint64_t run_bytes_estimate(const RunOptions &opts);
 
 // What a run of kernel `m` on config `cfg` holds in host memory
 // (run_bytes_needed; run_kernel refuses a run that would not fit).

@@ -628,25 +628,16 @@ static SweepSpec sweep_from_node(const YAML::Node &root, const std::string &path
             key == "grid" || key == "zip" || key == "limits" || key == "tiling")
             check_unique_key(seen, kv.first, path, key);
         if (key == "base") {
-            std::string b = scalar_text(v, path, key);
-            if (!b.empty() && b[0] != '/') {
-                size_t slash = path.rfind('/');
-                b = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + b;
-            }
+            const std::string b = beside_spec(scalar_text(v, path, key), path);
             if (!file_exists(b))
                 throw Error(yaml_where(path, v.Mark()) + "base: no such config file '" + b + "'");
             s.base = b;
         } else if (key == "kernels") {
             s.kernels = string_list(v, path, key);
             for (size_t i = 0; i < s.kernels.size(); i++) {
-                // A path (as resolve_kernel tells one from a name) is taken
-                // from the spec's folder unless absolute, as base: is.
-                std::string file = s.kernels[i];
-                if (file[0] != '/' && (file.find('/') != std::string::npos ||
-                                       (file.size() > 2 && file.compare(file.size() - 2, 2, ".s") == 0))) {
-                    const size_t slash = path.rfind('/');
-                    file = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + file;
-                }
+                // A path is taken from the spec's folder, as base: is.
+                const std::string &k = s.kernels[i];
+                const std::string file = names_kernel_file(k) ? beside_spec(k, path) : k;
                 s.kernel_files.push_back(file);
                 try {
                     manifests.push_back(load_manifest(resolve_kernel(file)));

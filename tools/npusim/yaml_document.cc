@@ -38,6 +38,14 @@ bool yaml_quoted(const YAML::Node &n)
     return n.IsScalar() && n.Tag() == "!";
 }
 
+std::string beside_spec(const std::string &file, const std::string &spec_path)
+{
+    if (file.empty() || file[0] == '/')
+        return file;
+    const size_t slash = spec_path.rfind('/');
+    return (slash == std::string::npos ? "" : spec_path.substr(0, slash + 1)) + file;
+}
+
 YAML::Node load_one_yaml_document(const std::string &text, const std::string &file, const std::string &what)
 {
     // YAML text holds no control characters but tab, line feed and carriage

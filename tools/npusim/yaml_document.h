@@ -10,6 +10,11 @@ namespace npusim {
 // "file:line:col: " for a position yaml-cpp reports (0-based line and column).
 std::string yaml_where(const std::string &file, const YAML::Mark &m);
 
+// A file a YAML file names (a config's base:, a sweep spec's base: and
+// kernel paths, a graph spec's config: and kernel paths) is taken from that
+// file's folder unless absolute ("" stays "").
+std::string beside_spec(const std::string &file, const std::string &spec_path);
+
 // Whether `n` is a quoted (or block) scalar: a string in YAML, "16" not 16.
 // yaml-cpp tags a plain scalar "?" and any other "!" (unless tagged explicitly).
 bool yaml_quoted(const YAML::Node &n);
