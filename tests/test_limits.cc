@@ -2,7 +2,10 @@
 // the messages that refuse a run or a sweep before it starts.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "error.h"
 #include "run_limits.h"
@@ -77,6 +80,77 @@ TEST(Limits, WhatTheProcessHoldsAlreadyCountsInTheNeed)
                   "shape 1,512,512,512: the run needs about 1.62 GB of memory (2 tensors of 537 MB each with its NCHW "
                   "copy, 1 core of 279 kB, the L2's tags 1.31 MB, 537 MB held already) but only 1.54 GB are available");
     }
+}
+
+// Runs in threads share the host's memory (admit_run): `npusim compare relu
+// relu6 --dtype fp32 --shape 4,64,224,224 -j 2` under `ulimit -v 450000`
+// passed both checks at once and ran out of memory, where -j 1 ran both.
+// Here the host has 1 GB (a fake availability, so the test does not depend
+// on the machine's load), and each run needs 600 MB.
+uint64_t one_gigabyte(uint64_t held)
+{
+    return 1000000000 + held;
+}
+
+TEST(Limits, ARunBesideOthersWaitsForRoomAndIsRefusedOnlyAlone)
+{
+    const npu_layout l = layout(1, 8, 2, 2, 4);
+    RunFootprint big{};
+    big.matrix_bytes = 600000000 - kProcessBytes;
+    std::atomic<int> order{0};
+    int released = -1, admitted = -1;
+    {
+        MemoryGrant first = admit_run(l, big, one_gigabyte);
+        EXPECT_TRUE(memory_granted_here());
+        // A thread holding a grant is covered: its inner runs do not wait.
+        { const MemoryGrant inner = admit_run(l, big, one_gigabyte); }
+        std::thread other([&] {
+            EXPECT_FALSE(memory_granted_here());
+            const MemoryGrant second = admit_run(l, big, one_gigabyte);  // 1.2 GB together: waits
+            admitted = order++;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        released = order++;
+        first = MemoryGrant();
+        other.join();
+    }
+    EXPECT_EQ(released, 0);
+    EXPECT_EQ(admitted, 1);
+    EXPECT_FALSE(memory_granted_here());
+
+    // A run that does not fit even alone waits for the others too, then is
+    // refused with the message it gets alone: whether it fits does not
+    // depend on what ran beside it.
+    RunFootprint small{};
+    small.matrix_bytes = 100000000 - kProcessBytes;
+    RunFootprint huge{};
+    huge.matrix_bytes = 2000000000 - kProcessBytes;
+    std::string refused;
+    {
+        MemoryGrant first = admit_run(l, small, one_gigabyte);
+        std::thread other([&] {
+            try {
+                const MemoryGrant g = admit_run(l, huge, one_gigabyte);
+            } catch (const Error &e) {
+                refused = e.what();
+                admitted = order++;
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        released = order++;
+        first = MemoryGrant();
+        other.join();
+    }
+    EXPECT_EQ(released, 2);
+    EXPECT_EQ(admitted, 3);
+    EXPECT_EQ(refused, "shape 1,8,2,2: the run needs about 2.00 GB of memory (the matrices 1.99 GB with their copies "
+                       "for the check, 0 cores of 16.4 kB, the L2's tags 0 bytes) but only 1.00 GB are available");
+    // Two that fit together both run at once.
+    RunFootprint half{};
+    half.matrix_bytes = 400000000 - kProcessBytes;
+    const MemoryGrant a = admit_run(l, half, one_gigabyte);
+    std::thread other([&] { const MemoryGrant b = admit_run(l, half, one_gigabyte); });
+    other.join();
 }
 
 TEST(Limits, SmallShapeFitsTheRealMachine)

@@ -446,7 +446,7 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     for (const auto &p : st.params)
         o.params[p.first] = p.second;
     uint64_t rows = 0, cols = 0;  // an activation's matrix
-    // With `full` false, only shapes and dtypes: enough for check_run.
+    // With `full` false, only shapes and dtypes: enough for admit_run.
     auto give_inputs = [&](bool full) {
         for (const auto &in : st.inputs) {
             auto w = written.find(in.second);
@@ -479,14 +479,17 @@ GraphStepResult run_step(const GraphSpec &spec, const GraphStep &st, const Confi
     };
     // The run's own checks, host memory included, before its inputs are
     // copied: a step too large for the host is refused as `npusim run`
-    // refuses it, not by an allocation failing. The graph's inputs and the
-    // variant's outputs so far stay held through the run, and count.
+    // refuses it, not by an allocation failing, and one that fits alone
+    // waits for the steps of other variants (-j) to leave room for it
+    // (admit_run). The graph's inputs and the variant's outputs so far stay
+    // held through the run, and count.
     for (const std::map<std::string, NpyArray> *tensors : {&inputs, &std::as_const(written)})
         for (const auto &t : *tensors)
             o.host_bytes_held += t.second.data.size();
     give_inputs(false);
+    MemoryGrant grant;
     try {
-        check_run(o);
+        grant = admit_run(o);
     } catch (const Error &e) {
         throw Error(st.where + ": " + e.what());
     }

@@ -4,8 +4,10 @@
 #include "run_limits.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -163,6 +165,97 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t 
 void check_run_fits(const npu_layout &layout, const RunFootprint &run)
 {
     check_run_fits(layout, run, available_memory_bytes(run.held));
+}
+
+namespace {
+
+// The grants of the process's runs (admit_run).
+struct Ledger {
+    std::mutex m;
+    std::condition_variable freed;
+    uint64_t reserved = 0;  // new bytes of the runs holding grants
+    unsigned runs = 0;      // grants held
+    uint64_t base = 0;      // available when the first of them was admitted
+};
+
+Ledger &ledger()
+{
+    static Ledger l;
+    return l;
+}
+
+thread_local unsigned grants_here = 0;
+
+}  // namespace
+
+MemoryGrant::MemoryGrant(uint64_t bytes) : bytes_(bytes), held_(true)
+{
+    grants_here++;
+}
+
+MemoryGrant::MemoryGrant(MemoryGrant &&other) noexcept : bytes_(other.bytes_), held_(other.held_)
+{
+    other.held_ = false;
+}
+
+MemoryGrant &MemoryGrant::operator=(MemoryGrant &&other) noexcept
+{
+    if (this != &other) {
+        release();
+        bytes_ = other.bytes_;
+        held_ = other.held_;
+        other.held_ = false;
+    }
+    return *this;
+}
+
+MemoryGrant::~MemoryGrant()
+{
+    release();
+}
+
+void MemoryGrant::release()
+{
+    if (!held_)
+        return;
+    held_ = false;
+    grants_here--;
+    Ledger &l = ledger();
+    {
+        const std::lock_guard<std::mutex> lock(l.m);
+        l.reserved -= bytes_;
+        l.runs--;
+    }
+    l.freed.notify_all();
+}
+
+bool memory_granted_here()
+{
+    return grants_here > 0;
+}
+
+MemoryGrant admit_run(const npu_layout &layout, const RunFootprint &run, uint64_t (*available)(uint64_t held))
+{
+    if (grants_here)
+        return MemoryGrant();
+    const uint64_t need = run_bytes_needed(layout, run);
+    const uint64_t fresh = need == UINT64_MAX ? need : need - std::min(need, run.held);
+    Ledger &l = ledger();
+    std::unique_lock<std::mutex> lock(l.m);
+    for (;;) {
+        if (!l.runs) {
+            check_run_fits(layout, run, available(run.held));
+            l.base = available(0);
+            break;
+        }
+        const uint64_t room = std::min(l.base, sat_add(available(0), l.reserved));
+        if (room >= l.reserved && fresh <= room - l.reserved)
+            break;
+        l.freed.wait(lock);
+    }
+    l.reserved += fresh;  // finite: it fit alone or beside the others
+    l.runs++;
+    return MemoryGrant(fresh);
 }
 
 uint64_t available_disk_bytes(const std::string &dir)

@@ -71,6 +71,43 @@ uint64_t available_memory_bytes(uint64_t held = 0);
 void check_run_fits(const npu_layout &layout, const RunFootprint &run);
 void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t available);
 
+// Runs in threads of one process (`npusim compare -j`, `npusim graph -j`,
+// the C API's and Python's threads) share its memory, and two runs that
+// each fit alone may not fit together: checked at the same moment, both
+// passed and one ran out of memory half-way, so `-j 2` failed where `-j 1`
+// passed. A run is admitted by admit_run: while other runs hold grants it
+// waits until its new bytes (run_bytes_needed less RunFootprint::held) fit
+// beside theirs; alone, it is checked as check_run_fits checks it and
+// refused if it does not fit. How many run at once therefore decides only
+// when a run starts, never whether it fits. The room shared is what was
+// available when the first of the overlapping runs was admitted, less what
+// the admitted runs reserved (and never more than what is available now
+// plus what they reserved). A thread that holds a grant is not admitted
+// again (a run's inner runs: tiles measured, a graph's step): its grant
+// covers them, and admit_run gives an empty grant at once.
+class MemoryGrant {
+public:
+    MemoryGrant() = default;
+    MemoryGrant(MemoryGrant &&other) noexcept;
+    MemoryGrant &operator=(MemoryGrant &&other) noexcept;
+    MemoryGrant(const MemoryGrant &) = delete;
+    MemoryGrant &operator=(const MemoryGrant &) = delete;
+    ~MemoryGrant();
+
+private:
+    friend MemoryGrant admit_run(const npu_layout &layout, const RunFootprint &run,
+                                 uint64_t (*available)(uint64_t held));
+    explicit MemoryGrant(uint64_t bytes);
+    void release();
+    uint64_t bytes_ = 0;
+    bool held_ = false;
+};
+// `available` is available_memory_bytes but for tests.
+MemoryGrant admit_run(const npu_layout &layout, const RunFootprint &run,
+                      uint64_t (*available)(uint64_t held) = available_memory_bytes);
+// Whether this thread holds a grant (its runs are admitted already).
+bool memory_granted_here();
+
 // Free bytes on the file system holding `dir` (or its nearest existing
 // parent), for unprivileged users; UINT64_MAX when it cannot be told.
 uint64_t available_disk_bytes(const std::string &dir);

@@ -766,7 +766,6 @@ std::vector<uint64_t> run_shape(RunResult &r, const RunOptions &opts, GivenInput
                         ") is an empty tensor: every dimension must be at least 1");
     if (npu_layout_init(&r.layout, shape[0], shape[1], shape[2], shape[3], npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error(shape_from + ": tensor too large");
-    check_fits(r, opts);
     return shape;
 }
 
@@ -823,7 +822,6 @@ std::vector<uint64_t> matmul_shape(RunResult &r, const RunOptions &opts, GivenIn
         npu_matrix_layout_init(&mm.c, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK ||
         npu_layout_init(&r.layout, 1, 1, mm.m, mm.n, npu_dtype_bytes(r.dtype)) != NPU_OK)
         throw Error("shape: matrices too large");
-    check_fits(r, opts);
     return {1, 1, mm.m, mm.n};
 }
 
@@ -928,7 +926,6 @@ std::vector<uint64_t> conv_shape(RunResult &r, const RunOptions &opts, GivenInpu
         throw Error(shape_from + ": one image's feature map is " + std::to_string(map) +
                     " bytes; the conv2d kernels hold it in L1 after its first 128 KiB, " + std::to_string(room) +
                     " bytes here (cube.l1_bytes)");
-    check_fits(r, opts);
     return {cv.images, cv.cout, cv.ho, cv.wo};
 }
 
@@ -1589,7 +1586,7 @@ static RunResult run_measured(const RunOptions &opts)
     return r;
 }
 
-void check_run(const RunOptions &opts)
+MemoryGrant admit_run(const RunOptions &opts)
 {
     RunResult r;
     r.manifest = load_kernel(opts);
@@ -1597,6 +1594,7 @@ void check_run(const RunOptions &opts)
     resolve_run(r, opts, given);
     check_needs(r);
     run_shape(r, opts, given);
+    return admit_run(r.layout, footprint_of(r, opts));
 }
 
 uint64_t run_bytes_estimate(const RunOptions &opts)
@@ -1606,6 +1604,7 @@ uint64_t run_bytes_estimate(const RunOptions &opts)
     GivenInputs given(opts);
     resolve_run(r, opts, given);
     run_shape(r, opts, given);
+    check_fits(r, opts);
     return run_bytes_needed(r.layout, footprint_of(r, opts));
 }
 
@@ -1616,6 +1615,9 @@ struct Plan {
     std::unique_ptr<GivenInputs> given;
     std::vector<uint64_t> shape;
     ProgramHolder prog;
+    // The run's admission to the host's memory beside other threads' runs,
+    // held until it is simulated (admit_run, run_limits.h).
+    MemoryGrant grant;
     Plan() = default;
     Plan(const Plan &) = delete;
     Plan &operator=(const Plan &) = delete;
@@ -1697,6 +1699,7 @@ static void plan_run(Plan &p, const RunOptions &opts)
     resolve_run(p.r, opts, *p.given);
     check_needs(p.r);
     p.shape = run_shape(p.r, opts, *p.given);
+    p.grant = admit_run(p.r.layout, footprint_of(p.r, opts));
     assemble_kernel(p.r, opts, p.prog.p);
 }
 

@@ -367,14 +367,16 @@ inline uint64_t output_bytes(const RunResult &r)
 // Guest faults are not exceptions: they come back in RunResult::traps.
 RunResult run_kernel(const RunOptions &opts);
 // The checks run_kernel makes before it allocates: the kernel, its inputs'
-// shapes and dtypes, the config's @needs and the host memory the run needs
-// (check_run_fits). It throws what run_kernel would. Only the input arrays'
-// shapes and dtypes are read, so a caller that holds large tensors (npusim
-// graph) can check a run before it copies them.
-void check_run(const RunOptions &opts);
+// shapes and dtypes, the config's @needs, and the run's admission to the
+// host's memory (admit_run in run_limits.h: alone, refused if it does not
+// fit; beside other threads' runs, it waits for room). It throws what
+// run_kernel would. Only the input arrays' shapes and dtypes are read, so a
+// caller that holds large tensors (npusim graph) can admit a run before it
+// copies them; the grant, held through run_kernel, covers that run.
+MemoryGrant admit_run(const RunOptions &opts);
 // The host bytes run_kernel counts for this run (run_bytes_needed, a cube
-// kernel's matrices included); throws what check_run would, a run that does
-// not fit included.
+// kernel's matrices included); throws what admit_run would alone, a run that
+// does not fit included.
 uint64_t run_bytes_estimate(const RunOptions &opts);
 
 // What a run of kernel `m` on config `cfg` holds in host memory
