@@ -153,6 +153,32 @@ TEST(Limits, ARunBesideOthersWaitsForRoomAndIsRefusedOnlyAlone)
     other.join();
 }
 
+// The room runs side by side share (npusim sweep's point processes keep one
+// of their own): what was available when the first started, less what the
+// runs reserved, capped by what is available now plus what they reserved.
+TEST(Limits, TheRoomIsTheBaseLessWhatRunsReserved)
+{
+    MemoryRoom room;
+    EXPECT_TRUE(room.empty());
+    EXPECT_TRUE(room.fits(1000, 1000));  // alone: what is available
+    EXPECT_FALSE(room.fits(1001, 1000));
+    room.take(600, 1000);                // the base is 1000
+    EXPECT_FALSE(room.empty());
+    EXPECT_TRUE(room.fits(400, 1000));   // nothing allocated yet: 1000 - 600
+    EXPECT_FALSE(room.fits(401, 1000));
+    EXPECT_TRUE(room.fits(400, 400));    // all 600 allocated: the same room
+    EXPECT_TRUE(room.fits(200, 200));    // and 200 taken from outside: 200 left
+    EXPECT_FALSE(room.fits(201, 200));
+    EXPECT_FALSE(room.fits(1, 0));       // 400 taken from outside
+    room.take(400, 0);                   // the base stays while runs hold it
+    EXPECT_FALSE(room.fits(1, 1000));
+    room.give(600);
+    EXPECT_TRUE(room.fits(600, 1000));
+    room.give(400);
+    EXPECT_TRUE(room.empty());
+    EXPECT_TRUE(room.fits(5000, 5000));  // a new base with the next run
+}
+
 TEST(Limits, SmallShapeFitsTheRealMachine)
 {
     EXPECT_NO_THROW(check_run_fits(layout(1, 64, 56, 56, 2), RunFootprint{2, 2, 262144, 16384}));

@@ -88,7 +88,7 @@ uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
     return sat_add(need, sat_mul(run.l2_lines, kL2BytesPerLine));
 }
 
-uint64_t available_memory_bytes(uint64_t held)
+uint64_t host_memory_available()
 {
     uint64_t avail = meminfo_available();
     if (!avail) {
@@ -98,7 +98,12 @@ uint64_t available_memory_bytes(uint64_t held)
         else
             avail = UINT64_MAX;
     }
-    avail = sat_add(avail, held);
+    return avail;
+}
+
+uint64_t available_memory_bytes(uint64_t held)
+{
+    uint64_t avail = sat_add(host_memory_available(), held);
     // A limit on the process's address space or data counts what it maps
     // already (the libraries, the heap so far: /proc/self/statm's size and
     // data), which left a run just under `ulimit -v` ending in bad_alloc.
@@ -167,15 +172,35 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run)
     check_run_fits(layout, run, available_memory_bytes(run.held));
 }
 
+bool MemoryRoom::fits(uint64_t bytes, uint64_t available) const
+{
+    if (!runs_)
+        return bytes <= available;
+    const uint64_t room = std::min(base_, sat_add(available, reserved_));
+    return room >= reserved_ && bytes <= room - reserved_;
+}
+
+void MemoryRoom::take(uint64_t bytes, uint64_t available)
+{
+    if (!runs_)
+        base_ = available;
+    reserved_ = sat_add(reserved_, bytes);
+    runs_++;
+}
+
+void MemoryRoom::give(uint64_t bytes)
+{
+    reserved_ -= std::min(reserved_, bytes);
+    runs_--;
+}
+
 namespace {
 
 // The grants of the process's runs (admit_run).
 struct Ledger {
     std::mutex m;
     std::condition_variable freed;
-    uint64_t reserved = 0;  // new bytes of the runs holding grants
-    unsigned runs = 0;      // grants held
-    uint64_t base = 0;      // available when the first of them was admitted
+    MemoryRoom room;
 };
 
 Ledger &ledger()
@@ -223,8 +248,7 @@ void MemoryGrant::release()
     Ledger &l = ledger();
     {
         const std::lock_guard<std::mutex> lock(l.m);
-        l.reserved -= bytes_;
-        l.runs--;
+        l.room.give(bytes_);
     }
     l.freed.notify_all();
 }
@@ -243,18 +267,15 @@ MemoryGrant admit_run(const npu_layout &layout, const RunFootprint &run, uint64_
     Ledger &l = ledger();
     std::unique_lock<std::mutex> lock(l.m);
     for (;;) {
-        if (!l.runs) {
+        if (l.room.empty()) {
             check_run_fits(layout, run, available(run.held));
-            l.base = available(0);
             break;
         }
-        const uint64_t room = std::min(l.base, sat_add(available(0), l.reserved));
-        if (room >= l.reserved && fresh <= room - l.reserved)
+        if (l.room.fits(fresh, available(0)))
             break;
         l.freed.wait(lock);
     }
-    l.reserved += fresh;  // finite: it fit alone or beside the others
-    l.runs++;
+    l.room.take(fresh, available(0));
     return MemoryGrant(fresh);
 }
 

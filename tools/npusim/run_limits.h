@@ -65,11 +65,32 @@ uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run);
 // MemAvailable (it is raised by them), while a limit counts them (it is not).
 uint64_t available_memory_bytes(uint64_t held = 0);
 
+// MemAvailable alone (no process's limits): what processes side by side
+// share (npusim sweep's points).
+uint64_t host_memory_available();
+
 // Throws npusim::Error ("the run needs about 7.6 TB of memory (...) but only
 // 12.3 GB are available") when run_bytes_needed() exceeds `available`
 // (default: available_memory_bytes(run.held)).
 void check_run_fits(const npu_layout &layout, const RunFootprint &run);
 void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t available);
+
+// The room runs side by side share (threads or processes): what was
+// available when the first of them started (`available` to take() when
+// empty), less what they reserved, and never more than what is available
+// now plus what they reserved (what they have not allocated yet is still in
+// what is available now). Alone, a run fits what is available.
+class MemoryRoom {
+public:
+    bool empty() const { return runs_ == 0; }
+    bool fits(uint64_t bytes, uint64_t available) const;
+    void take(uint64_t bytes, uint64_t available);
+    void give(uint64_t bytes);
+
+private:
+    uint64_t base_ = 0, reserved_ = 0;
+    unsigned runs_ = 0;
+};
 
 // Runs in threads of one process (`npusim compare -j`, `npusim graph -j`,
 // the C API's and Python's threads) share its memory, and two runs that
@@ -77,14 +98,14 @@ void check_run_fits(const npu_layout &layout, const RunFootprint &run, uint64_t 
 // passed and one ran out of memory half-way, so `-j 2` failed where `-j 1`
 // passed. A run is admitted by admit_run: while other runs hold grants it
 // waits until its new bytes (run_bytes_needed less RunFootprint::held) fit
-// beside theirs; alone, it is checked as check_run_fits checks it and
-// refused if it does not fit. How many run at once therefore decides only
-// when a run starts, never whether it fits. The room shared is what was
-// available when the first of the overlapping runs was admitted, less what
-// the admitted runs reserved (and never more than what is available now
-// plus what they reserved). A thread that holds a grant is not admitted
-// again (a run's inner runs: tiles measured, a graph's step): its grant
-// covers them, and admit_run gives an empty grant at once.
+// the room they leave (MemoryRoom); alone, it is checked as check_run_fits
+// checks it and refused if it does not fit. How many run at once therefore
+// decides only when a run starts, never whether it fits. A thread that
+// holds a grant is not admitted again (a run's inner runs: tiles measured;
+// a graph's step, admitted before its inputs are copied): its grant covers
+// them, and admit_run gives an empty grant at once. npusim sweep admits its
+// point processes the same way (with host_memory_available: each process
+// has its own limits).
 class MemoryGrant {
 public:
     MemoryGrant() = default;

@@ -600,7 +600,7 @@ namespace {
 // allocated (the owners below free what was built).
 
 // The run's host memory (run_limits.h), with what the caller holds beside
-// it; check_fits holds it against what is available (check_run_fits).
+// it; admit_run holds it against what is available.
 RunFootprint footprint_of(const RunResult &r, const RunOptions &opts)
 {
     RunFootprint f = run_footprint(r.config, r.manifest);
@@ -624,11 +624,6 @@ RunFootprint footprint_of(const RunResult &r, const RunOptions &opts)
                        std::to_string(cv.w);
     }
     return f;
-}
-
-void check_fits(const RunResult &r, const RunOptions &opts)
-{
-    check_run_fits(r.layout, footprint_of(r, opts));
 }
 
 // The input tensors in GM: each tensor's place, and GM's bytes.
@@ -1604,7 +1599,6 @@ uint64_t run_bytes_estimate(const RunOptions &opts)
     GivenInputs given(opts);
     resolve_run(r, opts, given);
     run_shape(r, opts, given);
-    check_fits(r, opts);
     return run_bytes_needed(r.layout, footprint_of(r, opts));
 }
 

@@ -375,8 +375,8 @@ RunResult run_kernel(const RunOptions &opts);
 // copies them; the grant, held through run_kernel, covers that run.
 MemoryGrant admit_run(const RunOptions &opts);
 // The host bytes run_kernel counts for this run (run_bytes_needed, a cube
-// kernel's matrices included); throws what admit_run would alone, a run that
-// does not fit included.
+// kernel's matrices included), whether it fits or not (npusim sweep admits
+// its points with it); throws what admit_run would for bad input.
 uint64_t run_bytes_estimate(const RunOptions &opts);
 
 // What a run of kernel `m` on config `cfg` holds in host memory

@@ -21,6 +21,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -326,6 +327,22 @@ std::vector<std::string> point_args(const SweepPoint &p, const std::string &dir,
     if (measure_tiles)
         args.insert(args.end(), {"--tiling", "measure"});
     return args;
+}
+
+// The host bytes a point's process needs (run_bytes_estimate); 0 where the
+// point is bad input, which its process reports.
+uint64_t point_bytes(const SweepPoint &p)
+{
+    RunOptions o;
+    o.kernel = p.kernel_file;
+    o.dtype = p.dtype;
+    o.config = p.config;
+    try {
+        o.shape = parse_shape(p.shape);
+        return run_bytes_estimate(o);
+    } catch (const Error &) {
+        return 0;
+    }
 }
 
 // Starts one point as a child process writing DIR/log.txt; -1: fork failed.
@@ -886,10 +903,22 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
         }
         std::fflush(stderr);
     };
+    // Points side by side share the host's memory: each checks its own
+    // alone when it starts, so a point that fits alone but not beside the
+    // points running waits for one of them to end (MemoryRoom, as runs in
+    // threads are admitted), and -j decides when a point runs, never whether
+    // it fits. An estimate that cannot be made is 0: the point says why.
+    MemoryRoom room;
+    std::map<pid_t, uint64_t> reserved;
+    std::optional<uint64_t> need;  // todo[next]'s
     const SignalGate gate;
     bool forwarded = false;
     while ((!stop_signal && next < todo.size()) || !running.empty()) {
         while (!stop_signal && next < todo.size() && running.size() < jobs) {
+            if (!need)
+                need = point_bytes(*todo[next]);
+            if (!room.empty() && !room.fits(*need, host_memory_available()))
+                break;
             const SweepPoint &p = *todo[next++];
             std::string dir = opts.out_dir + "/points/" + p.id;
             make_dirs(dir);
@@ -900,6 +929,9 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
             running[pid] = &p;
+            room.take(*need, host_memory_available());
+            reserved[pid] = *need;
+            need.reset();
         }
         if (stop_signal && !forwarded) {
             for (const auto &r : running)
@@ -919,6 +951,8 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             continue;
         const SweepPoint &p = *it->second;
         running.erase(it);
+        room.give(reserved[pid]);
+        reserved.erase(pid);
         // Stopped with the sweep, or by a stop signal of its own (a
         // terminal's ^C reaches the points too, and one may be reaped before
         // the sweep sees its own): no status, so the next run runs it.
