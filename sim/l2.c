@@ -160,6 +160,7 @@ void npu_l2_reset(npu_l2 *l2)
     l2->nfills = 0;
     l2->fills_floor = 0;
     l2->horizon = 0;
+    l2->full_from = l2->full_until = 0;
     for (unsigned b = 0; b < l2->cfg.banks; b++)
         npu_calendar_clear(&l2->banks[b]);
     l2->clock = 0;
@@ -370,12 +371,33 @@ static uint64_t mshr_acquire(npu_l2 *l2, uint64_t t, uint64_t addr, unsigned byt
     /* One pass forward over both lists: i requests and e arrivals are <= t. */
     unsigned i = upto(start, n, t), e = upto(end, n, t);
     for (;;) {
+        /* Cycles in [full_from, full_until) had l2.mshrs or more fills in
+         * flight when a walk below passed them, and still have: a booking
+         * only adds fills, and a fill forgotten had arrived before any cycle
+         * an access arrives at (the horizon, fills_floor). A walk starts
+         * where the last one ended: with fills booked far ahead (accesses
+         * sent faster than the next level fills them), walking from t, one
+         * arrival at a time, passed every fill for every access. */
+        if (t >= l2->full_from && t < l2->full_until) {
+            t = l2->full_until; /* an arrival still booked: the walk stopped there */
+            i = upto(start, n, t);
+            e = upto(end, n, t);
+        }
+        const uint64_t walk = t;
         while (i - e >= m) { /* the count falls only where a fill arrives */
             t = end[e];
             while (i < n && start[i] <= t)
                 i++;
             while (e < n && end[e] <= t)
                 e++;
+        }
+        if (t > walk) { /* [walk, t): every MSHR held */
+            if (walk >= l2->full_from && walk <= l2->full_until) {
+                l2->full_until = t > l2->full_until ? t : l2->full_until;
+            } else {
+                l2->full_from = walk;
+                l2->full_until = t;
+            }
         }
         const uint64_t ready = l2->next.probe_line ? l2->next.probe_line(l2->next.ctx, t, addr, bytes) : UINT64_MAX;
         /* It rises only where a fill is requested: the first such cycle in

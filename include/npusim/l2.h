@@ -194,6 +194,7 @@ typedef struct npu_l2 {
     unsigned nfills, fills_cap;
     uint64_t fills_floor;   /* no fill is requested before this (the arrivals of fills forgotten) */
     uint64_t horizon;       /* no access arrives before this cycle (npu_l2_set_horizon) */
+    uint64_t full_from, full_until; /* cycles at which every MSHR is known held (sim/l2.c) */
     npu_calendar *banks;    /* per bank: its bookings */
     uint64_t clock;         /* LRU stamp counter */
     uint64_t rng;           /* splitmix64 state */
