@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -451,6 +452,25 @@ TEST(Cli, JsonReportHasTheStableKeys)
     for (auto &kv : j["stalls"].items())
         stalls += kv.value().get<uint64_t>();
     EXPECT_EQ(stalls + j["issue"]["issue_cycles"].get<uint64_t>(), j["cycles"].get<uint64_t>());
+}
+
+// host_seconds (and the rates derived from it) is the whole run's, the
+// tiles measured by simulating each included: it was the last simulation's
+// plan and run alone (16.7 s of an 86 s run).
+TEST(Cli, HostSecondsIsTheWholeRun)
+{
+    npusim::RunOptions o;
+    o.kernel = "gelu_tanh";
+    o.dtype = "fp16";
+    o.shape = {1, 32, 28, 28};
+    o.measure_tiles = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    const npusim::RunResult r = npusim::run_kernel(o);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_GT(r.tile.measured.size(), 1u);  // several simulations
+    EXPECT_LE(r.host_seconds, wall);
+    EXPECT_GE(r.host_seconds, 0.95 * wall);
+    EXPECT_DOUBLE_EQ(r.derived.sim_cycles_per_second, double(r.stats.cycles) / r.host_seconds);
 }
 
 TEST(Cli, NpyInputAndOutputRoundTrip)
