@@ -340,7 +340,7 @@ uint64_t point_bytes(const SweepPoint &p)
     try {
         o.shape = parse_shape(p.shape);
         return run_bytes_estimate(o);
-    } catch (const Error &) {
+    } catch (const std::exception &) {
         return 0;
     }
 }
@@ -917,7 +917,8 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
         while (!stop_signal && next < todo.size() && running.size() < jobs) {
             if (!need)
                 need = point_bytes(*todo[next]);
-            if (!room.empty() && !room.fits(*need, host_memory_available()))
+            const uint64_t available = host_memory_available();
+            if (!room.empty() && !room.fits(*need, available))
                 break;
             const SweepPoint &p = *todo[next++];
             std::string dir = opts.out_dir + "/points/" + p.id;
@@ -929,7 +930,7 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
             running[pid] = &p;
-            room.take(*need, host_memory_available());
+            room.take(*need, available);
             reserved[pid] = *need;
             need.reset();
         }
