@@ -316,49 +316,6 @@ TEST(Din, PipelinedReplayOverlapsMisses)
     npu_l2_fini(&pipelined);
 }
 
-// Accesses sent faster than the DRAM fills their lines book fills far
-// ahead of the access clock; each new miss then waits for an MSHR at the
-// end of that queue. The cycles are the model's (the same before the L2
-// stopped walking the queue one arrival at a time for every access, which
-// took 1 to 7 s here where it takes 0.03 to 0.3 s).
-TEST(Din, AccessesSentFasterThanFillsQueueForMshrs)
-{
-    const struct {
-        unsigned records, gap;
-        uint64_t end;
-    } cases[] = {{4, 1, 180998}, {4, 2, 181006}, {4, 0, 6924232}};
-    for (const auto &c : cases) {
-        SCOPED_TRACE("gap " + std::to_string(c.gap));
-        npu_l2_config cfg;
-        npu_l2_config_default(&cfg);
-        cfg.size_bytes = 4096;
-        cfg.ways = 4;
-        cfg.line_bytes = 64;
-        npu_dram_config dc;
-        npu_dram_config_default(&dc);
-        npu_l2 l2;
-        npu_dram dram;
-        ASSERT_EQ(npu_l2_init(&l2, &cfg), NPU_OK);
-        ASSERT_EQ(npu_dram_init(&dram, &dc), NPU_OK);
-        npu_mem_port port = npu_dram_port(&dram);
-        npu_l2_set_next_level(&l2, &port);
-        std::string text;
-        for (unsigned r = 0; r < c.records; r++)
-            text += "0 1 908064\n";  // 14,189 lines from address 1 on
-        npu_din_replay_config rc{4, c.gap, 0, 0, 0};
-        npu_din_replay_result res{};
-        ASSERT_EQ(npu_l2_replay_din(&l2, "queue", text.data(), text.size(), &rc, &res, nullptr), NPU_OK);
-        EXPECT_EQ(res.accesses, 56756u);
-        EXPECT_EQ(res.end_cycle, c.end);
-        const npu_l2_stats st = *npu_l2_get_stats(&l2);
-        EXPECT_EQ(st.misses, 56756u);  // every line once, none merged
-        EXPECT_EQ(st.mshr_merges, 0u);
-        EXPECT_EQ(st.fills, 56756u);
-        npu_l2_fini(&l2);
-        npu_dram_fini(&dram);
-    }
-}
-
 namespace {
 
 struct Replayed {
@@ -367,13 +324,10 @@ struct Replayed {
     npu_din_replay_result res;
 };
 
-Replayed replay_sample(const std::string &name, unsigned issue_gap)
+// `text` replayed through an L2 of `cfg` on the default DRAM.
+Replayed replay_text(const std::string &name, const std::string &text, const npu_l2_config &cfg,
+                     unsigned issue_gap)
 {
-    std::ifstream f(std::string(NPUSIM_SOURCE_ROOT) + "/traces/" + name, std::ios::binary);
-    EXPECT_TRUE(f) << name;
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    npu_l2_config cfg;
-    npu_l2_config_default(&cfg);
     npu_dram_config dc;
     npu_dram_config_default(&dc);
     npu_l2 l2;
@@ -394,7 +348,48 @@ Replayed replay_sample(const std::string &name, unsigned issue_gap)
     return out;
 }
 
+// A sample of traces/ through the default L2.
+Replayed replay_sample(const std::string &name, unsigned issue_gap)
+{
+    std::ifstream f(std::string(NPUSIM_SOURCE_ROOT) + "/traces/" + name, std::ios::binary);
+    EXPECT_TRUE(f) << name;
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    npu_l2_config cfg;
+    npu_l2_config_default(&cfg);
+    return replay_text(name, text, cfg, issue_gap);
+}
+
 }  // namespace
+
+// Accesses sent faster than the DRAM fills their lines book fills far
+// ahead of the access clock; each new miss then waits for an MSHR at the
+// end of that queue. The cycles are the model's (the same before the L2
+// stopped walking the queue one arrival at a time for every access, which
+// took 1 to 7 s here where it takes 0.03 to 0.3 s).
+TEST(Din, AccessesSentFasterThanFillsQueueForMshrs)
+{
+    npu_l2_config cfg;
+    npu_l2_config_default(&cfg);
+    cfg.size_bytes = 4096;
+    cfg.ways = 4;
+    cfg.line_bytes = 64;
+    std::string text;
+    for (int r = 0; r < 4; r++)
+        text += "0 1 908064\n";  // 14,189 lines from address 1 on
+    const struct {
+        unsigned gap;
+        uint64_t end;
+    } cases[] = {{1, 180998}, {2, 181006}, {0, 6924232}};
+    for (const auto &c : cases) {
+        SCOPED_TRACE("gap " + std::to_string(c.gap));
+        const Replayed r = replay_text("queue", text, cfg, c.gap);
+        EXPECT_EQ(r.res.accesses, 56756u);
+        EXPECT_EQ(r.res.end_cycle, c.end);
+        EXPECT_EQ(r.l2.misses, 56756u);  // every line once, none merged
+        EXPECT_EQ(r.l2.mshr_merges, 0u);
+        EXPECT_EQ(r.l2.fills, 56756u);
+    }
+}
 
 // The numbers traces/README.md quotes.
 TEST(Din, SampleTracesReplayToTheirDocumentedCounts)
