@@ -881,7 +881,11 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     if (opts.limits.max_instructions)
         limits.max_instructions = opts.limits.max_instructions;
     const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
-    std::map<pid_t, const SweepPoint *> running;
+    struct Running {
+        const SweepPoint *point;
+        uint64_t bytes;  // its share of the host's memory (room, below)
+    };
+    std::map<pid_t, Running> running;
     size_t next = 0, done = 0;
     unsigned failed = 0, stopped = 0;  // stopped: by a signal, left without a status
     auto t0 = std::chrono::steady_clock::now();
@@ -909,7 +913,6 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
     // threads are admitted), and -j decides when a point runs, never whether
     // it fits. An estimate that cannot be made is 0: the point says why.
     MemoryRoom room;
-    std::map<pid_t, uint64_t> reserved;
     std::optional<uint64_t> need;  // todo[next]'s
     const SignalGate gate;
     bool forwarded = false;
@@ -929,9 +932,8 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
             pid_t pid = start_point(point_args(p, dir, opts.npusim_exe, limits, spec.measure_tiles), dir, gate);
             if (pid < 0)
                 throw Error(std::string("cannot start a point process: ") + std::strerror(errno));
-            running[pid] = &p;
+            running[pid] = {&p, *need};
             room.take(*need, available);
-            reserved[pid] = *need;
             need.reset();
         }
         if (stop_signal && !forwarded) {
@@ -950,10 +952,9 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
         auto it = running.find(pid);
         if (it == running.end())
             continue;
-        const SweepPoint &p = *it->second;
+        const SweepPoint &p = *it->second.point;
+        room.give(it->second.bytes);
         running.erase(it);
-        room.give(reserved[pid]);
-        reserved.erase(pid);
         // Stopped with the sweep, or by a stop signal of its own (a
         // terminal's ^C reaches the points too, and one may be reaped before
         // the sweep sees its own): no status, so the next run runs it.
