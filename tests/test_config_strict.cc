@@ -359,6 +359,24 @@ TEST(ConfigStrict, EverySlotIsAClassSetAndAnyStandsAlone)
     EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// A class named twice in one slot was kept once ('vector+vector' taken as
+// 'vector'), and a trailing '+' was dropped: both are refused, as a
+// doubled or leading '+' was.
+TEST(ConfigStrict, AClassSetNamesEachClassOnceBetweenSinglePluses)
+{
+    const std::string w = "config show --set issue.width=2 --set issue.slots=";
+    expect_error(run_cli(w + "vector+vector,any"), "set issue.slots[0]: 'vector+vector': class 'vector' is named twice");
+    expect_error(run_cli(w + "any,mem+vector+mem"), "set issue.slots[1]: 'mem+vector+mem': class 'mem' is named twice");
+    for (const char *set : {"vector+", "+vector", "vector++mem"})
+        expect_error(run_cli(w + "any," + set), std::string("set issue.slots[1]: '") + set +
+                                                    "': an empty class name (classes are joined by single '+')");
+    const std::string p = tmpdir() + "/config.yaml";
+    expect_error(show_file(p, "issue:\n  width: 2\n  slots: [vector, dma+dma]\n"),
+                 p + ":3:10: issue.slots[1]: 'dma+dma': class 'dma' is named twice");
+    Result r = run_cli(w + "mem+vector,any");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
 // ---- 7: memory.warm_inputs needs the L2 model --------------------------------------------
 
 // It was ignored without a word under memory.model ideal or sim.mode

@@ -64,7 +64,7 @@ std::vector<ConfigKey> build_schema()
                 timing.issue_width),
         ConfigKey{"issue.slots", KeyType::SlotList, "", 0, 0, "", "",
                   "classes each slot accepts, slot 0 first: a list of issue.width class sets like scalar+branch+sync "
-                  "(classes: scalar, branch, vector, mem, dma, sync; any = all of them, given alone); --set separates "
+                  "(classes: scalar, branch, vector, mem, dma, sync, each named once; any = all of them, given alone); --set separates "
                   "them by commas, none empty: --set issue.slots=any,vector",
                   nullptr, nullptr, false, ""},
         INT_KEY("issue.branch_penalty", nullptr, 0, 1000, "cycles", "cycles lost after a mispredicted branch (static prediction: backward conditional branches and direct jumps taken, forward ones not)",
@@ -559,23 +559,32 @@ uint32_t parse_class_set(const std::string &text, const std::string &where)
     uint32_t mask = 0;
     if (text == "any")
         return (1u << NPU_NUM_CLASSES) - 1;
-    std::stringstream ss(text);
-    std::string name;
-    while (std::getline(ss, name, '+')) {
+    if (text.empty())
+        throw Error(where + ": empty class set");
+    // each name between '+' (a leading, trailing or doubled '+' leaves an
+    // empty one), each class once: the set is taken as written or refused
+    for (size_t from = 0;;) {
+        const size_t plus = text.find('+', from);
+        const std::string name = text.substr(from, plus == std::string::npos ? std::string::npos : plus - from);
         if (name == "any")
             throw Error(where + ": '" + shown(text) + "': any is already every class; give any alone or the classes");
+        if (name.empty())
+            throw Error(where + ": '" + shown(text) + "': an empty class name (classes are joined by single '+')");
         bool found = false;
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
             if (name == npu_class_name(npu_class(c))) {
+                if (mask & (1u << c))
+                    throw Error(where + ": '" + shown(text) + "': class '" + name + "' is named twice");
                 mask |= 1u << c;
                 found = true;
             }
         if (!found)
             throw Error(where + ": unknown instruction class '" + shown(name) +
                         "' (scalar, branch, vector, mem, dma, sync)");
+        if (plus == std::string::npos)
+            break;
+        from = plus + 1;
     }
-    if (!mask)
-        throw Error(where + ": empty class set");
     return mask;
 }
 
