@@ -2044,7 +2044,10 @@ typedef struct relief {
     unsigned nb;
     int *file;          /* [node]: 'v', 'p' or 0, the file of the value it writes */
     unsigned *cstart, *clist; /* [node]: the nodes that read its value (CSR) */
-    long *live;         /* [2][II]: values live per row, vector then predicate */
+    long *diff;         /* [2][II + 1]: values live per row, vector then predicate, as
+                         * differences: row x holds base[f] + diff[f][0] + .. + diff[f][x] */
+    long base[2];       /* the values live in every row (for II cycles or more) */
+    unsigned nvals[2];  /* the values of each file (none: its rows are not counted) */
     unsigned cap[2];    /* the registers free for them, per file */
     long sum;           /* the lifetimes' sum, in cycles */
 } relief;
@@ -2064,14 +2067,20 @@ static void relief_value(relief *r, unsigned i, int sign)
     for (unsigned q = r->cstart[i]; q < r->cstart[i + 1]; q++)
         end = s->n[r->clist[q]].t > end ? s->n[r->clist[q]].t : end;
     const long len = end - n->t;
-    long *row = r->live + (r->file[i] == 'p' ? II : 0);
+    const int f = r->file[i] == 'p';
+    long *d = r->diff + f * (II + 1);
     r->sum += sign * len;
-    const long full = len / II, rest = len % II;
-    if (full)
-        for (long x = 0; x < II; x++)
-            row[x] += sign * full;
-    for (long x = 0, at = mod(n->t, II); x < rest; x++, at = at + 1 == II ? 0 : at + 1)
-        row[at] += sign;
+    r->base[f] += sign * (len / II);
+    const long rest = len % II, at = mod(n->t, II), to = at + rest; /* rows at .. to - 1, modulo II */
+    if (!rest)
+        return;
+    d[at] += sign;
+    if (to <= II) {
+        d[to] -= sign;
+    } else {
+        d[0] += sign;
+        d[to - II] -= sign;
+    }
 }
 
 /* Adds to set (n so far, each node once) the nodes whose values' lifetimes
@@ -2104,9 +2113,16 @@ static long relief_cost(const relief *r)
 {
     const long II = (long)r->s->II;
     long over = 0;
-    for (int f = 0; f < 2; f++)
-        for (long x = 0; x < II; x++)
-            over += r->live[f * II + x] > (long)r->cap[f] ? r->live[f * II + x] - (long)r->cap[f] : 0;
+    for (int f = 0; f < 2; f++) {
+        if (!r->nvals[f])
+            continue;
+        const long *d = r->diff + f * (II + 1);
+        long above = r->base[f] - (long)r->cap[f]; /* row x's values less the pool */
+        for (long x = 0; x < II; x++) {
+            above += d[x];
+            over += above > 0 ? above : 0;
+        }
+    }
     return over * 64 + r->sum;
 }
 
@@ -2146,7 +2162,8 @@ static int relieve(sched *s)
     const pipe_block *b = s->b;
     const unsigned nb = s->K * (unsigned)b->nbody;
     relief r = { s, nb, calloc(nb, sizeof(int)), calloc(nb + 1, sizeof(unsigned)),
-                 malloc((size_t)s->ne * sizeof(unsigned) + 1), malloc(2 * (size_t)s->II * sizeof(long)),
+                 malloc((size_t)s->ne * sizeof(unsigned) + 1), calloc(2 * ((size_t)s->II + 1), sizeof(long)),
+                 { 0, 0 }, { 0, 0 },
                  { (unsigned)__builtin_popcount(b->vpool), (unsigned)__builtin_popcount(b->ppool & 0xffu) }, 0 };
     long *best_t = malloc(nb * sizeof *best_t);
     unsigned *peers = malloc(nb * sizeof *peers), *aff = malloc(nb * sizeof *aff); /* each node once */
@@ -2155,7 +2172,7 @@ static int relieve(sched *s)
     unsigned kin_start[KINDS + 1] = { 0 }, *kin = malloc(nb * sizeof *kin), *near = calloc(nb, sizeof *near);
     unsigned stamp = 0;
     int rc = -1;
-    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !peers || !aff || !kin || !near)
+    if (!r.file || !r.cstart || !r.clist || !r.diff || !best_t || !peers || !aff || !kin || !near)
         goto out;
     for (unsigned i = 0; i < nb; i++)
         kin_start[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls + 1]++;
@@ -2171,6 +2188,8 @@ static int relieve(sched *s)
         const op_info *d = &b->info[s->n[i].op];
         if (d->def_virt >= 0)
             r.file[i] = b->p->vfile[d->def_virt];
+        if (r.file[i])
+            r.nvals[r.file[i] == 'p']++;
     }
     unsigned nc = 0;
     for (unsigned i = 0; i < nb; i++) {
@@ -2193,7 +2212,6 @@ static int relieve(sched *s)
     r.cstart[nb] = nc;
     r.cap[0] = r.cap[0] > s->margin ? r.cap[0] - s->margin : 0;
     uint64_t seed = 0x9e3779b97f4a7c15ull ^ ((uint64_t)s->K << 40 | (uint64_t)s->II << 8 | s->strategy);
-    memset(r.live, 0, 2 * (size_t)s->II * sizeof *r.live);
     for (unsigned i = 0; i < nb; i++)
         relief_value(&r, i, 1);
     long cost = relief_cost(&r), best = cost;
@@ -2307,7 +2325,7 @@ out:
     free(r.file);
     free(r.cstart);
     free(r.clist);
-    free(r.live);
+    free(r.diff);
     free(best_t);
     free(peers);
     free(aff);
@@ -2599,7 +2617,7 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
         sort_longs(st, np, sorted_tmp);
         sort_longs(en, np, sorted_tmp);
         for (size_t r = 0; r < nvals; r++) {
-            long at = mod(vals[r].start, II);
+            long at = vals[r].start;
             size_t lo = 0, hi = np; /* starts <= at */
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
@@ -2649,7 +2667,7 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     while (ok == 0 && ntried < cuts && ntried < nvals) {
         long cut = -1, at = -1;
         for (size_t r = 0; r < nvals; r++) {
-            long point = mod(vals[r].start, II);
+            long point = vals[r].start; /* on the circle already */
             int seen = 0;
             for (unsigned t = 0; t < ntried; t++)
                 seen |= tried[t] == point;
@@ -2688,9 +2706,9 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
             uint32_t pool = f == 'v' ? b->vpool : b->ppool;
             int base = f == 'v' ? 0 : 32;
             int got = -1;
-            for (int r = 0; r < 32; r++) {
-                int g = base + r;
-                if (!(pool >> r & 1) || cv[i].start <= last_end[g] || cv[i].end >= wall[g])
+            for (uint32_t free_regs = pool; free_regs; free_regs &= free_regs - 1) {
+                const int r = __builtin_ctz(free_regs), g = base + r;
+                if (cv[i].start <= last_end[g] || cv[i].end >= wall[g])
                     continue;
                 if (got < 0 || wall[g] < wall[base + got] ||
                     (wall[g] == wall[base + got] && last_end[g] > last_end[base + got]))
