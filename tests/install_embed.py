@@ -51,7 +51,7 @@ def main():
     cc, cxx = os.environ["CC"], os.environ["CXX"]
     cflags = shlex.split(os.environ.get("SANITIZE_FLAGS", ""))
     tap = Tap()
-    print(f"1..{6 + len(RUNS)}")
+    print(f"1..{8 + len(RUNS)}")
     with tempfile.TemporaryDirectory(prefix="npusim-install-") as dest:
         r = run(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
         if not tap.check(r.returncode == 0, "meson install --destdir", r.stdout + r.stderr):
@@ -98,6 +98,22 @@ def main():
             tap.check(emb.returncode == 0 and want is not None and emb.stdout.strip() == f"cycles={want} passed=1",
                       f"{kernel} {dtype} {shape}: the installed library gives npusim run's cycles ({want})",
                       f"embedded: {emb.stdout}{emb.stderr}\ncli: {cli.stderr}")
+        # The installed npusim: it finds libnpusim by its run path, and its
+        # kernels in the prefix, never the checkout it was built from.
+        installed = os.path.join(dest + prefix, "bin", "npusim")
+        r = run(["readelf", "-d", installed])
+        tap.check(r.returncode == 0 and os.path.dirname(libdir[len(dest):]) in r.stdout and "RUNPATH" in r.stdout,
+                  "the installed npusim's run path names the prefix's libdir", r.stdout + r.stderr)
+        kernels_at = os.path.dirname(kernels[0])[len(dest):]  # where the installed npusim looks
+        alone = run([installed, "run", "relu", "--shape", "1,1,4,4", "-q"], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+        if os.path.isdir(kernels_at):  # npusim is installed on this machine at that prefix
+            tap.check(alone.returncode == 0, f"the installed npusim runs {kernels_at}'s relu", alone.stderr)
+        else:
+            want = (f"the installed kernels are missing ({kernels_at}): install npusim again, or set "
+                    "NPUSIM_KERNELS to a folder of kernels\n")
+            tap.check(alone.returncode == 2 and alone.stderr == want,
+                      "the installed npusim, its kernels not in their place, says so (not the checkout's)",
+                      alone.stdout + alone.stderr)
         # The SystemC face, installed: a platform's own sc_main.
         sc_flags = pkg_flags("npusim-systemc")
         if not os.path.exists(os.path.join(pc_dir, "npusim-systemc.pc")):

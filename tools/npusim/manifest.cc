@@ -468,8 +468,9 @@ bool running_from_build()
 }  // namespace
 
 // NPUSIM_KERNELS; else, run from the build folder, the source tree's
-// kernels/ (the installed copy if it is gone); else the installed copy (the
-// source tree's if none is installed).
+// kernels/ (the installed copy if it is gone); else the installed copy, or
+// an error when it is gone (not the source tree's, which may since have
+// changed: an installed npusim ran them without a word).
 std::string kernels_dir()
 {
     struct stat st;
@@ -486,7 +487,13 @@ std::string kernels_dir()
     }
 #ifdef NPUSIM_INSTALLED_KERNELS_DIR
     const bool installed = stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0;
-    if (installed && (!running_from_build() || stat(NPUSIM_KERNELS_DIR, &st) != 0))
+    if (!running_from_build()) {
+        if (!installed)
+            throw Error(std::string("the installed kernels are missing (") + NPUSIM_INSTALLED_KERNELS_DIR +
+                        "): install npusim again, or set NPUSIM_KERNELS to a folder of kernels");
+        return NPUSIM_INSTALLED_KERNELS_DIR;
+    }
+    if (installed && stat(NPUSIM_KERNELS_DIR, &st) != 0)
         return NPUSIM_INSTALLED_KERNELS_DIR;
 #endif
     return NPUSIM_KERNELS_DIR;
