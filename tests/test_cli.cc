@@ -243,6 +243,31 @@ TEST(Cli, TwoOutputsOnOneFileAreAnError)
     EXPECT_NE(::access((d + "/y.npy").c_str(), F_OK), 0);
 }
 
+// "-" is standard output where a command writes it there (--json, --csv);
+// every other output took it as a file called "-" (`--trace -` beside
+// `--json -` left the trace in ./-).
+TEST(Cli, DashIsStandardOutputOnlyWhereTheCommandWritesThere)
+{
+    const std::string why = ": this output is written to a file, not to standard output (- is standard output for "
+                            "--json and --csv only; ./- names a file called -)\n";
+    for (const char *flag : {"--trace", "--konata", "--vcd", "--mem-trace"}) {
+        Result r = run_cli(std::string("run relu --shape 1,1,4,4 --json - ") + flag + " -");
+        EXPECT_EQ(r.status, 2) << flag;
+        EXPECT_EQ(r.err, std::string(flag) + " -" + why);
+        EXPECT_EQ(r.out, "") << flag;
+    }
+    Result r = run_cli("run relu --shape 1,1,4,4 --output y=-");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--output y=-" + why);
+    r = run_cli("asm " + std::string(NPUSIM_SOURCE_ROOT) + "/kernels/relu.s -I " + NPUSIM_SOURCE_ROOT +
+                "/kernels -D DT=f16 -D DT_BYTES=2 -o -");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "-o -" + why);
+    r = run_cli("run relu --shape 1,1,4,4 -q --json -");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel"], "relu");
+}
+
 #if !NPUSIM_HAVE_SYSTEMC
 // Built with -Dsystemc=disabled: `run` works on the C engine, --vcd is refused.
 TEST(Cli, WithoutSystemCTheVcdIsRefusedInOneLine)

@@ -326,6 +326,12 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>> &
 {
     std::vector<std::pair<std::filesystem::path, const std::string *>> seen;  // normal path, its flag
     for (const auto &[flag, path] : outputs) {
+        if (path == "-" && flag != "--json" && flag != "--csv") {  // the only ones write_output sends to stdout
+            const bool named = flag.rfind("--output ", 0) == 0;   // "--output y": given as y=-
+            throw Error((named ? flag + "=-" : flag + " -") +
+                        ": this output is written to a file, not to standard output (- is standard output for "
+                        "--json and --csv only; ./- names a file called -)");
+        }
         if (path.empty() || path == "-")
             continue;
         if (int e = cannot_write(path))

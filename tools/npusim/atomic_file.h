@@ -62,8 +62,9 @@ void write_output(const std::string &path, const std::string &text);
 std::string read_file(const std::string &path);
 
 // A command's output files, checked before it does any work, so that exit 2
-// leaves nothing written: `outputs` holds (flag, path) pairs ("" and "-",
-// stdout, are skipped). Throws npusim::Error with the line writing would have
+// leaves nothing written: `outputs` holds (flag, path) pairs ("" is skipped,
+// and "-", stdout, for --json and --csv; for any other flag "-" throws: it
+// would have made a file called "-"). Throws npusim::Error with the line writing would have
 // given ("PATH: cannot write: No such file or directory") when a path's folder
 // is missing or takes no files or the path is a folder, and
 // "PATH: named by both --json and --trace (...)" when two name one file,
