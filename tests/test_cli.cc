@@ -243,6 +243,35 @@ TEST(Cli, TwoOutputsOnOneFileAreAnError)
     EXPECT_NE(::access((d + "/y.npy").c_str(), F_OK), 0);
 }
 
+// A shipped config is named as a kernel is: `--config edge` is
+// configs/edge.yaml (an installed npusim's installed copy), a file is named
+// with its .yaml or a '/'; an installed npusim's users had to spell out
+// PREFIX/share/npusim/configs/edge.yaml.
+TEST(Cli, AShippedConfigIsNamedAsAKernelIs)
+{
+    const std::string configs = std::string(NPUSIM_SOURCE_ROOT) + "/configs";
+    auto cycles = [](const Result &r) { return r.status == 0 ? nlohmann::json::parse(r.out)["cycles"] : nlohmann::json(); };
+    Result by_name = run_cli("run relu --shape 1,16,8,8 -q --json - --config edge");
+    Result by_path = run_cli("run relu --shape 1,16,8,8 -q --json - --config " + configs + "/edge.yaml");
+    ASSERT_EQ(by_name.status, 0) << by_name.err;
+    EXPECT_EQ(cycles(by_name), cycles(by_path));
+    EXPECT_NE(cycles(by_name), cycles(run_cli("run relu --shape 1,16,8,8 -q --json -")));  // not the defaults
+    EXPECT_EQ(run_cli("config show datacenter").out, run_cli("config show " + configs + "/datacenter.yaml").out);
+    Result r = run_cli("run relu --config edgy");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "unknown config 'edgy' (shipped: datacenter, default, edge, tiny, in " + configs +
+                         "; a file is named with its .yaml or a '/': ./edgy)\n");
+    r = run_cli("config show tiny.yml");  // no such file here (the test runs in the build folder)
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tiny.yml: cannot open config file (there is none here; the shipped config of that name is "
+                     "'tiny', without .yaml)\n");
+    const std::string own = tmpdir() + "/edge";  // a file without .yaml, named with a '/'
+    std::ofstream(own) << "core:\n  vlen: 512\n";
+    r = run_cli("config show " + own);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("vlen: 512"), std::string::npos);
+}
+
 // "-" is standard output where a command writes it there (--json, --csv);
 // every other output took it as a file called "-" (`--trace -` beside
 // `--json -` left the trace in ./-).

@@ -214,7 +214,8 @@ def run(kernel, dtype=None, shape=None, config=None, set=None, inputs=None, para
     the CLI's text "N,C,H,W" (default: the first input array's, else
     1,16,8,8; given with inputs, every input must have it); (M, K, N) for
     matmul; x's (N, C, H, W) for conv2d, whose geometry (cout, kernel,
-    stride, pad) is in params. config: a YAML path, a dict in the YAML
+    stride, pad) is in params. config: a shipped config's name ("edge"), a
+    YAML path (with its .yaml or a '/'), a dict in the YAML
     file's structure (its values as set takes them), or None for the
     defaults. set: {key: value} overrides, applied after config (`npusim
     config docs` lists the keys; True and False are yes and no). inputs:
@@ -341,7 +342,7 @@ def graph(spec, config=None, set=None, variants=None, jobs=None):
     one row per variant: name, cycles, dram_bytes, samples_per_second,
     l2_hit_rate, cube_busy_cycles, vector_busy_cycles, dma_busy_cycles,
     overlap_cycles_at_least, passed, and steps (a list of dicts, one per
-    kernel run). config: a YAML path or a dict (default: the spec's config);
+    kernel run). config: a shipped config's name, a YAML path or a dict (default: the spec's config);
     set: {key: value} overrides. variants: names to run (default: all; one
     str is one variant). jobs: variants run at once, in threads (None: one
     per core; the rows are the same)."""

@@ -65,6 +65,17 @@ class RunMatchesTheCli(unittest.TestCase):
                         kernel="gelu_tanh", dtype="fp32", shape=(1, 32, 9, 7), config=edge,
                         set={"system.cores": 2, "units.sfu.latency": 30}, seed=5)
 
+    def test_a_shipped_config_by_name(self):
+        edge = os.path.join(ROOT, "configs", "edge.yaml")
+        by_name = npusim.run("relu", shape=(1, 16, 8, 8), config="edge").json
+        by_path = npusim.run("relu", shape=(1, 16, 8, 8), config=edge).json
+        by_name.pop("sim"), by_path.pop("sim")  # host time
+        self.assertEqual(by_name, by_path)
+        self.check_same(["relu", "--shape", "1,16,8,8", "--config", "edge"], kernel="relu", shape=(1, 16, 8, 8),
+                        config="edge")
+        with self.assertRaisesRegex(ValueError, r"^unknown config 'edgy' \(shipped: datacenter, default, edge, tiny"):
+            npusim.run("relu", config="edgy")
+
     def test_parameters_and_schedule_off(self):
         self.check_same(["leaky_relu", "--shape", "1,16,4,4", "--param", "alpha=0.25", "--schedule", "off"],
                         kernel="leaky_relu", shape=(1, 16, 4, 4), params={"alpha": 0.25}, schedule=False)

@@ -328,7 +328,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     c->add_option("kernels", ca->kernels, "Kernels to compare")->required();
     c->add_option("--dtype", ca->dtype, "fp16 or fp32 (default fp16)");
     c->add_option("--shape", ca->shape, "NCHW shape (default 1,64,56,56)");
-    c->add_option("--config", ca->config, "Hardware config YAML");
+    c->add_option("--config", ca->config, "Hardware config: a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/')");
     c->add_option("--set", ca->sets, "Override a config key, KEY=VALUE (repeatable)");
     c->add_option("--seed", ca->seed, "Seed of the random inputs (the same for every kernel)")->check(kUint64);
     c->add_option("-j,--jobs", ca->jobs, "Kernels run at once, in threads (default: the number of cores; the table is the same)");
@@ -342,7 +342,7 @@ std::vector<Command> add_study_commands(CLI::App &app)
     auto *g = app.add_subcommand("graph", "Run chains of operators from a YAML spec, each variant side by side "
                                           "(fused and unfused; docs/fusion.md)");
     g->add_option("spec", ga->spec, "Graph spec (YAML), e.g. configs/graphs/bert_ffn.yaml")->required();
-    g->add_option("--config", ga->config, "Hardware config YAML (default: the spec's config, else the default)");
+    g->add_option("--config", ga->config, "Hardware config, a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/') (default: the spec's config, else the default)");
     g->add_option("--set", ga->sets, "Override a config key, KEY=VALUE (repeatable)");
     g->add_option("--variant", ga->variants, "Run only this variant (repeatable)");
     g->add_option("-j,--jobs", ga->jobs, "Variants run at once, in threads (default 0: one per core; the figures are the same)");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "manifest.h"  // resolve_config
 #include "yaml_document.h"
 
 namespace npusim {
@@ -709,7 +710,7 @@ Config load_config_text(const std::string &text, const std::string &name)
 
 Config build_config(const std::string &file, const std::vector<std::string> &sets)
 {
-    Config cfg = file.empty() ? default_config() : load_config(file);
+    Config cfg = file.empty() ? default_config() : load_config(resolve_config(file));
     for (const std::string &s : sets)
         apply_override(cfg, s);
     validate_config(cfg);

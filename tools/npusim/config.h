@@ -74,8 +74,9 @@ Config load_config_text(const std::string &text, const std::string &name);
 // Applies one `key=value` override. Rules between keys wait for
 // validate_config, so `issue.width=2` then `issue.slots=any,any` is fine.
 void apply_override(Config &cfg, const std::string &assignment);
-// `--config FILE --set K=V ...`: the file (or the defaults, for ""), the
-// overrides in order, then validate_config.
+// `--config FILE --set K=V ...`: the file (or a shipped config by name,
+// resolve_config; the defaults for ""), the overrides in order, then
+// validate_config.
 Config build_config(const std::string &file, const std::vector<std::string> &sets);
 // The same for one key and its value, from a library call: messages name the
 // key, not a flag (`units.sfu.latency: 0 is out of range ...`).

@@ -664,7 +664,7 @@ int cli(int argc, char **argv)
         "--shape", shape,
         "Logical NCHW shape, decimal digits between commas, e.g. 1,64,56,56, or fewer dimensions with leading 1s "
         "(default: the first --input .npy file's, else 1,16,8,8; every --input must have it); matmul: M,K,N");
-    run->add_option("--config", config_file, "Hardware config YAML (configs/default.yaml by default)");
+    run->add_option("--config", config_file, "Hardware config: a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/'); without it, configs/default.yaml's values");
     run->add_option("--set", sets, "Override a config key, KEY=VALUE (repeatable)");
     run->add_option("--seed", ropts.seed, "Seed of the random inputs")->check(kUint64);
     run->add_option("--input", inputs,
@@ -727,7 +727,7 @@ int cli(int argc, char **argv)
     auto *cache = app.add_subcommand("cache", "Replay a Dinero din trace through the L2 and DRAM models");
     cache->add_option("trace", cache_trace, "din trace: `label hex-address [size]` per line")->required();
     cache->add_option("--config", cache_config,
-                      "Hardware config YAML: its l2 and dram sections (the others are checked, not used; "
+                      "Hardware config, a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/'): its l2 and dram sections (the others are checked, not used; "
                       "memory.model: ideal is refused)");
     cache->add_option("--set", cache_sets,
                       "Override an l2.* or dram.* key, KEY=VALUE (repeatable; a replay uses no other key, and "
@@ -740,7 +740,7 @@ int cli(int argc, char **argv)
     as->add_option("-o,--output", asm_flags.out, "Output binary (optional with --schedule-table)");
     as->add_option("-I,--include", asm_flags.incdirs, "Include folder (repeatable)");
     as->add_option("-D,--define", asm_flags.defs, "Define NAME=VALUE (a number, or a dtype for suffix aliases)");
-    as->add_option("--config", asm_flags.config_file, "Schedule .pipeline loops for this hardware config (default: the built-in one)");
+    as->add_option("--config", asm_flags.config_file, "Schedule .pipeline loops for this hardware config, a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/') (default: the built-in one)");
     as->add_option("--set", asm_flags.sets, "Override a config key, KEY=VALUE (repeatable)");
     as->add_option("--schedule", asm_flags.schedule, "on: modulo-schedule .pipeline loops; off: written order")
         ->check(CLI::IsMember({"on", "off"}));
@@ -764,7 +764,7 @@ int cli(int argc, char **argv)
     auto *config = app.add_subcommand("config", "Show a resolved config or the reference of every key");
     config->require_subcommand(1);
     auto *show = config->add_subcommand("show", "Print the resolved config");
-    show->add_option("file", show_file, "Config YAML (defaults when omitted)");
+    show->add_option("file", show_file, "Config: a shipped config by name (default, edge, tiny, datacenter) or a YAML file (named with its .yaml or a '/') (defaults when omitted)");
     show->add_option("--set", show_sets, "Override a key, KEY=VALUE (repeatable)");
     auto *docs = config->add_subcommand("docs", "Print the config reference table (Markdown)");
 

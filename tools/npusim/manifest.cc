@@ -20,6 +20,12 @@
 
 #ifndef NPUSIM_KERNELS_DIR
 #define NPUSIM_KERNELS_DIR "kernels"
+#define NPUSIM_CONFIGS_DIR "configs"
+#endif
+#ifndef NPUSIM_INSTALLED_KERNELS_DIR  // no installed copies: shipped_dir takes the source tree's
+#define NPUSIM_NO_INSTALLED_DIRS 1
+#define NPUSIM_INSTALLED_KERNELS_DIR NPUSIM_KERNELS_DIR
+#define NPUSIM_INSTALLED_CONFIGS_DIR NPUSIM_CONFIGS_DIR
 #endif
 
 namespace npusim {
@@ -467,10 +473,40 @@ bool running_from_build()
 
 }  // namespace
 
-// NPUSIM_KERNELS; else, run from the build folder, the source tree's
-// kernels/ (the installed copy if it is gone); else the installed copy, or
-// an error when it is gone (not the source tree's, which may since have
-// changed: an installed npusim ran them without a word).
+namespace {
+
+// A shipped folder (kernels, configs): run from the build folder, the source
+// tree's (the installed copy if it is gone); else the installed copy, or an
+// error when it is gone (not the source tree's, which may since have
+// changed: an installed npusim ran its kernels without a word).
+std::string shipped_dir(const char *source, const char *installed, const char *what, const char *instead)
+{
+    struct stat st;
+#ifndef NPUSIM_NO_INSTALLED_DIRS
+    const bool have_installed = stat(installed, &st) == 0;
+    if (!running_from_build()) {
+        if (!have_installed)
+            throw Error(std::string("the installed ") + what + " are missing (" + installed +
+                        "): install npusim again, or " + instead);
+        return installed;
+    }
+    if (have_installed && stat(source, &st) != 0)
+        return installed;
+#else
+    (void)installed, (void)what, (void)instead, (void)st;
+#endif
+    return source;
+}
+
+bool ends_with(const std::string &s, const char *tail)
+{
+    const size_t n = std::strlen(tail);
+    return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+}  // namespace
+
+// NPUSIM_KERNELS, else the shipped kernels (shipped_dir).
 std::string kernels_dir()
 {
     struct stat st;
@@ -485,18 +521,60 @@ std::string kernels_dir()
             throw Error(std::string("NPUSIM_KERNELS=") + env + ": not a folder");
         return env;
     }
-#ifdef NPUSIM_INSTALLED_KERNELS_DIR
-    const bool installed = stat(NPUSIM_INSTALLED_KERNELS_DIR, &st) == 0;
-    if (!running_from_build()) {
-        if (!installed)
-            throw Error(std::string("the installed kernels are missing (") + NPUSIM_INSTALLED_KERNELS_DIR +
-                        "): install npusim again, or set NPUSIM_KERNELS to a folder of kernels");
-        return NPUSIM_INSTALLED_KERNELS_DIR;
+    return shipped_dir(NPUSIM_KERNELS_DIR, NPUSIM_INSTALLED_KERNELS_DIR, "kernels",
+                       "set NPUSIM_KERNELS to a folder of kernels");
+}
+
+std::string configs_dir()
+{
+    return shipped_dir(NPUSIM_CONFIGS_DIR, NPUSIM_INSTALLED_CONFIGS_DIR, "configs", "name a config file");
+}
+
+bool names_config_file(const std::string &name_or_path)
+{
+    return name_or_path.find('/') != std::string::npos || ends_with(name_or_path, ".yaml") ||
+           ends_with(name_or_path, ".yml");
+}
+
+std::string resolve_config(const std::string &name_or_path)
+{
+    struct stat st;
+    if (name_or_path.empty())
+        return name_or_path;
+    if (names_config_file(name_or_path)) {
+        // `edge.yaml` where there is none: the shipped config may be meant
+        if (name_or_path.find('/') == std::string::npos && stat(name_or_path.c_str(), &st) != 0) {
+            const std::string stem = name_or_path.substr(0, name_or_path.rfind('.'));
+            std::string shipped;
+            try {
+                shipped = configs_dir() + "/" + stem + ".yaml";
+            } catch (const Error &) {  // no shipped configs: the file's own error
+            }
+            if (!shipped.empty() && stat(shipped.c_str(), &st) == 0)
+                throw Error(name_or_path + ": cannot open config file (there is none here; the shipped config "
+                            "of that name is '" + stem + "', without .yaml)");
+        }
+        return name_or_path;
     }
-    if (installed && stat(NPUSIM_KERNELS_DIR, &st) != 0)
-        return NPUSIM_INSTALLED_KERNELS_DIR;
-#endif
-    return NPUSIM_KERNELS_DIR;
+    const std::string dir = configs_dir();
+    const std::string path = dir + "/" + name_or_path + ".yaml";
+    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        return path;
+    std::vector<std::string> names;
+    if (DIR *d = opendir(dir.c_str())) {
+        while (const dirent *e = readdir(d)) {
+            const std::string n = e->d_name;
+            if (ends_with(n, ".yaml"))
+                names.push_back(n.substr(0, n.size() - 5));
+        }
+        closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const std::string &n : names)
+        list += (list.empty() ? "" : ", ") + n;
+    throw Error("unknown config '" + name_or_path + "' (shipped: " + (list.empty() ? "none" : list) + ", in " + dir +
+                "; a file is named with its .yaml or a '/': ./" + name_or_path + ")");
 }
 
 bool names_kernel_file(const std::string &name_or_path)

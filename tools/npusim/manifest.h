@@ -120,4 +120,11 @@ bool names_kernel_file(const std::string &name_or_path);
 std::string resolve_kernel(const std::string &name_or_path);
 std::vector<std::string> list_kernels();  // paths of every kernels/*.s with a manifest
 
+// Config lookup, as for kernels: a shipped config by name (`edge`:
+// configs/edge.yaml, or the installed copy), or a file, named with a '/' or
+// its .yaml (.yml). Returns the path to load; "" stays "" (the defaults).
+std::string configs_dir();
+bool names_config_file(const std::string &name_or_path);
+std::string resolve_config(const std::string &name_or_path);
+
 }  // namespace npusim
