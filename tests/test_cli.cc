@@ -1124,6 +1124,29 @@ TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
     EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's temp stayed beside a bare name";
 }
 
+#if NPUSIM_HAVE_SYSTEMC
+// SystemC writes the VCD as temp_path(FILE) + ".vcd" and it is renamed; a
+// killed run's (NAME.tmp.PID.vcd, as it was) stayed for good: a later run
+// of the same VCD now removes a dead process's, as the other writers do.
+TEST(AtomicFile, AVcdRunRemovesTheVcdTempsOfDeadProcessesOnly)
+{
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0)
+        _exit(0);
+    int st = 0;
+    waitpid(child, &st, 0);
+    const std::string out = tmpdir() + "/stale.vcd", dead = npusim::temp_path(out, child) + ".vcd",
+                      live = npusim::temp_path(out, 1) + ".vcd";
+    write(dead, "$date cut short");
+    write(live, "a live process's");
+    ASSERT_EQ(sh(std::string(NPUSIM_EXE) + " run relu --shape 1,1,4,4 -q --vcd " + out), 0);
+    EXPECT_NE(slurp(out).find("$enddefinitions"), std::string::npos);
+    EXPECT_NE(access(dead.c_str(), F_OK), 0) << "a dead process's VCD temp stayed";
+    EXPECT_EQ(access(live.c_str(), F_OK), 0);
+}
+#endif
+
 // A .npy header's shape is a Python tuple: (1024) is the number 1024, which
 // numpy refuses; one dimension is (1024,).
 TEST(Npy, AOneDimensionalShapeIsATuple)

@@ -71,7 +71,7 @@ struct VcdFile {
     bool special = false;
     sc_core::sc_trace_file *tf = nullptr;
 
-    explicit VcdFile(const std::string &p) : path(p)
+    VcdFile(const std::string &p, const std::string &temp) : path(p)
     {
         if (path.empty())
             return;
@@ -82,7 +82,7 @@ struct VcdFile {
             base = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/npusim-vcd-" + std::to_string(getpid()) +
                    "-" + std::to_string(uintptr_t(this));
         } else {
-            base = path + ".tmp." + std::to_string(getpid());
+            base = temp.empty() ? path + ".tmp." + std::to_string(getpid()) : temp;
         }
         written = base + ".vcd";
         // SystemC opens the file only when simulation starts; fail early and clearly.
@@ -182,7 +182,7 @@ void run_systemc(const ScOptions &opts, npu_timed_core *const *cores, unsigned n
     if (n == 0)
         return;
     systemc_quiet();
-    VcdFile vcd(opts.vcd_path);
+    VcdFile vcd(opts.vcd_path, opts.vcd_temp);
     auto top = std::make_unique<sc::NpuTop>("npu", cores, n, lim, opts, vcd.tf);
     try {
         sc_start_checked();

@@ -211,7 +211,7 @@ std::string temp_path(const std::string &path, long pid)
     return path + ".tmp." + host_tag() + "-" + std::to_string(pid < 0 ? long(getpid()) : pid);
 }
 
-void remove_stale_temps(const std::string &path)
+void remove_stale_temps(const std::string &path, const std::string &suffix)
 {
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "./" : path.substr(0, slash + 1);
@@ -222,9 +222,10 @@ void remove_stale_temps(const std::string &path)
         return;
     while (const dirent *e = readdir(d)) {
         const std::string name = e->d_name;
-        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0)
+        if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
             continue;
-        const std::string digits = name.substr(prefix.size());
+        const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
         if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
             continue;
         const pid_t pid = pid_t(std::stol(digits));

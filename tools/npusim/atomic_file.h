@@ -51,8 +51,9 @@ std::string temp_path(const std::string &path, long pid = -1);
 // Removes the temporaries of `path` (temp_path) of processes that no longer
 // run (a run killed before its rename), this host's and PID namespace's
 // only: those of running processes, and of shards elsewhere sharing the
-// folder, are left alone.
-void remove_stale_temps(const std::string &path);
+// folder, are left alone. `suffix`: what the writer added to temp_path
+// (SystemC's ".vcd").
+void remove_stale_temps(const std::string &path, const std::string &suffix = "");
 
 // Writes `text` to stdout for "-", else as write_file_atomic does.
 void write_output(const std::string &path, const std::string &text);

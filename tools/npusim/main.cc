@@ -137,9 +137,10 @@ struct PrivateFolder {
 // path it is given (sim/systemc/engine.cc): a plain file's path (a link's
 // target, so the link stays). An output that is not renamed into place (a
 // device, a FIFO, /dev/stdout: atomic_file.h's output_place) gets the VCD
-// from a private folder once the run is complete.
+// from a private folder once the run is complete. The renamed one is written
+// as temp_path(path) + ".vcd", so a later run removes a killed one's.
 struct VcdPlace {
-    std::string given, engine_path;
+    std::string given, engine_path, engine_temp;
     std::unique_ptr<PrivateFolder> dir;
     explicit VcdPlace(const std::string &path) : given(path)
     {
@@ -148,6 +149,7 @@ struct VcdPlace {
         const OutputPlace place = output_place(given);
         if (place.how == OutputPlace::How::rename) {
             engine_path = place.path;
+            engine_temp = temp_path(place.path);
             return;
         }
         dir = std::make_unique<PrivateFolder>("npusim-vcd");
@@ -157,6 +159,8 @@ struct VcdPlace {
     {
         if (dir)
             copy_to_output(engine_path, given);
+        else if (!engine_path.empty())
+            remove_stale_temps(engine_path, ".vcd");
     }
 };
 #endif
@@ -224,6 +228,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     if (opts.config.timed) {
         ScOptions sc;
         sc.vcd_path = vcd.engine_path;
+        sc.vcd_temp = vcd.engine_temp;
         sc.trace_start = tf.window.start;
         sc.trace_end = tf.window.end;
         if (!traces.empty())

@@ -32,6 +32,8 @@ struct ScRunInfo {
 
 struct ScOptions {
     std::string vcd_path;               // empty: no VCD
+    std::string vcd_temp;               // the file the VCD is written to before its rename over
+                                        // vcd_path, less the ".vcd" SystemC adds (empty: vcd_path.tmp.PID)
     uint64_t trace_start = 0;           // VCD window [trace_start, trace_end), in cycles
     uint64_t trace_end = UINT64_MAX;
     // A timed core has one issue hook. With a VCD the engine installs its own
