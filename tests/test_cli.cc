@@ -292,6 +292,9 @@ TEST(Cli, DashIsStandardOutputOnlyWhereTheCommandWritesThere)
                 "/kernels -D DT=f16 -D DT_BYTES=2 -o -");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "-o -" + why);
+    r = run_cli("sweep " + std::string(NPUSIM_SOURCE_ROOT) + "/configs/sweeps/tiny.yaml -o -");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "-o -: a sweep writes a folder of points, not standard output (./- names a folder called -)\n");
     r = run_cli("run relu --shape 1,1,4,4 -q --json -");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["kernel"], "relu");

@@ -72,6 +72,8 @@ int cmd_sweep(const SweepArgs &a)
     }
     if (a.out.empty())
         throw Error("sweep: -o DIR is required (or --list)");
+    if (a.out == "-")  // as for any output that is not --json or --csv (check_output_paths)
+        throw Error("-o -: a sweep writes a folder of points, not standard output (./- names a folder called -)");
     check_inputs_kept({{"-o", a.out + "/spec.json"}, {"-o", a.out + "/points.json"}},
                       {{"the spec", a.spec}, {"its base", spec.base}});
     SweepRunOptions o;
