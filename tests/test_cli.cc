@@ -264,7 +264,7 @@ TEST(Cli, AShippedConfigIsNamedAsAKernelIs)
     r = run_cli("config show tiny.yml");  // no such file here (the test runs in the build folder)
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "tiny.yml: cannot open config file (there is none here; the shipped config of that name is "
-                     "'tiny', without .yaml)\n");
+                     "'tiny', named without the extension)\n");
     const std::string own = tmpdir() + "/edge";  // a file without .yaml, named with a '/'
     std::ofstream(own) << "core:\n  vlen: 512\n";
     r = run_cli("config show " + own);

@@ -552,7 +552,7 @@ std::string resolve_config(const std::string &name_or_path)
             }
             if (!shipped.empty() && stat(shipped.c_str(), &st) == 0)
                 throw Error(name_or_path + ": cannot open config file (there is none here; the shipped config "
-                            "of that name is '" + stem + "', without .yaml)");
+                            "of that name is '" + stem + "', named without the extension)");
         }
         return name_or_path;
     }
