@@ -1095,16 +1095,22 @@ TEST(Cli, AgainstMeasuresTheOutputsAgainstASecondReference)
     EXPECT_NE(cmp.out.find("vs gelu_erf max abs err"), std::string::npos) << cmp.out;
 }
 
+// The PID of a process that has ended (a child, reaped), or -1.
+static pid_t dead_pid()
+{
+    const pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    int st = 0;
+    return child > 0 && waitpid(child, &st, 0) == child ? child : -1;
+}
+
 TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
 {
     // A run killed before its rename leaves temp_path(FILE); the next write of
     // FILE removes it when PID no longer runs (pid 1 always does).
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0)
-        _exit(0);
-    int st = 0;
-    waitpid(child, &st, 0);
+    const pid_t child = dead_pid();
+    ASSERT_GT(child, 0);
     const std::string out = tmpdir() + "/atomic_out.json", dead = npusim::temp_path(out, child);
     const std::string other = npusim::temp_path(tmpdir() + "/atomic_other.json", child);
     // Another host's (or PID namespace's) temp: its PID means nothing here
@@ -1133,12 +1139,8 @@ TEST(AtomicFile, RenameRemovesTheTempsOfDeadProcessesOnly)
 // of the same VCD now removes a dead process's, as the other writers do.
 TEST(AtomicFile, AVcdRunRemovesTheVcdTempsOfDeadProcessesOnly)
 {
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0)
-        _exit(0);
-    int st = 0;
-    waitpid(child, &st, 0);
+    const pid_t child = dead_pid();
+    ASSERT_GT(child, 0);
     const std::string out = tmpdir() + "/stale.vcd", dead = npusim::temp_path(out, child) + ".vcd",
                       live = npusim::temp_path(out, 1) + ".vcd";
     write(dead, "$date cut short");
