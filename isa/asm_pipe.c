@@ -1,7 +1,7 @@
 /* `.pipeline` blocks: linear assembly, modulo-scheduled for the machine it
  * runs on (docs/scheduling.md).
  *
- *     .pipeline sC, sT[, trips]
+ *     .pipeline sC, sT[, trips[, room]]
  *         vld.DT   %x, [s10]            ; one iteration, written as plain
  *         vmax.DT  %y, %x, v31          ; dataflow on virtual registers
  *         vst.DT   %y, [s11]
@@ -9,7 +9,10 @@
  *         addvl    s11, s11, 1
  *     .endpipeline
  *
- * runs the body sC times (sC is consumed, sT is a scratch register). A
+ * runs the body sC times (sC is consumed, sT is a scratch register;
+ * room, when given, promises that the memory the body touches holds room
+ * iterations, so the iterations left over from whole groups may run as one
+ * more group, up to room, instead of in written order). A
  * `.pass sN[, scale]` line may end the block: the instructions after it
  * (scalar and DMA, on registers the body does not use) are the pass block,
  * which the kernel runs once a pass, that is once every K iterations, in
@@ -62,6 +65,7 @@ typedef struct asm_pipe {
     uint32_t file, line;
     uint8_t count_reg, temp_reg;
     double trips;
+    unsigned long room; /* 0: none given */
     pipe_op *ops;
     size_t nops, cap;
     char *vname[PIPE_MAX_VIRTUALS];
@@ -119,7 +123,7 @@ int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
     comma = asm_lex_next(lx);
     if (!asm_tok_is(&comma, ','))
         return asm_error(c, comma.col, ".pipeline takes the trip-count register and a scratch "
-                                       "register: .pipeline sC, sT[, trips]");
+                                       "register: .pipeline sC, sT[, trips[, room]]");
     if (parse_sreg(c, lx, &p->temp_reg) < 0)
         return -1;
     if (p->temp_reg == p->count_reg)
@@ -135,6 +139,15 @@ int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive)
             return asm_error(c, col, "expected trip count must be 1..1e9, not %.9g", d);
         p->trips = d;
         comma = asm_lex_next(lx);
+        if (asm_tok_is(&comma, ',')) {
+            col = asm_lex_peek(lx).col;
+            if (asm_parse_expr(lx, &v) < 0)
+                return -1;
+            if (v.is_float || v.i < 1 || v.i > 1000000000)
+                return asm_error(c, col, "room must be a whole number of iterations, 1..1e9");
+            p->room = (unsigned long)v.i;
+            comma = asm_lex_next(lx);
+        }
     }
     return asm_expect_eol(c, comma);
 }
@@ -275,6 +288,9 @@ typedef struct pipe_block {
     size_t body[PIPE_MAX_OPS];
     size_t nbody;
     uint32_t *kernel_cycles;        /* handed to the loop record */
+    unsigned written;               /* cycles of one iteration in written order (search_block) */
+    int padded;                     /* a room: sC rounds up to whole groups where cheaper, */
+    unsigned pad_from, pad_leftovers; /* from these counts (emit_scheduled) */
     size_t *marks;                  /* pcs of the emitted copies of body[0] */
     size_t nmarks, marks_cap;
 } pipe_block;
@@ -3425,6 +3441,10 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
     l->kernel_end = ke;
     l->ops = (unsigned)b->p->nops;
     l->trips = b->p->trips;
+    l->room = b->p->room;
+    l->padded = b->padded;
+    l->pad_from = b->padded ? b->pad_from : 0;
+    l->pad_leftovers = b->padded ? b->pad_leftovers : 0;
     l->table = table;
     l->kernel_cycles = b->kernel_cycles;
     b->kernel_cycles = NULL;
@@ -3456,7 +3476,8 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
  * schedule runs K iterations (a group) per II cycles, stage by stage; the
  * kernel is U copies of it (register names rotate through the copies), so
  * the prologue fills P = a multiple of U >= stages - 1 slots, and sC is
- * split into groups of K U iterations, the rest run first in written order. */
+ * split into groups of K U iterations, the rest run first in written order
+ * (with a room, as one more group where that is cheaper: below). */
 static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigned mii_res,
                           unsigned mii_rec, const char *binding)
 {
@@ -3467,6 +3488,27 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     unsigned K = s->K, U = s->U, S = s->stages, II = s->II, KU = K * U;
     unsigned P = U * ((S - 1 + U - 1) / U);
     uint8_t sc = p->count_reg, st = p->temp_reg;
+    /* With a room whole groups fill, a count is rounded up to whole groups
+     * where that is cheaper: its leftovers, at least pad_leftovers of them,
+     * would cost more in written order (an iteration there takes `written`
+     * cycles, search_block) than one more kernel pass (U II); a count too
+     * small for the prologue (one group short) when it reaches the kernel
+     * once rounded and pays for its prologue and epilogue (pad_from). A
+     * count of whole groups runs the same code as without a room. */
+    const double one = b->written;
+    int padded = KU > 1 && p->room && p->room % KU == 0;
+    unsigned pad_leftovers = 0, pad_from = 0;
+    if (padded) {
+        pad_leftovers = (unsigned)ceil((double)U * II / one - 1e-9);
+        pad_leftovers = pad_leftovers ? pad_leftovers : 1;
+        padded = pad_leftovers < KU; /* else no leftover is worth a pass */
+    }
+    if (padded) {
+        const unsigned reach = P / U > 1 ? (P / U - 1) * KU + 1 : 1,
+                       pays = (unsigned)ceil((double)(P + S - 1) * II / one - 1e-9);
+        pad_from = reach > pays ? reach : pays;
+        pad_from = pad_from ? pad_from : 1; /* a count of 0 runs nothing */
+    }
     if (p->pass_reg && put_ctl(c, NPU_OP_LI, p->pass_reg, 0, 0, (int32_t)K * p->pass_scale, at) < 0)
         return -1;
     /* sT = kernel passes = sC / (K U) - P / U; too few: all in the plain loop */
@@ -3477,12 +3519,38 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     size_t to_small = c->prog->count;
     if (put_ctl(c, NPU_OP_BLT, 0, st, 0, 0, at) < 0) /* blt sT, s0: sT < 0 */
         return -1;
+    size_t prologue_from[2] = { 0, 0 };
     if (KU > 1) {
         if (put_ctl(c, NPU_OP_ANDI, sc, sc, 0, (int32_t)(KU - 1), at) < 0)
             return -1;
+        if (padded) {
+            /* leftovers: none, as without a room; enough: one more pass */
+            prologue_from[0] = c->prog->count;
+            if (put_ctl(c, NPU_OP_BEQZ, 0, sc, 0, 0, at) < 0)
+                return -1;
+            size_t few = 0;
+            if (pad_leftovers > 1) {
+                few = c->prog->count + 1;
+                if (put_ctl(c, NPU_OP_ADDI, sc, sc, 0, -(int32_t)pad_leftovers, at) < 0 ||
+                    put_ctl(c, NPU_OP_BLT, 0, sc, 0, 0, at) < 0)
+                    return -1;
+            }
+            prologue_from[1] = c->prog->count + 1;
+            if (put_ctl(c, NPU_OP_ADDI, st, st, 0, 1, at) < 0 || put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
+                return -1;
+            if (few) {
+                patch(c, few, c->prog->count);
+                if (put_ctl(c, NPU_OP_ADDI, sc, sc, 0, (int32_t)pad_leftovers, at) < 0)
+                    return -1;
+            }
+        }
         if (emit_plain(b, plain_reg) < 0) /* the sC % (K U) iterations left over, first */
             return -1;
+        for (int k = 0; k < 2; k++)
+            if (prologue_from[k])
+                patch(c, prologue_from[k], c->prog->count);
     }
+    const size_t prologue = c->prog->count;
     for (unsigned j = 0; j < P; j++) /* prologue */
         for (unsigned row = 0; row < II; row++)
             if (emit_row(s, row, 0, j < S - 1 ? (int)j : (int)S - 1, j, -1, 0, 0, 0) < 0)
@@ -3514,9 +3582,34 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     if (put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
         return -1;
     patch(c, to_small, c->prog->count);
+    if (padded) {
+        /* one group short of the prologue, and enough to pay for it: the
+         * count rounded up (sT = 0 kernel passes) */
+        size_t to_plain[2];
+        int n = 0;
+        if (P / U) { /* sT = -1: one group short */
+            if (put_ctl(c, NPU_OP_ADDI, st, st, 0, 1, at) < 0)
+                return -1;
+            to_plain[n++] = c->prog->count;
+            if (put_ctl(c, NPU_OP_BNEZ, 0, st, 0, 0, at) < 0)
+                return -1;
+        }
+        if (put_ctl(c, NPU_OP_ADDI, st, sc, 0, -(int32_t)pad_from, at) < 0)
+            return -1;
+        to_plain[n++] = c->prog->count;
+        if (put_ctl(c, NPU_OP_BLT, 0, st, 0, 0, at) < 0 || put_ctl(c, NPU_OP_LI, st, 0, 0, 0, at) < 0 ||
+            put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
+            return -1;
+        patch(c, c->prog->count - 1, prologue);
+        for (int k = 0; k < n; k++)
+            patch(c, to_plain[k], c->prog->count);
+    }
     if (emit_plain(b, plain_reg) < 0)
         return -1;
     patch(c, to_done, c->prog->count);
+    b->padded = padded;
+    b->pad_from = pad_from;
+    b->pad_leftovers = pad_leftovers;
     return record_loop(b, begin, kb, ke, s, mii_res, mii_rec, binding, schedule_table(s));
 }
 
@@ -4172,6 +4265,21 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
             ready[j] = t + (long)b->m->unit[oi->unit].latency;
             chain = ready[j] > (long)chain ? (unsigned)ready[j] : chain;
         }
+    }
+    /* one iteration in written order: in-order issue, each instruction when
+     * its operands are ready, the next iteration after the loop branch */
+    if (b->m) {
+        long ready[PIPE_MAX_OPS], issue = 0;
+        for (size_t j = 0; j < p->nops; j++) {
+            const op_info *oi = &b->info[j];
+            for (int u = 0; u < oi->nuses; u++) {
+                int d = b->def_op[oi->uses[u]];
+                if (d >= 0 && ready[d] > issue)
+                    issue = ready[d];
+            }
+            ready[j] = issue + (long)b->m->unit[oi->unit].latency;
+        }
+        b->written = (unsigned)issue + 2;
     }
     char binding[64];
     int best_tight = 0;

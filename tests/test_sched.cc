@@ -160,6 +160,13 @@ std::string loop(const std::string &body, unsigned n)
            "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
 }
 
+// The same loop under its own .pipeline line (`.pipeline s9, s8, 64, 64`).
+std::string loop_dir(const std::string &body, unsigned n, const std::string &dir)
+{
+    return "    li s10, 0\n    li s11, 32768\n    li s9, " + std::to_string(n) + "\n" + dir + "\n" + body +
+           "    addvl s10, s10, 1\n    addvl s11, s11, 1\n.endpipeline\n    halt\n";
+}
+
 // The same loop ending in a .pass block: `.pass s12` and `pass`; s20 and
 // s21 start at 0.
 std::string pass_loop(const std::string &body, const std::string &pass, unsigned n, const std::string &dir = ".pass s12")
@@ -568,6 +575,8 @@ TEST(Sched, BadBlocksGetOneClearLine)
         {".pipeline s9, s8\n    vld.f32 %x, [s10]\n", ".pipeline without .endpipeline"},
         {".endpipeline\n", ".endpipeline without .pipeline"},
         {".pipeline s9, s9\n.endpipeline\n", "must differ"},
+        {loop_dir(kCopy, 4, ".pipeline s9, s8, 64, 0"), "room must be a whole number of iterations, 1..1e9"},
+        {loop_dir(kCopy, 4, ".pipeline s9, s8, 64, 2.5"), "room must be a whole number of iterations, 1..1e9"},
         {loop("    vld.f32 %x, [s10]\n    vst.f32 %x, [s9]\n", 4), "which the .pipeline loop itself uses"},
         {loop("    vld.f32 %x, [s10]\n    vcgti.f32 %x, %x, 0.0\n", 4), "is a vector register, used here as a predicate"},
         {".pass s12\n", ".pass belongs inside a .pipeline block"},
@@ -613,6 +622,73 @@ TEST(Sched, AnInstructionABlockRefusesIsNamedAtItsColumn)
         EXPECT_EQ(std::string(a.d.message), c.message) << c.src;
         EXPECT_EQ(a.d.line, c.line) << c.src;
         EXPECT_EQ(a.d.col, c.col) << c.src;
+    }
+}
+
+// `.pipeline sC, sT, trips, room`: where the room is a multiple of a
+// kernel pass (K U iterations), a count whose leftovers past whole passes
+// would cost more in written order than one more pass (at least
+// pad_leftovers of them) is rounded up to whole passes, so they run in the
+// kernel. The run is then the written order's of the rounded count (the
+// room promised those iterations' memory; none past it is touched), and
+// faster than the leftovers in written order. A count of whole passes runs
+// exactly as without a room; a room that is not a multiple of the pass
+// changes nothing.
+TEST(Sched, ARoomLetsTheLeftoverIterationsRunAsAWholePass)
+{
+    const npu_timing_config t = long_latency_timing();
+    npu_asm_machine m = machine_of(t);
+    const std::string body = "    vld.f32 %x, [s10]\n    vexp.f32 %e, %x\n    vaddi.f32 %d, %e, 1.0\n"
+                             "    vrcp.f32 %r, %d\n    vmul.f32 %y, %r, %x\n    vst.f32 %y, [s11]\n";
+    const std::string room = ".pipeline s9, s8, 256, 256", none = ".pipeline s9, s8, 256",
+                      odd = ".pipeline s9, s8, 256, 255";
+    Assembled probe(loop_dir(body, 200, room), &m, true);
+    const npu_sched_loop &l = main_loop(probe);
+    ASSERT_TRUE(l.scheduled);
+    const unsigned KU = l.unroll;
+    ASSERT_GT(KU, 1u) << "the test needs a pass of several iterations";
+    ASSERT_LE(9 * KU, 256u) << "every count below stays in the room";
+    ASSERT_LE(l.stages, 9u) << "8 passes reach the kernel";
+    EXPECT_EQ(l.room, 256u);
+    EXPECT_TRUE(l.padded);
+    EXPECT_GE(l.pad_leftovers, 1u);
+    EXPECT_LT(l.pad_leftovers, KU);
+    EXPECT_GE(l.pad_from, 1u);
+    std::mt19937 rng(7);
+    const std::vector<uint8_t> in = random_bytes(rng, 32768);
+    for (unsigned n : {9 * KU - 1, 8 * KU + 1, 8 * KU, 1u}) {
+        SCOPED_TRACE("n = " + std::to_string(n) + ", pass of " + std::to_string(KU));
+        const unsigned whole = (n + KU - 1) / KU * KU;
+        Assembled with(loop_dir(body, n, room), &m, true), without(loop_dir(body, n, none), &m, true),
+            not_whole(loop_dir(body, n, odd), &m, true), as_written(loop_dir(body, n, none), &m, false),
+            as_written_whole(loop_dir(body, whole, none), &m, false);
+        ASSERT_EQ(as_written.rc, NPU_OK);
+        EXPECT_TRUE(main_loop(with).padded);
+        EXPECT_FALSE(main_loop(without).padded);
+        EXPECT_FALSE(main_loop(not_whole).padded);
+        EXPECT_EQ(main_loop(not_whole).room, 255u);
+        const Outcome w = run(with.p, &t, in), wo = run(without.p, &t, in), nw = run(not_whole.p, &t, in);
+        const Outcome ref = run(as_written.p, nullptr, in), ref_whole = run(as_written_whole.p, nullptr, in);
+        EXPECT_TRUE(wo.ub == ref.ub);
+        EXPECT_TRUE(nw.ub == ref.ub);
+        EXPECT_EQ(nw.cycles, wo.cycles);
+        if (n < 8 * KU) {
+            // short of the prologue: as given, in written order, or rounded
+            // up where that pays
+            EXPECT_TRUE(w.ub == ref.ub || w.ub == ref_whole.ub);
+            if (n < l.pad_from) {
+                EXPECT_TRUE(w.ub == ref.ub) << "a count below pad_from runs as given";
+            }
+        } else if (n % KU == 0) {
+            EXPECT_TRUE(w.ub == ref.ub);
+            EXPECT_EQ(w.cycles, wo.cycles) << "whole passes run as without a room";
+        } else if (n % KU >= l.pad_leftovers) {
+            EXPECT_TRUE(w.ub == ref_whole.ub) << "the count rounds up to whole passes";
+            EXPECT_GT(check_passes(with.p, w.events), 0u);
+            EXPECT_LT(w.cycles, wo.cycles) << "the leftovers in the kernel beat written order";
+        } else {
+            EXPECT_TRUE(w.ub == ref.ub) << "too few leftovers to pay for a pass";
+        }
     }
 }
 

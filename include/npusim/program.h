@@ -51,6 +51,11 @@ typedef struct npu_sched_loop {
     char *binding;           /* the resource that sets mii_res ("unit sfu", "slots vector", ...);
                                 unscheduled: why ("schedule off", "no machine", "one trip expected") */
     char *table;             /* the schedule as cycles x slots, with live registers (text) */
+    unsigned long room;      /* the iterations the body's memory holds (.pipeline's fourth operand; 0: not given) */
+    unsigned padded;         /* a count rounds up to whole passes where that is faster (room is a multiple of
+                                unroll; docs/scheduling.md, Code): pad_leftovers or more iterations past
+                                whole passes, or a count of pad_from or more one pass short of the prologue */
+    unsigned pad_from, pad_leftovers;
 } npu_sched_loop;
 
 typedef struct npu_program {

@@ -62,7 +62,7 @@ done\@:
     mul     s8, s9, s15
     sub     s13, s13, s8            ; elements left for the masked tail
 .if \NIN == 2
-.pipeline s9, s8, \T / VLENB
+.pipeline s9, s8, \T / VLENB, \T / VLENB ; room: below ELT_TILE3
     vld.DT  %a, [s10]
     vld.DT  %b, [s28]
     \math   %y, %a, %b
@@ -72,7 +72,7 @@ done\@:
     addvl   s11, s11, 1
 .endpipeline
 .else
-.pipeline s9, s8, \T / VLENB
+.pipeline s9, s8, \T / VLENB, \T / VLENB ; room: below ELT_TILE3
     ELT_BODY1 \math
 .endpipeline
 .endif
@@ -324,6 +324,13 @@ outfree\@:
     mv      s29, s25
 .endm
 
+; The compute loops' room (ELT_COMPUTE_LINEAR's and ELT_TILE3C's; docs/
+; scheduling.md) is a tile buffer's vectors: a tile is never larger, and
+; past its bytes the iterations a short tile rounds up to (a whole kernel
+; pass) read the rest of its input buffer and write the rest of its output
+; buffer, which no transfer uses meanwhile (the DMA stores only the tile's
+; bytes, and the other buffers' transfers stay in theirs).
+
 ; Tile i of a one-input kernel with DMA_CHUNK (ELT_TILE3's roles): tile
 ; i+2's load and tile i-1's store go out in pieces of ELT_PIECE bytes from
 ; the compute loop's .pass block, a load piece and a store piece for each
@@ -359,7 +366,7 @@ nopre\@:
     li      s11, (3 + IC\@) * \T
     li      s8, VLENB
     divu    s9, s24, s8             ; whole vectors
-.pipeline s9, s8, \T / VLENB
+.pipeline s9, s8, \T / VLENB, \T / VLENB ; room: below ELT_TILE3
     ELT_BODY1 \math
 .pass s13, VLENB
     add     s14, s14, s13

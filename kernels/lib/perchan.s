@@ -108,7 +108,7 @@
     divu    s9, s13, s12            ; whole pairs
     mul     s8, s9, s12
     sub     s13, s13, s8            ; elements left for the masked pair
-.pipeline s9, s8, PC_T / VLENB / 2
+.pipeline s9, s8, PC_T / VLENB / 2, PC_T / VLENB / 2 ; room: a tile buffer's pairs (lib/eltwise.s)
     PC_PAIR \math
 .endpipeline
     PC_TAIL \math

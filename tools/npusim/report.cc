@@ -761,6 +761,11 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
                    "(at most %u values live)\n",
                    s.where.c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
                    s.binding.c_str(), l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
+        if (l.padded)
+            out += fmt("  leftover iterations: rounded up to a whole pass of %u where that is faster than written order "
+                       "(%u or more past whole passes, or a count of %u or more short of the prologue; the block's "
+                       "room holds %lu)\n",
+                       l.unroll, l.pad_leftovers, l.pad_from, l.room);
         if (l.merged)
             out += fmt("  repeats merged: %u (each into its earlier identical instruction: holding the value "
                        "schedules at least as fast as computing it again)\n",
@@ -839,6 +844,10 @@ nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)
                      {"mii_recurrences", l.mii_rec},
                      {"binding", s.binding},
                      {"stages", l.stages},
+                     {"room", l.room},
+                     {"padded", bool(l.padded)},
+                     {"pad_from", l.pad_from},
+                     {"pad_leftovers", l.pad_leftovers},
                      {"vector_registers", l.vregs},
                      {"predicate_registers", l.pregs},
                      {"max_live", l.max_live},
