@@ -291,6 +291,7 @@ typedef struct pipe_block {
     unsigned written;               /* cycles of one iteration in written order (search_block) */
     int padded;                     /* a room: sC rounds up to whole groups where cheaper, */
     unsigned pad_from, pad_leftovers; /* from these counts (emit_scheduled) */
+    unsigned prologue_iterations;   /* the least count the scheduled code runs */
     size_t *marks;                  /* pcs of the emitted copies of body[0] */
     size_t nmarks, marks_cap;
 } pipe_block;
@@ -3420,6 +3421,36 @@ static void min_lifetimes(const pipe_block *b, npu_sched_loop *l)
     l->lifetime_sum_p = sp > 0 ? (unsigned long)sp : 0;
 }
 
+/* One iteration's vector loads and stores, each address once: a vector read
+ * again (an address as written, plus its pointer's bump when the bump
+ * comes first) is one load. */
+static void count_vector_accesses(const pipe_block *b, unsigned *loads, unsigned *stores)
+{
+    const asm_pipe *p = b->p;
+    long at[PIPE_MAX_OPS];
+    int base[PIPE_MAX_OPS], kind[PIPE_MAX_OPS];
+    size_t n = 0;
+    *loads = *stores = 0;
+    for (size_t j = 0; j < p->nops; j++) {
+        const npu_insn *in = &p->ops[j].in;
+        if (!npu_format_has_vector_mem((npu_format)npu_insn_table[in->op].format))
+            continue;
+        const op_info *oi = &b->info[j];
+        const stream *st = oi->stream >= 0 ? &b->streams[oi->stream] : NULL;
+        const long addr = (long)in->imm + (st && st->op < j ? st->delta : 0);
+        const int store = oi->is_store;
+        int seen = 0;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = base[k] == in->rs1 && at[k] == addr && kind[k] == store;
+        if (seen)
+            continue;
+        base[n] = in->rs1;
+        at[n] = addr;
+        kind[n++] = store;
+        (*(store ? stores : loads))++;
+    }
+}
+
 static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const sched *s,
                        unsigned mii_res, unsigned mii_rec, const char *binding, char *table)
 {
@@ -3442,9 +3473,11 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
     l->ops = (unsigned)b->p->nops;
     l->trips = b->p->trips;
     l->room = b->p->room;
+    count_vector_accesses(b, &l->vector_loads, &l->vector_stores);
     l->padded = b->padded;
     l->pad_from = b->padded ? b->pad_from : 0;
     l->pad_leftovers = b->padded ? b->pad_leftovers : 0;
+    l->prologue_iterations = s ? b->prologue_iterations : 0;
     l->table = table;
     l->kernel_cycles = b->kernel_cycles;
     b->kernel_cycles = NULL;
@@ -3492,9 +3525,9 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
      * where that is cheaper: its leftovers, at least pad_leftovers of them,
      * would cost more in written order (an iteration there takes `written`
      * cycles, search_block) than one more kernel pass (U II); a count too
-     * small for the prologue (one group short) when it reaches the kernel
-     * once rounded and pays for its prologue and epilogue (pad_from). A
-     * count of whole groups runs the same code as without a room. */
+     * small for the prologue, at least pad_from, would cost more there than
+     * the prologue and epilogue (P / U groups; when the room holds them).
+     * A count of whole groups runs the same code as without a room. */
     const double one = b->written;
     int padded = KU > 1 && p->room && p->room % KU == 0;
     unsigned pad_leftovers = 0, pad_from = 0;
@@ -3503,10 +3536,8 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
         pad_leftovers = pad_leftovers ? pad_leftovers : 1;
         padded = pad_leftovers < KU; /* else no leftover is worth a pass */
     }
-    if (padded) {
-        const unsigned reach = P / U > 1 ? (P / U - 1) * KU + 1 : 1,
-                       pays = (unsigned)ceil((double)(P + S - 1) * II / one - 1e-9);
-        pad_from = reach > pays ? reach : pays;
+    if (padded && (unsigned long)(P / U) * KU <= p->room) {
+        pad_from = (unsigned)ceil((double)(P + S - 1) * II / one - 1e-9);
         pad_from = pad_from ? pad_from : 1; /* a count of 0 runs nothing */
     }
     if (p->pass_reg && put_ctl(c, NPU_OP_LI, p->pass_reg, 0, 0, (int32_t)K * p->pass_scale, at) < 0)
@@ -3582,31 +3613,22 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
     if (put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
         return -1;
     patch(c, to_small, c->prog->count);
-    if (padded) {
-        /* one group short of the prologue, and enough to pay for it: the
-         * count rounded up (sT = 0 kernel passes) */
-        size_t to_plain[2];
-        int n = 0;
-        if (P / U) { /* sT = -1: one group short */
-            if (put_ctl(c, NPU_OP_ADDI, st, st, 0, 1, at) < 0)
-                return -1;
-            to_plain[n++] = c->prog->count;
-            if (put_ctl(c, NPU_OP_BNEZ, 0, st, 0, 0, at) < 0)
-                return -1;
-        }
+    if (pad_from) {
+        /* too few for the prologue, and enough to pay for it: the count
+         * rounded up to the prologue's groups (sT = 0 kernel passes) */
         if (put_ctl(c, NPU_OP_ADDI, st, sc, 0, -(int32_t)pad_from, at) < 0)
             return -1;
-        to_plain[n++] = c->prog->count;
+        const size_t to_plain = c->prog->count;
         if (put_ctl(c, NPU_OP_BLT, 0, st, 0, 0, at) < 0 || put_ctl(c, NPU_OP_LI, st, 0, 0, 0, at) < 0 ||
             put_ctl(c, NPU_OP_J, 0, 0, 0, 0, at) < 0)
             return -1;
         patch(c, c->prog->count - 1, prologue);
-        for (int k = 0; k < n; k++)
-            patch(c, to_plain[k], c->prog->count);
+        patch(c, to_plain, c->prog->count);
     }
     if (emit_plain(b, plain_reg) < 0)
         return -1;
     patch(c, to_done, c->prog->count);
+    b->prologue_iterations = P / U * KU;
     b->padded = padded;
     b->pad_from = pad_from;
     b->pad_leftovers = pad_leftovers;

@@ -54,8 +54,13 @@ typedef struct npu_sched_loop {
     unsigned long room;      /* the iterations the body's memory holds (.pipeline's fourth operand; 0: not given) */
     unsigned padded;         /* a count rounds up to whole passes where that is faster (room is a multiple of
                                 unroll; docs/scheduling.md, Code): pad_leftovers or more iterations past
-                                whole passes, or a count of pad_from or more one pass short of the prologue */
+                                whole passes, or a count of pad_from or more too small for the prologue
+                                (pad_from 0: such counts stay in written order) */
     unsigned pad_from, pad_leftovers;
+    unsigned prologue_iterations; /* the least count the scheduled code runs (the prologue's groups): a count
+                                     below it runs in written order, or rounded up to it (pad_from) */
+    unsigned vector_loads, vector_stores; /* one iteration's, each address once (a vector read again
+                                             is one load) */
 } npu_sched_loop;
 
 typedef struct npu_program {

@@ -761,11 +761,14 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
                    "(at most %u values live)\n",
                    s.where.c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
                    s.binding.c_str(), l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
-        if (l.padded)
-            out += fmt("  leftover iterations: rounded up to a whole pass of %u where that is faster than written order "
-                       "(%u or more past whole passes, or a count of %u or more short of the prologue; the block's "
-                       "room holds %lu)\n",
-                       l.unroll, l.pad_leftovers, l.pad_from, l.room);
+        if (l.padded) {
+            out += fmt("  leftover iterations: rounded up to whole passes of %u where that is faster than written order "
+                       "(%u or more past whole passes",
+                       l.unroll, l.pad_leftovers);
+            if (l.pad_from)
+                out += fmt(", or a count from %u up to the %u the prologue takes", l.pad_from, l.prologue_iterations);
+            out += fmt("; the block's room holds %lu)\n", l.room);
+        }
         if (l.merged)
             out += fmt("  repeats merged: %u (each into its earlier identical instruction: holding the value "
                        "schedules at least as fast as computing it again)\n",
@@ -848,6 +851,9 @@ nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)
                      {"padded", bool(l.padded)},
                      {"pad_from", l.pad_from},
                      {"pad_leftovers", l.pad_leftovers},
+                     {"prologue_iterations", l.prologue_iterations},
+                     {"vector_loads", l.vector_loads},
+                     {"vector_stores", l.vector_stores},
                      {"vector_registers", l.vregs},
                      {"predicate_registers", l.pregs},
                      {"max_live", l.max_live},

@@ -110,31 +110,20 @@ TileChoice measure_tile_loop(const npu_program &prog, const Config &cfg)
 {
     TileChoice t;
     const npu_sched_loop *best = nullptr;
-    unsigned best_loads = 0, best_stores = 0;
     for (size_t i = 0; i < prog.nloops; i++) {
         const npu_sched_loop &l = prog.loops[i];
-        if (!l.scheduled || l.unroll == 0)
-            continue;
-        unsigned loads = 0, stores = 0;
-        for (size_t pc = l.kernel_begin; pc < l.kernel_end && pc < prog.count; pc++) {
-            const npu_insn_desc &d = npu_insn_table[prog.insns[pc].op];
-            if (!npu_format_has_vector_mem(npu_format(d.format)))
-                continue;
-            (std::strncmp(d.mnemonic, "vst", 3) == 0 ? stores : loads)++;
-        }
-        if (loads + stores == 0 || (best && l.trips <= best->trips))
+        if (!l.scheduled || l.unroll == 0 || l.vector_loads + l.vector_stores == 0 || (best && l.trips <= best->trips))
             continue;
         best = &l;
-        best_loads = loads;
-        best_stores = stores;
     }
     if (!best)
         return t;
     t.loop = (best->loc.file < prog.nfiles ? std::string(prog.files[best->loc.file]) : "?") + ":" +
              std::to_string(best->loc.line);
     t.compute_cycles = double(best->ii) / best->unroll;
-    // The kernel pass holds each of its `unroll` iterations' loads and stores.
-    memory_cost(t, best_loads / best->unroll, best_stores / best->unroll, cfg);
+    // One iteration's loads and stores, each address once: a vector the
+    // body reads again (lib/eltwise.s, LIN_X_AGAIN) came in once.
+    memory_cost(t, best->vector_loads, best->vector_stores, cfg);
     t.reason = t.compute_cycles >= std::max(t.core_cycles, t.shared_cycles) ? "compute" : "memory";
     return t;
 }
