@@ -289,8 +289,8 @@ typedef struct pipe_block {
     size_t nbody;
     uint32_t *kernel_cycles;        /* handed to the loop record */
     unsigned written;               /* cycles of one iteration in written order (search_block) */
-    int padded;                     /* a room: sC rounds up to whole groups where cheaper, */
-    unsigned pad_from, pad_leftovers; /* from these counts (emit_scheduled) */
+    unsigned pad_from, pad_leftovers; /* a room: sC rounds up to whole groups from these
+                                       counts (emit_scheduled; 0: never) */
     unsigned prologue_iterations;   /* the least count the scheduled code runs */
     size_t *marks;                  /* pcs of the emitted copies of body[0] */
     size_t nmarks, marks_cap;
@@ -3474,10 +3474,9 @@ static int record_loop(pipe_block *b, size_t begin, size_t kb, size_t ke, const 
     l->trips = b->p->trips;
     l->room = b->p->room;
     count_vector_accesses(b, &l->vector_loads, &l->vector_stores);
-    l->padded = b->padded;
-    l->pad_from = b->padded ? b->pad_from : 0;
-    l->pad_leftovers = b->padded ? b->pad_leftovers : 0;
-    l->prologue_iterations = s ? b->prologue_iterations : 0;
+    l->pad_from = b->pad_from;
+    l->pad_leftovers = b->pad_leftovers;
+    l->prologue_iterations = b->prologue_iterations;
     l->table = table;
     l->kernel_cycles = b->kernel_cycles;
     b->kernel_cycles = NULL;
@@ -3535,6 +3534,7 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
         pad_leftovers = (unsigned)ceil((double)U * II / one - 1e-9);
         pad_leftovers = pad_leftovers ? pad_leftovers : 1;
         padded = pad_leftovers < KU; /* else no leftover is worth a pass */
+        pad_leftovers = padded ? pad_leftovers : 0;
     }
     if (padded && (unsigned long)(P / U) * KU <= p->room) {
         pad_from = (unsigned)ceil((double)(P + S - 1) * II / one - 1e-9);
@@ -3629,7 +3629,6 @@ static int emit_scheduled(pipe_block *b, sched *s, const int *plain_reg, unsigne
         return -1;
     patch(c, to_done, c->prog->count);
     b->prologue_iterations = P / U * KU;
-    b->padded = padded;
     b->pad_from = pad_from;
     b->pad_leftovers = pad_leftovers;
     return record_loop(b, begin, kb, ke, s, mii_res, mii_rec, binding, schedule_table(s));
@@ -4271,35 +4270,28 @@ static int search_block(pipe_block *b, const pipe_choice *cached, search *out)
         minavg = (double)floor_inputs.lifetime_sum_v / floor_inputs.regs_v;
     if (floor_inputs.regs_p && (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p > minavg)
         minavg = (double)floor_inputs.lifetime_sum_p / floor_inputs.regs_p;
-    /* the longest latency chain of one iteration, from the first issue to
-     * the last write's completion (written order is topological) */
+    /* One iteration, in one pass over written order (which is
+     * topological): its longest latency chain, from the first issue to the
+     * last write's completion (each instruction as soon as its operands
+     * are ready), and its cycles in written order (in-order issue: none
+     * before the one before it; the next iteration after the loop branch). */
     unsigned chain = 0;
     if (b->m) {
-        long ready[PIPE_MAX_OPS];
+        long ready[PIPE_MAX_OPS], in_order[PIPE_MAX_OPS], issue = 0;
         for (size_t j = 0; j < p->nops; j++) {
             const op_info *oi = &b->info[j];
+            const long lat = (long)b->m->unit[oi->unit].latency;
             long t = 0;
             for (int u = 0; u < oi->nuses; u++) {
                 int d = b->def_op[oi->uses[u]];
                 if (d >= 0 && ready[d] > t)
                     t = ready[d];
+                if (d >= 0 && in_order[d] > issue)
+                    issue = in_order[d];
             }
-            ready[j] = t + (long)b->m->unit[oi->unit].latency;
+            ready[j] = t + lat;
+            in_order[j] = issue + lat;
             chain = ready[j] > (long)chain ? (unsigned)ready[j] : chain;
-        }
-    }
-    /* one iteration in written order: in-order issue, each instruction when
-     * its operands are ready, the next iteration after the loop branch */
-    if (b->m) {
-        long ready[PIPE_MAX_OPS], issue = 0;
-        for (size_t j = 0; j < p->nops; j++) {
-            const op_info *oi = &b->info[j];
-            for (int u = 0; u < oi->nuses; u++) {
-                int d = b->def_op[oi->uses[u]];
-                if (d >= 0 && ready[d] > issue)
-                    issue = ready[d];
-            }
-            ready[j] = issue + (long)b->m->unit[oi->unit].latency;
         }
         b->written = (unsigned)issue + 2;
     }

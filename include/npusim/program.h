@@ -52,11 +52,11 @@ typedef struct npu_sched_loop {
                                 unscheduled: why ("schedule off", "no machine", "one trip expected") */
     char *table;             /* the schedule as cycles x slots, with live registers (text) */
     unsigned long room;      /* the iterations the body's memory holds (.pipeline's fourth operand; 0: not given) */
-    unsigned padded;         /* a count rounds up to whole passes where that is faster (room is a multiple of
-                                unroll; docs/scheduling.md, Code): pad_leftovers or more iterations past
-                                whole passes, or a count of pad_from or more too small for the prologue
-                                (pad_from 0: such counts stay in written order) */
-    unsigned pad_from, pad_leftovers;
+    unsigned pad_leftovers, pad_from; /* with a room that is a multiple of unroll, a count rounds up to whole
+                                         passes where that is faster (docs/scheduling.md, Code): when
+                                         pad_leftovers or more iterations are left past whole passes (0:
+                                         never, no room), or from a count of pad_from up to
+                                         prologue_iterations (0: never) */
     unsigned prologue_iterations; /* the least count the scheduled code runs (the prologue's groups): a count
                                      below it runs in written order, or rounded up to it (pad_from) */
     unsigned vector_loads, vector_stores; /* one iteration's, each address once (a vector read again

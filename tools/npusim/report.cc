@@ -761,7 +761,7 @@ std::string format_schedules(const std::vector<ScheduledLoop> &loops, bool table
                    "(at most %u values live)\n",
                    s.where.c_str(), l.ops, l.unroll, l.ii, double(l.ii) / l.unroll, l.mii, l.mii_res,
                    s.binding.c_str(), l.mii_rec, l.stages, l.vregs, l.pregs, l.max_live);
-        if (l.padded) {
+        if (l.pad_leftovers) {
             out += fmt("  leftover iterations: rounded up to whole passes of %u where that is faster than written order "
                        "(%u or more past whole passes",
                        l.unroll, l.pad_leftovers);
@@ -848,7 +848,7 @@ nlohmann::json schedules_json(const std::vector<ScheduledLoop> &loops)
                      {"binding", s.binding},
                      {"stages", l.stages},
                      {"room", l.room},
-                     {"padded", bool(l.padded)},
+                     {"padded", l.pad_leftovers > 0},
                      {"pad_from", l.pad_from},
                      {"pad_leftovers", l.pad_leftovers},
                      {"prologue_iterations", l.prologue_iterations},
