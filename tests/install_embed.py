@@ -7,7 +7,8 @@ npusim.pc, its prefix pointed into the folder); run on the installed kernels
 (NPUSIM_KERNELS) with configs/default.yaml; its cycles must equal
 `npusim run`'s for the same kernel, dtype and shape. The installed
 libnpusim.so must export only npu_-prefixed symbols (`nm -D`). Where the
-SystemC layer is installed, docs/examples/systemc_platform.cc is compiled
+SystemC layer is installed, the installed npusim runs on its SystemC engine
+module (<libdir>/npusim), and docs/examples/systemc_platform.cc is compiled
 the same way with `pkg-config --cflags --libs npusim-systemc` and must give
 `npusim run`'s cycles with npusim's DRAM bound.
 
@@ -51,7 +52,7 @@ def main():
     cc, cxx = os.environ["CC"], os.environ["CXX"]
     cflags = shlex.split(os.environ.get("SANITIZE_FLAGS", ""))
     tap = Tap()
-    print(f"1..{8 + len(RUNS)}")
+    print(f"1..{9 + len(RUNS)}")
     with tempfile.TemporaryDirectory(prefix="npusim-install-") as dest:
         r = run(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
         if not tap.check(r.returncode == 0, "meson install --destdir", r.stdout + r.stderr):
@@ -102,6 +103,7 @@ def main():
         # kernels in the prefix, never the checkout it was built from.
         installed = os.path.join(dest + prefix, "bin", "npusim")
         r = run(["readelf", "-d", installed])
+        runpath = r.stdout
         tap.check(r.returncode == 0 and os.path.dirname(libdir[len(dest):]) in r.stdout and "RUNPATH" in r.stdout,
                   "the installed npusim's run path names the prefix's libdir", r.stdout + r.stderr)
         kernels_at = os.path.dirname(kernels[0])[len(dest):]  # where the installed npusim looks
@@ -117,9 +119,20 @@ def main():
         # The SystemC face, installed: a platform's own sc_main.
         sc_flags = pkg_flags("npusim-systemc")
         if not os.path.exists(os.path.join(pc_dir, "npusim-systemc.pc")):
-            tap.n += 1
-            print(f"ok {tap.n} - # SKIP the SystemC layer is not built (-Dsystemc)")
+            for _ in range(2):
+                tap.n += 1
+                print(f"ok {tap.n} - # SKIP the SystemC layer is not built (-Dsystemc)")
         else:
+            # The engine module `run --engine systemc` opens, where the
+            # installed npusim's run path looks (here through
+            # LD_LIBRARY_PATH: the prefix is inside the temporary folder).
+            module = os.path.join(libdir, "npusim", "npusim-systemc-engine.so")
+            eng = run([installed, "run", "relu", "--shape", "1,1,4,4", "--engine", "systemc", "-q"],
+                      env=dict(os.environ, LD_LIBRARY_PATH=libdir + ":" + os.path.dirname(module),
+                               NPUSIM_KERNELS=os.path.dirname(kernels[0])))
+            tap.check(os.path.exists(module) and os.path.dirname(module)[len(dest):] in runpath and eng.returncode == 0,
+                      "the SystemC engine module is installed in <libdir>/npusim, on the installed npusim's run path, "
+                      "and runs", runpath + eng.stdout + eng.stderr)
             platform = os.path.join(dest, "systemc_platform")
             cmd = shlex.split(cxx) + ["-std=c++17"] + cflags + \
                 [os.path.join(source, "docs", "examples", "systemc_platform.cc"), "-o", platform] + (sc_flags or [])

@@ -37,6 +37,14 @@
 
 using namespace cli_test;
 
+// A `run`'s flag for the SystemC engine, where the build has one: tests
+// that compare the CLI with the library (the C engine) compare the engines.
+#if NPUSIM_HAVE_SYSTEMC
+const char *const kSystemcEngine = " --engine systemc";
+#else
+const char *const kSystemcEngine = "";
+#endif
+
 namespace {
 
 // A version 1.0 .npy file of `descr` and `shape` (Python's text, e.g.
@@ -301,7 +309,8 @@ TEST(Cli, DashIsStandardOutputOnlyWhereTheCommandWritesThere)
 }
 
 #if !NPUSIM_HAVE_SYSTEMC
-// Built with -Dsystemc=disabled: `run` works on the C engine, --vcd is refused.
+// Built with -Dsystemc=disabled: `run` works on the C engine, --vcd and
+// --engine systemc are refused.
 TEST(Cli, WithoutSystemCTheVcdIsRefusedInOneLine)
 {
     const std::string vcd = tmpdir() + "/none.vcd";
@@ -309,7 +318,80 @@ TEST(Cli, WithoutSystemCTheVcdIsRefusedInOneLine)
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "--vcd " + vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)\n");
     EXPECT_FALSE(std::filesystem::exists(vcd));
+    r = run_cli("run relu -q --engine systemc");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--engine systemc: this npusim was built without SystemC (meson -Dsystemc=disabled)\n");
     EXPECT_EQ(run_cli("run relu -q").status, 0);
+    EXPECT_EQ(run_cli("run relu -q --engine c").status, 0);
+}
+#else
+// `run` takes the C engine unless asked for the SystemC one, which it loads
+// only then (sim/systemc/engine_plugin.h): the same report to the bit but
+// for the host's timing, on several cores, every quantum, and traces.
+TEST(Cli, TheEnginesGiveTheSameRunAndOnlyTheSystemCOneLoadsSystemC)
+{
+    const std::string d = tmpdir() + "/engines";
+    std::filesystem::create_directories(d);
+    const std::string runs[] = {
+        "relu --shape 2,32,17,9 --set system.cores=3",
+        "gelu_tanh --dtype fp16 --shape 1,16,28,28 --config edge --set system.cores=2 --set sim.quantum=7",
+        "mish --shape 1,8,9,9 --set system.cores=4 --set l2.size_bytes=16384 --set sim.quantum=1",
+    };
+    for (const std::string &args : runs) {
+        SCOPED_TRACE(args);
+        nlohmann::json c = run_json(args + " --engine c --trace " + d + "/c.json --konata " + d + "/c.log");
+        nlohmann::json sc = run_json(args + " --engine systemc --trace " + d + "/sc.json --konata " + d + "/sc.log");
+        nlohmann::json plain = run_json(args);
+        c.erase("sim");
+        sc.erase("sim");
+        plain.erase("sim");
+        EXPECT_EQ(c, sc);
+        EXPECT_EQ(c, plain);
+        EXPECT_TRUE(slurp(d + "/c.json") == slurp(d + "/sc.json"));
+        EXPECT_TRUE(slurp(d + "/c.log") == slurp(d + "/sc.log"));
+    }
+    // The dynamic loader lists every library it loads (LD_DEBUG=libs).
+    auto loads_systemc = [&](const std::string &args) {
+        const std::string err = d + "/ld.err";
+        EXPECT_EQ(std::system(("LD_DEBUG=libs " + std::string(NPUSIM_EXE) + " " + args + " >/dev/null 2>" + err)
+                                  .c_str()),
+                  0)
+            << args;
+        return slurp(err).find("libsystemc") != std::string::npos;
+    };
+    EXPECT_FALSE(loads_systemc("--help"));
+    EXPECT_FALSE(loads_systemc("run relu -q"));
+    EXPECT_TRUE(loads_systemc("run relu -q --engine systemc"));
+    EXPECT_TRUE(loads_systemc("run relu -q --vcd " + d + "/w.vcd"));
+    EXPECT_NE(slurp(d + "/w.vcd").find("$enddefinitions"), std::string::npos);
+}
+
+TEST(Cli, AnEngineThatCannotBeUsedIsRefusedInOneLine)
+{
+    const std::string vcd = tmpdir() + "/refused.vcd";
+    Result r = run_cli("run relu -q --engine c --vcd " + vcd);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--vcd " + vcd + ": the VCD is the SystemC engine's, and --engine c was given\n");
+    EXPECT_FALSE(std::filesystem::exists(vcd));
+    r = run_cli("run relu -q --engine systemc --set sim.mode=functional");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "--engine systemc: a functional run (sim.mode: functional) has no timing engine to choose\n");
+    r = run_cli("run relu -q --engine gem5");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.substr(0, 33), "--engine: gem5 not in {c,systemc}") << r.err;
+    // A module that cannot be found: the binary copied where its run path
+    // ($ORIGIN/sim/systemc first) holds none and libnpusim is found by
+    // LD_LIBRARY_PATH.
+    const std::string alone = tmpdir() + "/alone";
+    std::filesystem::create_directories(alone);
+    std::filesystem::copy_file(NPUSIM_EXE, alone + "/npusim", std::filesystem::copy_options::overwrite_existing);
+    const std::string lib = std::filesystem::path(NPUSIM_EXE).parent_path().string();
+    const std::string err = alone + "/err";
+    const int status = std::system(("LD_LIBRARY_PATH=" + lib + " " + alone + "/npusim run relu -q --engine systemc 2>" +
+                                    err).c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+    EXPECT_EQ(slurp(err), "--engine systemc: the SystemC engine cannot be loaded: npusim-systemc-engine.so: cannot "
+                          "open shared object file: No such file or directory\n");
 }
 #endif
 
@@ -350,12 +432,9 @@ uint64_t peak_rss(const std::string &args)
     return uint64_t(ru.ru_maxrss) * 1024;
 }
 
-// The memory estimates' tests compare with a peak RSS: that of the SystemC
-// CLI (the estimate's process base), uninstrumented.
-#if !NPUSIM_HAVE_SYSTEMC
-#define SKIP_WHERE_PEAK_RSS_IS_NOT_THE_RUNS()                                                             \
-    GTEST_SKIP() << "the estimate's process base is the SystemC CLI's; this one is built without SystemC"
-#elif defined(__SANITIZE_ADDRESS__)
+// The memory estimates' tests compare with a peak RSS: that of the CLI on
+// its default engine, the C one (the estimate's process base), uninstrumented.
+#if defined(__SANITIZE_ADDRESS__)
 #define SKIP_WHERE_PEAK_RSS_IS_NOT_THE_RUNS() GTEST_SKIP() << "ASan's shadow and quarantine are not the run's memory"
 #else
 #define SKIP_WHERE_PEAK_RSS_IS_NOT_THE_RUNS() (void)0
@@ -797,7 +876,7 @@ TEST(Cli, CompareWritesJsonToStdoutWithTheFiguresOfRun)
 {
     // `--json -` is stdout, as for `run` (it used to write a file named "-"),
     // and alone there. compare runs its kernels in its own process (the C
-    // engine); `run` uses the SystemC engine: the same figures.
+    // engine); `run` here on the SystemC engine: the same figures.
     Result r = run_cli("compare relu gelu_tanh --shape 1,16,8,8 --set units.sfu.latency=30 --json -");
     ASSERT_EQ(r.status, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
@@ -805,7 +884,7 @@ TEST(Cli, CompareWritesJsonToStdoutWithTheFiguresOfRun)
     const char *kernels[] = {"relu", "gelu_tanh"};
     for (int i = 0; i < 2; i++) {
         nlohmann::json run = run_json(std::string(kernels[i]) +
-                                      " --dtype fp16 --shape 1,16,8,8 --set units.sfu.latency=30");
+                                      " --dtype fp16 --shape 1,16,8,8 --set units.sfu.latency=30" + kSystemcEngine);
         EXPECT_EQ(j[i]["cycles_total"], run["cycles"]) << kernels[i];
         EXPECT_EQ(j[i]["stalls"], run["stalls"]) << kernels[i];
         EXPECT_EQ(j[i]["efficiency"], run["bound"]["efficiency"]) << kernels[i];
@@ -820,8 +899,8 @@ TEST(Cli, CompareWritesJsonToStdoutWithTheFiguresOfRun)
 
 TEST(Cli, TheCApiRunsAKernelAsTheCliDoes)
 {
-    // npusim/sim.h (the C engine, in this process) against `npusim run`
-    // (the SystemC engine): the same report but for the host timing.
+    // npusim/sim.h (the C engine, in this process) against `npusim run` on
+    // the SystemC engine: the same report but for the host timing.
     const std::string edge = std::string(NPUSIM_SOURCE_ROOT) + "/configs/edge.yaml";
     char err[256] = "";
     npu_sim_config *cfg = npu_sim_config_load(edge.c_str(), err, sizeof err);
@@ -841,7 +920,7 @@ TEST(Cli, TheCApiRunsAKernelAsTheCliDoes)
     ASSERT_NE(r, nullptr) << err;
     nlohmann::json got = nlohmann::json::parse(npu_sim_result_json(r));
     nlohmann::json want = run_json("swish --dtype fp32 --shape 1,32,9,7 --seed 5 --param beta=1.5 --config " + edge +
-                                   " --set system.cores=2 --set units.sfu.latency=30");
+                                   " --set system.cores=2 --set units.sfu.latency=30" + kSystemcEngine);
     EXPECT_EQ(got["cycles"], npu_sim_result_cycles(r));
     got.erase("sim");
     want.erase("sim");

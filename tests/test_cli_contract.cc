@@ -700,7 +700,7 @@ TEST(CliContract, AGraphStepThatDoesNotFitInMemoryIsRefusedAsARunIs)
     const int status = std::system(cmd.c_str());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
     const std::string err = slurp(d + "/err");
-    const std::string head = d + "/big.yaml:9:7: variants.b[0]: shape 1,1024,512,512: the run needs about 2.70 GB of "
+    const std::string head = d + "/big.yaml:9:7: variants.b[0]: shape 1,1024,512,512: the run needs about 2.69 GB of "
                                  "memory (2 tensors of 1.07 GB each with its NCHW copy, 1 core of 279 kB, the L2's "
                                  "tags 1.31 MB, 537 MB held already) but only ";
     EXPECT_EQ(err.substr(0, head.size()), head) << err;

@@ -42,7 +42,8 @@ TEST(SystemCEngine, CliJsonEqualsTheCEngineAcrossKernelsShapesAndCores)
                     RunResult rc = run_kernel(s.options());
                     json want = report_json(rc);
                     Result r = run_cmd(std::string(NPUSIM_EXE) + " run " + kernel + " --dtype " + dtype + " --shape " +
-                                       shape + " --set system.cores=" + std::to_string(cores) + " --json -");
+                                       shape + " --set system.cores=" + std::to_string(cores) +
+                                       " --engine systemc --json -");
                     ASSERT_EQ(r.status, 0) << what << "\n" << r.err;
                     EXPECT_EQ(r.err, "") << what;
                     json got = json::parse(r.out);
@@ -71,7 +72,8 @@ TEST(SystemCEngine, CliJsonEqualsTheCEngineThroughTheL2AndDram)
         json want = report_json(rc);
         ASSERT_TRUE(want.contains("l2")) << what;
         EXPECT_GT(want.at("l2").at("accesses").get<uint64_t>(), 0u) << what;
-        std::string cmd = std::string(NPUSIM_EXE) + " run " + kernel + " --dtype fp16 --shape " + shape + " --json -";
+        std::string cmd = std::string(NPUSIM_EXE) + " run " + kernel + " --dtype fp16 --shape " + shape +
+                          " --engine systemc --json -";
         for (const std::string &set : s.sets)
             cmd += " --set " + set;
         Result r = run_cmd(cmd);
@@ -280,7 +282,8 @@ TEST(SystemCEngine, AVcdIntoAFifoLeavesTheFifo)
 
 TEST(SystemCEngine, CliPrintsNoSystemCBanner)
 {
-    Result r = run_cmd(std::string(NPUSIM_EXE) + " run relu --shape 1,8,4,4");
+    Result r = run_cmd("env -u SC_COPYRIGHT_MESSAGE " + std::string(NPUSIM_EXE) +
+                       " run relu --shape 1,8,4,4 --engine systemc");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out.find("SystemC"), std::string::npos) << r.out;

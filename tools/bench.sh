@@ -10,5 +10,5 @@ BUILD=${BUILD:-$ROOT/build}
 if [ ! -f "$BUILD/build.ninja" ]; then
     meson setup "$BUILD" "$ROOT" >/dev/null
 fi
-ninja -C "$BUILD" npusim tests/bench/npusim_bench >/dev/null
+ninja -C "$BUILD" npusim sim/systemc/npusim-systemc-engine.so tests/bench/npusim_bench >/dev/null
 exec "$BUILD/tests/bench/npusim_bench" "$@"

@@ -1,11 +1,13 @@
 // The npusim command line: run, asm, dis, isa, kernels, config, cache.
 // Exit status: 0 success, 1 the simulated kernel failed (trap or accuracy),
 // 2 bad input (the one-line error says what and where).
-// Built with SystemC (NPUSIM_HAVE_SYSTEMC, Meson's -Dsystemc), the binary
-// links libsystemc, whose library owns main(): the entry point here is then
-// sc_main, and a timed `run` goes through the SystemC engine (one SystemC
-// model per process). Without it, a timed `run` goes through the C engine,
-// which gives the same results to the bit; only --vcd needs SystemC.
+// A timed `run` goes through the C engine, unless it asks for the SystemC
+// engine (--engine systemc, or --vcd, which only it writes): the two give
+// the same results to the bit. The binary does not link libsystemc, whose
+// start-up would cost every process a quarter of a run; it opens the engine
+// module that does (sim/systemc/engine_plugin.h) for the runs that ask.
+// Built without SystemC (Meson's -Dsystemc=disabled), there is no such
+// module: --engine systemc and --vcd are refused.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -31,11 +33,9 @@
 #include "manifest.h"
 #include "npusim/npusim.h"
 #if NPUSIM_HAVE_SYSTEMC
-#include <systemc>  // declares sc_main (extern "C"), which libsystemc's main() calls
-#endif
+#include <dlfcn.h>
 
-#if NPUSIM_HAVE_SYSTEMC
-#include "npusim/systemc/engine.h"
+#include "engine_plugin.h"
 #endif
 #include "report.h"
 #include "runner.h"
@@ -165,10 +165,35 @@ struct VcdPlace {
 };
 #endif
 
+#if NPUSIM_HAVE_SYSTEMC
+// The SystemC engine from npusim-systemc-engine.so, opened (through this
+// binary's run path) the first time a run asks for it. `flag` names what
+// asked, for the one line a missing or foreign module gets.
+ScEngineFn systemc_engine_from_module(const ScOptions &sc, const std::string &flag)
+{
+    static NpusimSystemcEngineEntry entry = nullptr;
+    if (!entry) {
+        void *module = dlopen(NPUSIM_SYSTEMC_ENGINE_MODULE, RTLD_NOW | RTLD_LOCAL);
+        if (!module)
+            throw Error(flag + ": the SystemC engine cannot be loaded: " + dlerror());
+        entry = reinterpret_cast<NpusimSystemcEngineEntry>(dlsym(module, NPUSIM_SYSTEMC_ENGINE_ENTRY));
+        if (!entry)
+            throw Error(flag + ": the SystemC engine cannot be loaded: " + dlerror());
+    }
+    ScEngineFn engine;
+    if (entry(sizeof(ScOptions), &sc, &engine) != 0)
+        throw Error(flag + ": the SystemC engine cannot be loaded: " NPUSIM_SYSTEMC_ENGINE_MODULE
+                           " is from another build of npusim");
+    return engine;
+}
+#endif
+
 // shape: --shape's text, or nullptr without one (the first input's, else the default).
+// engine: --engine's value, or "" without one (the C engine, the SystemC one for a VCD).
 int cmd_run(const RunOptions &base, const std::string &config_file, const std::vector<std::string> &sets,
             const std::string *shape, const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
-            const std::vector<std::string> &params, const std::string &json_path, bool quiet, const TraceFlags &tf)
+            const std::vector<std::string> &params, const std::string &json_path, bool quiet, const TraceFlags &tf,
+            const std::string &engine)
 {
     RunOptions opts = base;
     opts.config = build_config(config_file, sets);
@@ -216,6 +241,14 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     check_trace_flags(tf);
     if (tf.any() && !opts.config.timed)
         throw Error("--trace, --konata and --vcd need timing (sim.mode: timed)");
+    if (!engine.empty() && !opts.config.timed)
+        throw Error("--engine " + engine + ": a functional run (sim.mode: functional) has no timing engine to choose");
+    if (engine == "c" && !tf.vcd.empty())
+        throw Error("--vcd " + tf.vcd + ": the VCD is the SystemC engine's, and --engine c was given");
+#if !NPUSIM_HAVE_SYSTEMC
+    if (engine == "systemc")
+        throw Error("--engine systemc: this npusim was built without SystemC (meson -Dsystemc=disabled)");
+#endif
     TraceSet traces;
     if (!tf.perfetto.empty())
         traces.add(std::make_unique<PerfettoTrace>(tf.perfetto, tf.window, tf.max_bytes));
@@ -225,7 +258,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         opts.attach = [&traces](unsigned core, npu_timed_core *tc) { traces.attach(core, tc); };
 #if NPUSIM_HAVE_SYSTEMC
     VcdPlace vcd(tf.vcd);
-    if (opts.config.timed) {
+    if (engine == "systemc" || !tf.vcd.empty()) {
         ScOptions sc;
         sc.vcd_path = vcd.engine_path;
         sc.vcd_temp = vcd.engine_temp;
@@ -233,7 +266,7 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
         sc.trace_end = tf.window.end;
         if (!traces.empty())
             sc.forward = [&traces](unsigned core, const npu_issue_event &ev) { traces.issue(core, ev); };
-        opts.engine = systemc_engine(sc);
+        opts.engine = systemc_engine_from_module(sc, engine == "systemc" ? "--engine systemc" : "--vcd " + tf.vcd);
     }
 #else
     if (!tf.vcd.empty())
@@ -627,20 +660,11 @@ int stdout_checked(int status)
 
 }  // namespace
 
-#if NPUSIM_HAVE_SYSTEMC
-int sc_main(int argc, char **argv)
-{
-    hold_closed_standard_descriptors();
-    systemc_quiet();  // SystemC reports to stderr, never into a JSON report on stdout
-    return stdout_checked(cli(argc, argv));
-}
-#else
 int main(int argc, char **argv)
 {
     hold_closed_standard_descriptors();
     return stdout_checked(cli(argc, argv));
 }
-#endif
 
 namespace {
 
@@ -724,6 +748,11 @@ int cli(int argc, char **argv)
     run->add_option("--against", ropts.against,
                     "Also measure the outputs against reference NAME, e.g. gelu_erf for an approximate GELU "
                     "(reported; the kernel's own reference decides PASS)");
+    std::string engine;
+    run->add_option("--engine", engine,
+                    "Timing engine: c or systemc, the same results to the bit (default: c; systemc with --vcd, "
+                    "which only it writes); systemc loads SystemC, which costs start-up time")
+        ->check(CLI::IsMember({"c", "systemc"}));
     run->add_option("--mem-trace", ropts.mem_trace,
                     "Write every L2 access as a Dinero din line (`0 addr size` read, `1 addr size` write; memory.model: l2)");
 
@@ -797,7 +826,7 @@ int cli(int argc, char **argv)
             trace_flags.end_given = trace_end_opt->count() > 0;
             trace_flags.max_bytes_given = trace_max_bytes_opt->count() > 0;
             return cmd_run(ropts, config_file, sets, shape_opt->count() ? &shape : nullptr, inputs, outputs, params,
-                           json_path, quiet, trace_flags);
+                           json_path, quiet, trace_flags, engine);
         }
         if (*cache)
             return cmd_cache(cache_trace, cache_config, cache_sets, cache_json);
