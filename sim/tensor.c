@@ -39,6 +39,23 @@ uint64_t npu_layout_offset(const npu_layout *l, uint64_t n, uint64_t c, uint64_t
     return (((n * l->c1 + c1) * l->h + h) * l->w + w) * l->c0 + c0;
 }
 
+/* n elements of es bytes from src (dst_step and src_step bytes apart) to
+ * dst. The sizes of the dtypes are constants here, so each copy is one load
+ * and one store rather than a call to memcpy. */
+static void strided_copy(uint8_t *dst, uint64_t dst_step, const uint8_t *src, uint64_t src_step, uint64_t n,
+                         unsigned es)
+{
+    if (es == 2)
+        for (uint64_t i = 0; i < n; i++, dst += dst_step, src += src_step)
+            memcpy(dst, src, 2);
+    else if (es == 4)
+        for (uint64_t i = 0; i < n; i++, dst += dst_step, src += src_step)
+            memcpy(dst, src, 4);
+    else
+        for (uint64_t i = 0; i < n; i++, dst += dst_step, src += src_step)
+            memcpy(dst, src, es);
+}
+
 /* One channel plane at a time: its h*w elements are consecutive in NCHW and
  * c0 elements apart in NC1HWC0, so npu_layout_offset (two divisions) is
  * needed once per plane, not per element. */
@@ -53,8 +70,7 @@ void npu_pack_nc1hwc0(const npu_layout *l, const void *nchw, void *nc1hwc0)
         for (uint64_t c = 0; c < l->c; c++) {
             const uint8_t *s = src + (n * l->c + c) * hw * es;
             uint8_t *d = dst + npu_layout_offset(l, n, c, 0, 0) * es;
-            for (uint64_t i = 0; i < hw; i++, s += es, d += step)
-                memcpy(d, s, es);
+            strided_copy(d, step, s, es, hw, es);
         }
 }
 
@@ -68,8 +84,7 @@ void npu_unpack_nc1hwc0(const npu_layout *l, const void *nc1hwc0, void *nchw)
         for (uint64_t c = 0; c < l->c; c++) {
             const uint8_t *s = src + npu_layout_offset(l, n, c, 0, 0) * es;
             uint8_t *d = dst + (n * l->c + c) * hw * es;
-            for (uint64_t i = 0; i < hw; i++, s += step, d += es)
-                memcpy(d, s, es);
+            strided_copy(d, es, s, step, hw, es);
         }
 }
 

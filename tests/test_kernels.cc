@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "npusim/fp16.h"
+#include "npusim/reference.h"
 #include "runner.h"
 
 using namespace npusim;
@@ -164,6 +166,56 @@ TEST(Kernels, ReluInstructionsPerVectorIsOne)
     EXPECT_DOUBLE_EQ(double(g.counted_instructions) / double(g.output_vectors), 7.0);
     RunResult l = run("leaky_relu", "fp32", {1, 64, 8, 8});
     EXPECT_DOUBLE_EQ(double(l.counted_instructions) / double(l.output_vectors), 2.0);
+}
+
+// Past 65,536 fp16 elements the run checks each input value's reference
+// once, and an output that is its rounding only counts (runner.cc,
+// check_accuracy): every figure must be the plain check's, element by
+// element with npu_accuracy_add. All 65,536 halves (NaNs, infinities,
+// subnormals, both zeros) through kernels exact and not, twice over.
+TEST(Kernels, TheCheckOfManyFp16ElementsIsTheCheckOfEachElement)
+{
+    NpyArray in;
+    in.dtype = NPU_F16;
+    in.shape = {1, 2, 256, 256};
+    in.data.resize(2 * 65536 * 2);
+    for (uint32_t i = 0; i < 2 * 65536; i++) {
+        const uint32_t bits = i < 65536 ? i : (i * 40503u) & 0xffffu;  // the second half shuffled
+        in.data[2 * i] = uint8_t(bits);
+        in.data[2 * i + 1] = uint8_t(bits >> 8);
+    }
+    const std::string path = ::testing::TempDir() + "/all_halves_twice.npy";
+    write_npy(path, in);
+    for (const char *kernel : {"relu", "mish", "silu", "gelu_tanh", "tanh_fast"}) {
+        SCOPED_TRACE(kernel);
+        RunOptions o;
+        o.kernel = kernel;
+        o.dtype = "fp16";
+        o.inputs["x"] = path;
+        RunResult r = run_kernel(o);
+        ASSERT_TRUE(r.checked);
+        const npu_reference *ref = npu_reference_find(r.manifest.reference.c_str());
+        ASSERT_NE(ref, nullptr);
+        npu_accuracy want;
+        npu_accuracy_init(&want);
+        const NpyArray &y = r.tensors.at("y");
+        for (uint64_t i = 0; i < 2 * 65536; i++) {
+            const double x = npu_load_lane(in.data.data(), i, NPU_F16);
+            npu_accuracy_add(&want, i, npu_load_lane(y.data.data(), i, NPU_F16), ref->fn(&x, r.params.data()),
+                             NPU_F16, &r.tolerance);
+        }
+        const npu_accuracy &got = r.accuracy;
+        EXPECT_EQ(got.checked, want.checked);
+        EXPECT_EQ(got.failures, want.failures);
+        EXPECT_EQ(got.nan_mismatches, want.nan_mismatches);
+        EXPECT_EQ(got.zero_sign_mismatches, want.zero_sign_mismatches);
+        EXPECT_EQ(got.worst_index, want.worst_index);
+        // the same doubles, to the bit (NaNs and infinities included)
+        for (auto [a, b] : {std::pair{got.max_abs_err, want.max_abs_err}, {got.max_ulp, want.max_ulp},
+                            {got.max_ulp_beyond_abs, want.max_ulp_beyond_abs}, {got.sum_ulp, want.sum_ulp},
+                            {got.worst_got, want.worst_got}, {got.worst_ref, want.worst_ref}})
+            EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << a << " against " << b;
+    }
 }
 
 TEST(Kernels, Fp16KernelsMeetTheirBoundOnEveryHalfInput)
