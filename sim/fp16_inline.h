@@ -43,6 +43,15 @@ static inline uint16_t f64_to_f16_inline(double d)
 {
     uint64_t u = f64_bits(d);
     uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+    const uint64_t mag = u & 0x7fffffffffffffffull;
+    if (mag >= 0x3f10000000000000ull && mag < 0x40effe0000000000ull) {
+        /* A normal binary16 result (2^-14 <= |d| < 65520), as
+         * f32_to_f16_inline does from binary32: round the low 42 bits to
+         * nearest even (a carry out of the significand bumps the exponent),
+         * then rebias 1023 -> 15. */
+        const uint64_t r = mag + 0x1ffffffffffull + ((mag >> 42) & 1u);
+        return (uint16_t)(sign | ((r >> 42) - (1008u << 10)));
+    }
     int biased = (int)((u >> 52) & 0x7ff);
     uint64_t mant = u & ((1ull << 52) - 1);
 
