@@ -37,6 +37,8 @@
 
 using namespace cli_test;
 
+namespace {
+
 // A `run`'s flag for the SystemC engine, where the build has one: tests
 // that compare the CLI with the library (the C engine) compare the engines.
 #if NPUSIM_HAVE_SYSTEMC
@@ -45,7 +47,13 @@ const char *const kSystemcEngine = " --engine systemc";
 const char *const kSystemcEngine = "";
 #endif
 
-namespace {
+// `npusim ARGS` refuses them with exit status 2 and this one line.
+void expect_refused(const std::string &args, const std::string &line)
+{
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, line + "\n") << args;
+}
 
 // A version 1.0 .npy file of `descr` and `shape` (Python's text, e.g.
 // "(1, 0, 3, 3)") holding `data`: magic, version, length and header, 128 bytes.
@@ -314,13 +322,11 @@ TEST(Cli, DashIsStandardOutputOnlyWhereTheCommandWritesThere)
 TEST(Cli, WithoutSystemCTheVcdIsRefusedInOneLine)
 {
     const std::string vcd = tmpdir() + "/none.vcd";
-    Result r = run_cli("run relu -q --vcd " + vcd);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "--vcd " + vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)\n");
+    expect_refused("run relu -q --vcd " + vcd,
+                   "--vcd " + vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
     EXPECT_FALSE(std::filesystem::exists(vcd));
-    r = run_cli("run relu -q --engine systemc");
-    EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "--engine systemc: this npusim was built without SystemC (meson -Dsystemc=disabled)\n");
+    expect_refused("run relu -q --engine systemc",
+                   "--engine systemc: this npusim was built without SystemC (meson -Dsystemc=disabled)");
     EXPECT_EQ(run_cli("run relu -q").status, 0);
     EXPECT_EQ(run_cli("run relu -q --engine c").status, 0);
 }
@@ -369,14 +375,12 @@ TEST(Cli, TheEnginesGiveTheSameRunAndOnlyTheSystemCOneLoadsSystemC)
 TEST(Cli, AnEngineThatCannotBeUsedIsRefusedInOneLine)
 {
     const std::string vcd = tmpdir() + "/refused.vcd";
-    Result r = run_cli("run relu -q --engine c --vcd " + vcd);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "--vcd " + vcd + ": the VCD is the SystemC engine's, and --engine c was given\n");
+    expect_refused("run relu -q --engine c --vcd " + vcd,
+                   "--vcd " + vcd + ": the VCD is the SystemC engine's, and --engine c was given");
     EXPECT_FALSE(std::filesystem::exists(vcd));
-    r = run_cli("run relu -q --engine systemc --set sim.mode=functional");
-    EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "--engine systemc: a functional run (sim.mode: functional) has no timing engine to choose\n");
-    r = run_cli("run relu -q --engine gem5");
+    expect_refused("run relu -q --engine systemc --set sim.mode=functional",
+                   "--engine systemc: a functional run (sim.mode: functional) has no timing engine to choose");
+    Result r = run_cli("run relu -q --engine gem5");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err.substr(0, 33), "--engine: gem5 not in {c,systemc}") << r.err;
     // A module that cannot be found: the binary copied where its run path
