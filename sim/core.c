@@ -194,8 +194,6 @@ static void trap_undecodable(npu_core *c)
         npu_core_raise(c, NPU_TRAP_ILLEGAL, 0, "illegal instruction: not a valid instruction");
 }
 
-static const npu_dma_request no_dma;
-
 npu_core_state npu_core_step(npu_core *c, npu_step_info *info)
 {
     if (c->state != NPU_CORE_RUNNING)
@@ -225,8 +223,7 @@ npu_core_state npu_core_step(npu_core *c, npu_step_info *info)
         info->ub_bytes = 0;
         info->ub_stride = 0;
         info->ub_lanes = 0;
-        info->has_dma = 0;
-        info->dma = no_dma;
+        info->has_dma = 0; /* dma and pipe are set with these flags, read only under them */
         info->has_pipe = 0;
     }
     c->next_pc = c->pc + 1;

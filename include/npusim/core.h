@@ -142,9 +142,9 @@ typedef struct npu_step_info {
     int64_t ub_stride;
     unsigned ub_lanes;
     int has_dma;
-    npu_dma_request dma;
+    npu_dma_request dma;   /* valid only when has_dma */
     int has_pipe;
-    npu_pipe_request pipe;
+    npu_pipe_request pipe; /* valid only when has_pipe */
 } npu_step_info;
 
 typedef struct npu_core {
