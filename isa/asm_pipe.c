@@ -31,6 +31,7 @@
  * the block writes is written only by its one bump and read only as the base
  * of memory operands. Everything else is checked. */
 #include "asm_internal.h"
+#include "sched_simd.h"
 
 #include "isa/sched_version.h"
 
@@ -2061,8 +2062,9 @@ typedef struct relief {
     unsigned nb;
     int *file;          /* [node]: 'v', 'p' or 0, the file of the value it writes */
     unsigned *cstart, *clist; /* [node]: the nodes that read its value (CSR) */
-    long *diff;         /* [2][II + 1]: values live per row, vector then predicate, as
-                         * differences: row x holds base[f] + diff[f][0] + .. + diff[f][x] */
+    int32_t *live;      /* [2][rows]: the values live in each row beyond base, vector then
+                         * predicate (sched_simd.h's rows: II rounded up, SCHED_ROW_NONE past it) */
+    unsigned rows;
     long base[2];       /* the values live in every row (for II cycles or more) */
     unsigned nvals[2];  /* the values of each file (none: its rows are not counted) */
     unsigned cap[2];    /* the registers free for them, per file */
@@ -2085,19 +2087,13 @@ static void relief_value(relief *r, unsigned i, int sign)
         end = s->n[r->clist[q]].t > end ? s->n[r->clist[q]].t : end;
     const long len = end - n->t;
     const int f = r->file[i] == 'p';
-    long *d = r->diff + f * (II + 1);
+    int32_t *row = r->live + (size_t)f * r->rows;
     r->sum += sign * len;
     r->base[f] += sign * (len / II);
     const long rest = len % II, at = mod(n->t, II), to = at + rest; /* rows at .. to - 1, modulo II */
-    if (!rest)
-        return;
-    d[at] += sign;
-    if (to <= II) {
-        d[to] -= sign;
-    } else {
-        d[0] += sign;
-        d[to - II] -= sign;
-    }
+    rows_add(row, at, to < II ? to : II, sign);
+    if (to > II)
+        rows_add(row, 0, to - II, sign);
 }
 
 /* Adds to set (n so far, each node once) the nodes whose values' lifetimes
@@ -2128,18 +2124,10 @@ static void relief_apply(relief *r, const unsigned *set, unsigned n, int sign)
  * the rows (one outweighs 64 cycles of lifetime), then the lifetimes. */
 static long relief_cost(const relief *r)
 {
-    const long II = (long)r->s->II;
     long over = 0;
-    for (int f = 0; f < 2; f++) {
-        if (!r->nvals[f])
-            continue;
-        const long *d = r->diff + f * (II + 1);
-        long above = r->base[f] - (long)r->cap[f]; /* row x's values less the pool */
-        for (long x = 0; x < II; x++) {
-            above += d[x];
-            over += above > 0 ? above : 0;
-        }
-    }
+    for (int f = 0; f < 2; f++)
+        if (r->nvals[f]) /* each row's values less the pool */
+            over += rows_over(r->live + (size_t)f * r->rows, r->rows, (int32_t)(r->base[f] - (long)r->cap[f]));
     return over * 64 + r->sum;
 }
 
@@ -2173,24 +2161,57 @@ static long nearest_in_row(long row, long II, long lo, long hi, long t)
     return best;
 }
 
+/* Where the nodes of each kind are, in kin's order (node i at place
+ * at[i]), kept as relieve moves them: each one's row, and per row a bit for
+ * each place whose node is in it, so that the walk to a drawn peer counts
+ * 64 places at a time. */
+typedef struct kin_rows {
+    unsigned *at, *row;
+    uint64_t *bits; /* [row][words] */
+    unsigned words;
+} kin_rows;
+
+static void kin_bit(kin_rows *kr, unsigned row, unsigned at, int on)
+{
+    uint64_t *w = &kr->bits[(size_t)row * kr->words + at / 64];
+    *w = on ? *w | 1ull << (at % 64) : *w & ~(1ull << (at % 64));
+}
+
+static int kin_place(sched *s, kin_rows *kr, unsigned id, long t)
+{
+    if (place(s, id, t) < 0)
+        return -1;
+    const unsigned at = kr->at[id];
+    kin_bit(kr, kr->row[at], at, 0);
+    kr->row[at] = s->n[id].row;
+    kin_bit(kr, kr->row[at], at, 1);
+    return 0;
+}
+
 /* 0 done (the placement may have changed), -1 out of memory. */
 static int relieve(sched *s)
 {
     const pipe_block *b = s->b;
     const unsigned nb = s->K * (unsigned)b->nbody;
+    const unsigned rows = (s->II + SCHED_ROW_LANES - 1) / SCHED_ROW_LANES * SCHED_ROW_LANES;
     relief r = { s, nb, calloc(nb, sizeof(int)), calloc(nb + 1, sizeof(unsigned)),
-                 malloc((size_t)s->ne * sizeof(unsigned) + 1), calloc(2 * ((size_t)s->II + 1), sizeof(long)),
+                 malloc((size_t)s->ne * sizeof(unsigned) + 1), calloc(2 * (size_t)rows, sizeof(int32_t)), rows,
                  { 0, 0 }, { 0, 0 },
                  { (unsigned)__builtin_popcount(b->vpool), (unsigned)__builtin_popcount(b->ppool & 0xffu) }, 0 };
     long *best_t = malloc(nb * sizeof *best_t);
-    unsigned *peers = malloc(nb * sizeof *peers), *aff = malloc(nb * sizeof *aff); /* each node once */
+    unsigned *aff = malloc(nb * sizeof *aff); /* each node once */
     /* the nodes of each (unit, class), in order; a stamp on i's neighbours */
     enum { KINDS = NPU_NUM_UNITS * NPU_NUM_CLASSES };
     unsigned kin_start[KINDS + 1] = { 0 }, *kin = malloc(nb * sizeof *kin), *near = calloc(nb, sizeof *near);
+    kin_rows kr = { malloc(nb * sizeof *kr.at), malloc(nb * sizeof *kr.row), NULL, (nb + 63) / 64 };
+    kr.bits = calloc((size_t)s->II * kr.words + 1, sizeof *kr.bits);
+    unsigned *skip = malloc(nb * sizeof *skip); /* the places of i's neighbours not drawn */
     unsigned stamp = 0;
     int rc = -1;
-    if (!r.file || !r.cstart || !r.clist || !r.diff || !best_t || !peers || !aff || !kin || !near)
+    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !aff || !kin || !near || !kr.at || !kr.row || !kr.bits || !skip)
         goto out;
+    for (unsigned x = s->II; x < rows; x++)
+        r.live[x] = r.live[rows + x] = SCHED_ROW_NONE;
     for (unsigned i = 0; i < nb; i++)
         kin_start[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls + 1]++;
     for (unsigned k = 0; k < KINDS; k++)
@@ -2198,8 +2219,12 @@ static int relieve(sched *s)
     {
         unsigned fill[KINDS];
         memcpy(fill, kin_start, sizeof fill);
-        for (unsigned i = 0; i < nb; i++)
-            kin[fill[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls]++] = i;
+        for (unsigned i = 0; i < nb; i++) {
+            kr.at[i] = fill[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls]++;
+            kin[kr.at[i]] = i;
+            kr.row[kr.at[i]] = s->n[i].row;
+            kin_bit(&kr, s->n[i].row, kr.at[i], 1);
+        }
     }
     for (unsigned i = 0; i < nb; i++) {
         const op_info *d = &b->info[s->n[i].op];
@@ -2256,14 +2281,57 @@ static int relieve(sched *s)
                 if (s->e[s->pred_list[q]].from < nb)
                     near[s->e[s->pred_list[q]].from] = stamp;
             const unsigned kind = n->unit * NPU_NUM_CLASSES + n->cls;
-            for (unsigned q = kin_start[kind]; q < kin_start[kind + 1]; q++) {
-                const unsigned k = kin[q];
-                if (k != i && s->n[k].row != n->row && near[k] != stamp)
-                    peers[np++] = k;
+            /* the peers: its kind less those in its row (i among them) and
+             * its neighbours elsewhere, counted from the row and the edges;
+             * the one drawn is found by walking the kind's places to it */
+            unsigned nskip = 0;
+            np = kin_start[kind + 1] - kin_start[kind];
+            for (unsigned q = 0; q < s->row_count[n->row]; q++) {
+                const unsigned k = s->row_nodes[n->row][q];
+                np -= k < nb && s->n[k].unit * NPU_NUM_CLASSES + s->n[k].cls == kind;
             }
+            for (unsigned q = s->succ_start[i]; q < s->succ_start[i + 1]; q++) {
+                const unsigned k = s->e[s->succ_list[q]].to;
+                if (k < nb && near[k] == stamp && s->n[k].row != n->row &&
+                    s->n[k].unit * NPU_NUM_CLASSES + s->n[k].cls == kind) {
+                    near[k] = stamp + 1; /* counted once */
+                    skip[nskip++] = kr.at[k];
+                    np--;
+                }
+            }
+            for (unsigned q = s->pred_start[i]; q < s->pred_start[i + 1]; q++) {
+                const unsigned k = s->e[s->pred_list[q]].from;
+                if (k < nb && near[k] == stamp && s->n[k].row != n->row &&
+                    s->n[k].unit * NPU_NUM_CLASSES + s->n[k].cls == kind) {
+                    near[k] = stamp + 1;
+                    skip[nskip++] = kr.at[k];
+                    np--;
+                }
+            }
+            stamp++; /* past both marks */
             if (!np)
                 continue;
-            j = peers[relief_rand(&seed) % np];
+            unsigned draw = (unsigned)(relief_rand(&seed) % np);
+            const unsigned lo = kin_start[kind], hi = kin_start[kind + 1];
+            const uint64_t *in_row = kr.bits + (size_t)n->row * kr.words;
+            for (unsigned w = lo / 64;; w++) {
+                uint64_t m = ~in_row[w];
+                if (w == lo / 64)
+                    m &= ~0ull << (lo % 64);
+                if (w == (hi - 1) / 64 && hi % 64)
+                    m &= (1ull << (hi % 64)) - 1;
+                for (unsigned q = 0; q < nskip; q++)
+                    if (skip[q] / 64 == w)
+                        m &= ~(1ull << (skip[q] % 64));
+                const unsigned c = (unsigned)__builtin_popcountll(m);
+                if (draw < c) {
+                    while (draw--)
+                        m &= m - 1;
+                    j = kin[w * 64 + (unsigned)__builtin_ctzll(m)];
+                    break;
+                }
+                draw -= c;
+            }
             oj = s->n[j].t;
             long ei, li, ej, lj;
             relief_window(&r, i, &ei, &li);
@@ -2279,14 +2347,14 @@ static int relieve(sched *s)
             unplace(s, i);
             unplace(s, (unsigned)j);
             int ok = fits(s, i, ci);
-            if (ok && place(s, i, ci) < 0)
+            if (ok && kin_place(s, &kr, i, ci) < 0)
                 goto out;
             if (ok && !(ok = fits(s, (unsigned)j, cj)))
                 unplace(s, i);
-            if (ok && place(s, (unsigned)j, cj) < 0)
+            if (ok && kin_place(s, &kr, (unsigned)j, cj) < 0)
                 goto out;
             if (!ok) {
-                if (place(s, i, oi) < 0 || place(s, (unsigned)j, oj) < 0)
+                if (kin_place(s, &kr, i, oi) < 0 || kin_place(s, &kr, (unsigned)j, oj) < 0)
                     goto out;
                 relief_apply(&r, aff, naff, 1);
                 continue;
@@ -2302,14 +2370,14 @@ static int relieve(sched *s)
                 continue;
             unplace(s, i);
             if (!fits(s, i, c)) {
-                if (place(s, i, oi) < 0)
+                if (kin_place(s, &kr, i, oi) < 0)
                     goto out;
                 continue;
             }
             naff = 0;
             relief_collect(&r, i, aff, &naff);
             relief_apply(&r, aff, naff, -1);
-            if (place(s, i, c) < 0)
+            if (kin_place(s, &kr, i, c) < 0)
                 goto out;
             relief_apply(&r, aff, naff, 1);
         }
@@ -2327,7 +2395,7 @@ static int relieve(sched *s)
         unplace(s, i);
         if (j >= 0)
             unplace(s, (unsigned)j);
-        if (place(s, i, oi) < 0 || (j >= 0 && place(s, (unsigned)j, oj) < 0))
+        if (kin_place(s, &kr, i, oi) < 0 || (j >= 0 && kin_place(s, &kr, (unsigned)j, oj) < 0))
             goto out;
         relief_apply(&r, aff, naff, 1);
     }
@@ -2342,12 +2410,15 @@ out:
     free(r.file);
     free(r.cstart);
     free(r.clist);
-    free(r.diff);
+    free(r.live);
     free(best_t);
-    free(peers);
     free(aff);
     free(kin);
     free(near);
+    free(kr.at);
+    free(kr.row);
+    free(kr.bits);
+    free(skip);
     return rc;
 }
 
@@ -2606,7 +2677,7 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     free(sort_tmp);
     /* most values live at once, per file (at the values' starts), and the
      * starts where fewest are: each arc as one or two pieces of [0, II),
-     * counted at a point by binary search in the sorted starts and ends */
+     * counted at each start by a walk through the sorted starts and ends */
     unsigned live_v = 0, live_p = 0;
     unsigned *live_at = calloc(nvals + 1, sizeof *live_at);
     long *ps = malloc(6 * (nvals + 1) * sizeof *ps); /* starts, ends, sort_longs' room */
@@ -2633,26 +2704,15 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
         }
         sort_longs(st, np, sorted_tmp);
         sort_longs(en, np, sorted_tmp);
+        /* the points (vals' starts) ascend: the counts only grow */
+        size_t started = 0, ended = 0;
         for (size_t r = 0; r < nvals; r++) {
-            long at = vals[r].start;
-            size_t lo = 0, hi = np; /* starts <= at */
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (st[mid] <= at)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            size_t started = lo;
-            lo = 0, hi = np; /* ends < at */
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (en[mid] < at)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            unsigned live = (unsigned)(started - lo);
+            const long at = vals[r].start;
+            while (started < np && st[started] <= at)
+                started++;
+            while (ended < np && en[ended] < at)
+                ended++;
+            unsigned live = (unsigned)(started - ended);
             live_at[r] += live;
             if (file)
                 live_p = live > live_p ? live : live_p;
@@ -2673,8 +2733,8 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     value *cv = malloc((nvals + 1) * sizeof *cv);
     int *got_reg = malloc((nvals + 1) * sizeof *got_reg);
     long wall[64], last_end[64];
-    int ok = cv && got_reg ? 0 : -1;
-    long tried[PIPE_CUTS_RELIEVED];
+    unsigned char *tried = calloc(nvals + 1, 1); /* [r]: vals[r]'s start was a cut */
+    int ok = cv && got_reg && tried ? 0 : -1;
     unsigned ntried = 0;
     char first_fail[sizeof s->fail] = "";
     /* more values live at once than registers: one cut, for the message */
@@ -2684,24 +2744,22 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     while (ok == 0 && ntried < cuts && ntried < nvals) {
         long cut = -1, at = -1;
         for (size_t r = 0; r < nvals; r++) {
-            long point = vals[r].start; /* on the circle already */
-            int seen = 0;
-            for (unsigned t = 0; t < ntried; t++)
-                seen |= tried[t] == point;
-            if (!seen && (at < 0 || live_at[r] < live_at[at])) {
+            if (!tried[r] && (at < 0 || live_at[r] < live_at[at])) {
                 at = (long)r;
-                cut = point;
+                cut = vals[r].start; /* on the circle already */
             }
         }
         if (cut < 0)
             break;
-        tried[ntried++] = cut;
+        ntried++;
         /* start measured from the cut (vals is in order of start on the
          * circle: from the cut round is the order of start), the values
          * across the cut before everything else */
         size_t first = 0, nc = 0;
         while (first < nvals && vals[first].start < cut)
             first++;
+        for (size_t r = first; r < nvals && vals[r].start == cut; r++)
+            tried[r] = 1; /* the values starting at the cut: not a cut again */
         for (int crossing = 1; crossing >= 0; crossing--)
             for (size_t j = 0; j < nvals; j++) {
                 const value *v = &vals[(first + j) % nvals];
@@ -2722,13 +2780,12 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
             char f = p->vfile[cv[i].virt];
             uint32_t pool = f == 'v' ? b->vpool : b->ppool;
             int base = f == 'v' ? 0 : 32;
+            const long *le = last_end + base, *wa = wall + base;
+            uint32_t fit = fit_regs(le, wa, cv[i].start, cv[i].end);
             int got = -1;
-            for (uint32_t free_regs = pool; free_regs; free_regs &= free_regs - 1) {
-                const int r = __builtin_ctz(free_regs), g = base + r;
-                if (cv[i].start <= last_end[g] || cv[i].end >= wall[g])
-                    continue;
-                if (got < 0 || wall[g] < wall[base + got] ||
-                    (wall[g] == wall[base + got] && last_end[g] > last_end[base + got]))
+            for (fit &= pool; fit; fit &= fit - 1) {
+                const int r = __builtin_ctz(fit);
+                if (got < 0 || wa[r] < wa[got] || (wa[r] == wa[got] && le[r] > le[got]))
                     got = r;
             }
             if (got < 0) {
@@ -2783,6 +2840,7 @@ static int colour(sched *s, const value *base, size_t nbase, int *crowded)
     }
     free(cv);
     free(got_reg);
+    free(tried);
     free(live_at);
     free(vals);
     return ok;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sched_simd.h"
 #include "npusim/npusim.h"
 #include "sched_checker.h"
 
@@ -190,6 +192,87 @@ npu_timing_config long_latency_timing()
     t.unit[NPU_UNIT_SFU].latency = 30;
     t.unit[NPU_UNIT_VALU].latency = 6;
     return t;
+}
+
+// The colouring's register choice (isa/sched_simd.h): a register fits a value
+// [start, end] when its last value ended before the start and its wall is
+// after the end, both strictly; the AVX2 pass gives the plain pass's bits,
+// on the sentinels of a free register (LONG_MIN, LONG_MAX) and on random
+// values near each other, where the ties are.
+TEST(Sched, TheRegisterChoiceIsTheSameFourAtATime)
+{
+    long le[32], wa[32];
+    for (int r = 0; r < 32; r++) {
+        le[r] = r % 2 ? LONG_MIN : 10 + r;
+        wa[r] = r % 3 ? LONG_MAX : 20 + r;
+    }
+    uint32_t want = 0; // start 20: registers with le < 20 (odd, or r < 10); end 40: wa > 40 (r % 3, or r > 20)
+    for (int r = 0; r < 32; r++)
+        if ((r % 2 || 10 + r < 20) && (r % 3 || 20 + r > 40))
+            want |= 1u << r;
+    EXPECT_EQ(fit_regs_plain(le, wa, 20, 40), want);
+    EXPECT_EQ(fit_regs(le, wa, 20, 40), want);
+#ifdef NPUSIM_SCHED_AVX2
+    if (!__builtin_cpu_supports("avx2"))
+        GTEST_SKIP() << "this host has no AVX2: only the plain pass runs here";
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 20000; round++) {
+        const long spread = round % 2 ? 8 : 1L << 40;
+        auto pick = [&](long sentinel) {
+            const uint64_t x = rng();
+            return x % 16 == 0 ? sentinel : static_cast<long>(x % static_cast<uint64_t>(spread)) - spread / 2;
+        };
+        for (int r = 0; r < 32; r++) {
+            le[r] = pick(LONG_MIN);
+            wa[r] = pick(LONG_MAX);
+        }
+        const long start = pick(0), end = start + static_cast<long>(rng() % 8);
+        ASSERT_EQ(fit_regs_avx2(le, wa, start, end), fit_regs_plain(le, wa, start, end)) << "round " << round;
+    }
+#else
+    GTEST_SKIP() << "not an x86-64 build: only the plain pass exists";
+#endif
+}
+
+// Register relief's rows (isa/sched_simd.h): adding to a range of rows and
+// summing how far the rows are above the pool give, four or eight at a
+// time, what one row at a time gives: ranges at every offset within a
+// block of 8, empty ones, the padding rows past the circle never counted.
+TEST(Sched, TheReliefRowsAreTheSameEightAtATime)
+{
+    std::vector<int32_t> plain(24, 0);
+    for (int x = 19; x < 24; x++)
+        plain[x] = SCHED_ROW_NONE; // a circle of 19 rows
+    rows_add_plain(plain.data(), 3, 12, 2);
+    rows_add_plain(plain.data(), 10, 19, -1);
+    // rows 0-2: 0; 3-9: 2; 10-11: 1; 12-18: -1; plus 1: 3 x 1 + 7 x 3 + 2 x 2 = 28
+    EXPECT_EQ(rows_over_plain(plain.data(), 24, 1), 28);
+    EXPECT_EQ(rows_over(plain.data(), 24, 1), 28);
+    EXPECT_EQ(rows_over(plain.data(), 24, -3), 0);
+#ifdef NPUSIM_SCHED_AVX2
+    if (!__builtin_cpu_supports("avx2"))
+        GTEST_SKIP() << "this host has no AVX2: only the plain passes run here";
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 2000; round++) {
+        const unsigned circle = 1 + static_cast<unsigned>(rng() % 300);
+        const unsigned rows = (circle + SCHED_ROW_LANES - 1) / SCHED_ROW_LANES * SCHED_ROW_LANES;
+        std::vector<int32_t> a(rows, 0);
+        for (unsigned x = circle; x < rows; x++)
+            a[x] = SCHED_ROW_NONE;
+        std::vector<int32_t> b = a;
+        for (int k = 0; k < 20; k++) {
+            long from = static_cast<long>(rng() % (circle + 1)), to = static_cast<long>(rng() % (circle + 1));
+            if (from > to)
+                std::swap(from, to);
+            const int32_t d = rng() % 2 ? 1 : -1;
+            rows_add_plain(a.data(), from, to, d);
+            rows_add_avx2(b.data(), from, to, d);
+        }
+        ASSERT_EQ(a, b) << "round " << round;
+        const int32_t above = static_cast<int32_t>(rng() % 9) - 4;
+        ASSERT_EQ(rows_over_avx2(b.data(), rows, above), rows_over_plain(a.data(), rows, above)) << "round " << round;
+    }
+#endif
 }
 
 TEST(Sched, HandCheckedLoopsReachTheirMii)
