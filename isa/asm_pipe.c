@@ -2208,7 +2208,8 @@ static int relieve(sched *s)
     unsigned *skip = malloc(nb * sizeof *skip); /* the places of i's neighbours not drawn */
     unsigned stamp = 0;
     int rc = -1;
-    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !aff || !kin || !near || !kr.at || !kr.row || !kr.bits || !skip)
+    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !aff || !kin || !near || !kr.at || !kr.row ||
+        !kr.bits || !skip)
         goto out;
     for (unsigned x = s->II; x < rows; x++)
         r.live[x] = r.live[rows + x] = SCHED_ROW_NONE;
