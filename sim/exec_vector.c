@@ -11,6 +11,7 @@
  *        payload and vneg(vneg(x)) == x bit for bit.
  *   int  two's complement, wrapping. */
 #include "exec.h"
+#include "lanes_simd.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,27 +22,69 @@
 
 /* ---- arithmetic ------------------------------------------------------------ */
 
+/* An unmasked f32 instruction on a little-endian host takes the whole
+ * register at once (lanes_simd.h: the same lane rules, 8 lanes at a time
+ * where the host has AVX2). */
+static inline int whole_f32(const npu_insn *in)
+{
+    return NPU_LITTLE_ENDIAN_HOST && in->dt == NPU_F32 && !in->pm;
+}
+
+#define WHOLE_F32(OP)                                                                       \
+    do {                                                                                    \
+        if (whole_f32(in)) {                                                                \
+            lanes_f32(OP, vreg(c, in->rd), vreg(c, in->rs1), vreg(c, in->rs2), lanes_of(c, NPU_F32)); \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+
+#define WHOLE_FMA(FORM)                                                                      \
+    do {                                                                                    \
+        if (whole_f32(in)) {                                                                \
+            lanes_fma(FORM, vreg(c, in->rd), vreg(c, in->rs1), vreg(c, in->rs2), vreg(c, in->rs3), \
+                      lanes_of(c, NPU_F32));                                                \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+
 EXEC(VADD)
 {
+    WHOLE_F32(LANES_ADD);
     V_LOOP(r = d2h(h2d(a) + h2d(b)), r = canon32(a + b),
            r = WRAP(U32(a) + U32(b)), r = WRAP(U32(a) + U32(b)));
 }
 
 EXEC(VSUB)
 {
+    WHOLE_F32(LANES_SUB);
     V_LOOP(r = d2h(h2d(a) - h2d(b)), r = canon32(a - b),
            r = WRAP(U32(a) - U32(b)), r = WRAP(U32(a) - U32(b)));
 }
 
 EXEC(VMUL)
 {
+    WHOLE_F32(LANES_MUL);
     V_LOOP(r = d2h(h2d(a) * h2d(b)), r = canon32(a * b),
            r = WRAP(U32(a) * U32(b)), r = WRAP(U32(a) * U32(b)));
 }
 
-EXEC(VFMA) { V_FP_LOOP(r = npu_f16_fma(a, b, cc), r = canon32(fmaf(a, b, cc))); }
-EXEC(VFMS) { V_FP_LOOP(r = npu_f16_fma(a, b, cc ^ 0x8000u), r = canon32(fmaf(a, b, -cc))); }
-EXEC(VFNMA) { V_FP_LOOP(r = npu_f16_fma(a ^ 0x8000u, b, cc), r = canon32(fmaf(-a, b, cc))); }
+EXEC(VFMA)
+{
+    WHOLE_FMA(LANES_FMA);
+    V_FP_LOOP(r = npu_f16_fma(a, b, cc), r = canon32(fmaf(a, b, cc)));
+}
+
+EXEC(VFMS)
+{
+    WHOLE_FMA(LANES_FMS);
+    V_FP_LOOP(r = npu_f16_fma(a, b, cc ^ 0x8000u), r = canon32(fmaf(a, b, -cc)));
+}
+
+EXEC(VFNMA)
+{
+    WHOLE_FMA(LANES_FNMA);
+    V_FP_LOOP(r = npu_f16_fma(a ^ 0x8000u, b, cc), r = canon32(fmaf(-a, b, cc)));
+}
 
 /* max/min: NaN if either operand is NaN; on equal values (only +0/-0 can
  * differ in bits) max takes the AND of the encodings (+0 wins) and min the OR
@@ -208,8 +251,12 @@ EXEC(VSRAI) { if (lane_shift_ok(c, in)) V_INT_LOOP(r = (lane_t)(a >> in->imm)); 
 
 static void widen_f16_half(npu_core *c, const npu_insn *in, unsigned first)
 {
-    uint8_t src[NPU_VLENB_MAX];
     unsigned n32 = lanes_of(c, NPU_F32);
+    if (NPU_LITTLE_ENDIAN_HOST && !in->pm) { /* the whole register (lanes_simd.h) */
+        lanes_widen(vreg(c, in->rd), vreg(c, in->rs1), first, n32);
+        return;
+    }
+    uint8_t src[NPU_VLENB_MAX];
     memcpy(src, vreg(c, in->rs1), c->cfg.vlen_bits / 8);
     uint8_t *vd = vreg(c, in->rd);
     for (unsigned i = 0; i < n32; i++)
@@ -224,6 +271,10 @@ EXEC(VCVTN)
 {
     uint8_t lo[NPU_VLENB_MAX], hi[NPU_VLENB_MAX];
     unsigned n32 = lanes_of(c, NPU_F32), n16 = lanes_of(c, NPU_F16);
+    if (NPU_LITTLE_ENDIAN_HOST && !in->pm) { /* the whole register (lanes_simd.h) */
+        lanes_narrow(vreg(c, in->rd), vreg(c, in->rs1), vreg(c, in->rs2), n32, n16);
+        return;
+    }
     memcpy(lo, vreg(c, in->rs1), c->cfg.vlen_bits / 8);
     memcpy(hi, vreg(c, in->rs2), c->cfg.vlen_bits / 8);
     uint8_t *vd = vreg(c, in->rd);

@@ -56,7 +56,7 @@ static inline uint16_t f64_to_f16_inline(double d)
     uint64_t mant = u & ((1ull << 52) - 1);
 
     if (biased == 0x7ff)
-        return mant ? NPU_F16_QNAN : (uint16_t)(sign | 0x7c00u);
+        return mant ? (uint16_t)NPU_F16_QNAN : (uint16_t)(sign | 0x7c00u);
     if (biased == 0)
         return sign; /* zero, or a binary64 subnormal: far below half of 2^-24 */
 

@@ -3,6 +3,7 @@
 // traps a faulting program gets, and the core configuration checks. SFU in
 // test_exec_sfu.cc, UB and DMA in test_exec_mem.cc.
 #include "exec_harness.h"
+#include "lanes_simd.h"
 
 using namespace exec_test;
 
@@ -71,6 +72,90 @@ TEST_P(ExecVlen, MaskedAddKeepsInactiveLanes)
     ASSERT_EQ(m.exec(masked(insn(NPU_OP_VADD, NPU_F32, 3, 1, 2), 1)), NPU_CORE_HALTED);
     for (unsigned i = 0; i < n; i++)
         EXPECT_EQ(m.f32(3, i), i % 2 == 0 ? 100.0f + (float)i : -1.0f) << "lane " << i;
+}
+
+// The whole-register lane loops (sim/lanes_simd.h): the AVX2/FMA/F16C pass
+// gives the plain pass's bits for every f32 operation and both conversions,
+// on random bit patterns weighted towards the edges (zeros, subnormals,
+// infinities, NaNs with payloads and either sign, the binary16 overflow and
+// underflow thresholds), with d aliasing a source.
+TEST(Exec, TheWholeRegisterLanesAreTheSameEightAtATime)
+{
+    std::mt19937_64 rng(5);
+    const uint32_t edges[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x7f800000u,
+                              0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu, 0x477ff000u,
+                              0x477fefffu, 0x33000000u, 0x33000001u, 0x387fc000u, 0x3f800000u, 0xbf800000u};
+    auto f32_bits = [&]() -> uint32_t {
+        const uint64_t x = rng();
+        switch (x % 4) {
+        case 0: return edges[(x >> 8) % (sizeof edges / sizeof *edges)];
+        case 1: return static_cast<uint32_t>(x >> 16) & 0x807fffffu;              // zero or subnormal exponent
+        case 2: return static_cast<uint32_t>(x >> 32) ^ ((x >> 8) & 1 ? 0x7f800000u : 0);  // any, or near inf/NaN
+        default: return 0x38000000u + static_cast<uint32_t>((x >> 16) % 0x10000000u);  // the binary16 range
+        }
+    };
+    const unsigned n = 64; // f32 lanes of a 2048-bit register; 128 f16 lanes
+    uint8_t a[256], b[256], c[256], d1[256], d2[256];
+    auto fill = [&](uint8_t *v) {
+        for (unsigned i = 0; i < n; i++) {
+            const uint32_t u = f32_bits();
+            std::memcpy(v + 4 * i, &u, 4);
+        }
+    };
+#ifdef NPUSIM_LANES_AVX2
+    if (!lanes_wide(8))
+        GTEST_SKIP() << "this host has no AVX2, FMA or F16C: only the plain passes run here";
+    for (int round = 0; round < 3000; round++) {
+        fill(a);
+        fill(b);
+        fill(c);
+        for (lanes_op op : {LANES_ADD, LANES_SUB, LANES_MUL}) {
+            std::memcpy(d1, a, sizeof a);
+            std::memcpy(d2, a, sizeof a);
+            lanes_f32_plain(op, d1, d1, b, n); // d aliases a
+            lanes_f32_avx2(op, d2, d2, b, n);
+            ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "op " << op << " round " << round;
+        }
+        for (lanes_fma_form form : {LANES_FMA, LANES_FMS, LANES_FNMA}) {
+            std::memcpy(d1, c, sizeof c);
+            std::memcpy(d2, c, sizeof c);
+            lanes_fma_plain(form, d1, a, b, d1, n); // d aliases c
+            lanes_fma_avx2(form, d2, a, b, d2, n);
+            ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "form " << form << " round " << round;
+        }
+        // every binary16 bit pattern comes by in the halves of a's words
+        for (unsigned first : {0u, 64u}) {
+            std::memcpy(d1, a, sizeof a);
+            std::memcpy(d2, a, sizeof a);
+            lanes_widen_plain(d1, d1, first, n);
+            lanes_widen_avx2(d2, d2, first, n);
+            ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "widen from " << first << " round " << round;
+        }
+        std::memcpy(d1, a, sizeof a);
+        std::memcpy(d2, a, sizeof a);
+        lanes_narrow_plain(d1, d1, b, n, 2 * n);
+        lanes_narrow_avx2(d2, d2, b, n, 2 * n);
+        ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "narrow round " << round;
+    }
+    // and all 65,536 halves widened, then narrowed back
+    for (unsigned h0 = 0; h0 < 0x10000; h0 += 128) {
+        for (unsigned i = 0; i < 128; i++) {
+            const uint16_t h = static_cast<uint16_t>(h0 + i);
+            std::memcpy(a + 2 * i, &h, 2);
+        }
+        lanes_widen_plain(d1, a, 0, 64);
+        lanes_widen_avx2(d2, a, 0, 64);
+        ASSERT_EQ(0, std::memcmp(d1, d2, 256)) << "halves from " << h0;
+        lanes_widen_plain(b, a, 64, 64);
+        lanes_widen_avx2(c, a, 64, 64);
+        ASSERT_EQ(0, std::memcmp(b, c, 256)) << "halves from " << h0 + 64;
+        lanes_narrow_plain(d1, d2, c, 64, 128);
+        lanes_narrow_avx2(d2, d2, c, 64, 128);
+        ASSERT_EQ(0, std::memcmp(d1, d2, 256)) << "halves back from " << h0;
+    }
+#else
+    GTEST_SKIP() << "not an x86-64 build: only the plain passes exist";
+#endif
 }
 
 TEST(Exec, MaxOfSignedZerosIsPositiveZeroAndMinIsNegativeZero)
