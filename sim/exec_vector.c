@@ -9,7 +9,10 @@
  *   NaN  every arithmetic NaN result is the canonical quiet NaN. vabs and
  *        vneg are sign-bit operations (IEEE abs/negate), so they keep a NaN's
  *        payload and vneg(vneg(x)) == x bit for bit.
- *   int  two's complement, wrapping. */
+ *   int  two's complement, wrapping.
+ * The unmasked f32 arithmetic and the f16 <-> f32 conversions take the whole
+ * register through lanes_simd.h, which keeps these rules (and is held to its
+ * plain loops by tests/test_exec.cc). */
 #include "exec.h"
 #include "lanes_simd.h"
 
