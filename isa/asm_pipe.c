@@ -2162,11 +2162,11 @@ static long nearest_in_row(long row, long II, long lo, long hi, long t)
 }
 
 /* Where the nodes of each kind are, in kin's order (node i at place
- * at[i]), kept as relieve moves them: each one's row, and per row a bit for
- * each place whose node is in it, so that the walk to a drawn peer counts
- * 64 places at a time. */
+ * at[i]), kept as relieve moves them: per row a bit for each place whose
+ * node is in it, so that the walk to a drawn peer counts 64 places at a
+ * time. */
 typedef struct kin_rows {
-    unsigned *at, *row;
+    unsigned *at;
     uint64_t *bits; /* [row][words] */
     unsigned words;
 } kin_rows;
@@ -2177,14 +2177,14 @@ static void kin_bit(kin_rows *kr, unsigned row, unsigned at, int on)
     *w = on ? *w | 1ull << (at % 64) : *w & ~(1ull << (at % 64));
 }
 
+/* place, for a node relieve took out (unplace leaves its row as it was) */
 static int kin_place(sched *s, kin_rows *kr, unsigned id, long t)
 {
+    const unsigned at = kr->at[id], was = s->n[id].row;
     if (place(s, id, t) < 0)
         return -1;
-    const unsigned at = kr->at[id];
-    kin_bit(kr, kr->row[at], at, 0);
-    kr->row[at] = s->n[id].row;
-    kin_bit(kr, kr->row[at], at, 1);
+    kin_bit(kr, was, at, 0);
+    kin_bit(kr, s->n[id].row, at, 1);
     return 0;
 }
 
@@ -2203,12 +2203,12 @@ static int relieve(sched *s)
     /* the nodes of each (unit, class), in order; a stamp on i's neighbours */
     enum { KINDS = NPU_NUM_UNITS * NPU_NUM_CLASSES };
     unsigned kin_start[KINDS + 1] = { 0 }, *kin = malloc(nb * sizeof *kin), *near = calloc(nb, sizeof *near);
-    kin_rows kr = { malloc(nb * sizeof *kr.at), malloc(nb * sizeof *kr.row), NULL, (nb + 63) / 64 };
+    kin_rows kr = { malloc(nb * sizeof *kr.at), NULL, (nb + 63) / 64 };
     kr.bits = calloc((size_t)s->II * kr.words + 1, sizeof *kr.bits);
     unsigned *skip = malloc(nb * sizeof *skip); /* the places of i's neighbours not drawn */
     unsigned stamp = 0;
     int rc = -1;
-    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !aff || !kin || !near || !kr.at || !kr.row ||
+    if (!r.file || !r.cstart || !r.clist || !r.live || !best_t || !aff || !kin || !near || !kr.at ||
         !kr.bits || !skip)
         goto out;
     for (unsigned x = s->II; x < rows; x++)
@@ -2223,7 +2223,6 @@ static int relieve(sched *s)
         for (unsigned i = 0; i < nb; i++) {
             kr.at[i] = fill[s->n[i].unit * NPU_NUM_CLASSES + s->n[i].cls]++;
             kin[kr.at[i]] = i;
-            kr.row[kr.at[i]] = s->n[i].row;
             kin_bit(&kr, s->n[i].row, kr.at[i], 1);
         }
     }
@@ -2417,7 +2416,6 @@ out:
     free(kin);
     free(near);
     free(kr.at);
-    free(kr.row);
     free(kr.bits);
     free(skip);
     return rc;
