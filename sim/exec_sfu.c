@@ -24,6 +24,13 @@
  *                2^-60 safety margin: no misrounding, no undecided case. On a
  *                host whose long double is binary64 the re-evaluation adds
  *                nothing and those rare inputs may be 1 ULP off.
+ *                vexp's unmasked f32 lanes take their binary64 value from
+ *                lanes_exp (sim/lanes_simd.h: on AVX2 hosts within 1.1
+ *                binary64 ULPs, 4 lanes at a time) instead of libm's exp:
+ *                the re-evaluation near midpoints covers that error too, so
+ *                every lane rounds the same (checked on every binary32
+ *                input, DISABLED_ExpF32WholeRegisterAndPerLaneAgreeOnEveryInput
+ *                in tests/test_exec_sfu.cc; a sample runs in the normal suite).
  *
  * NPU_SFU_APPROX models a table-plus-polynomial unit whose result has
  * cfg.sfu_bits significant bits: the binary64 value is first rounded (ties to
@@ -35,6 +42,7 @@
  * rsqrt(x < 0) = NaN, sqrt(-0) = -0, sqrt(x < 0) = NaN; NaN results are the
  * canonical quiet NaN. */
 #include "exec.h"
+#include "lanes_simd.h"
 
 #include <math.h>
 
@@ -115,8 +123,38 @@ static inline double sfu_value(sfu_fn fn, sfu_precise_fn precise, double x, int 
     V_FP_LOOP(r = d2h(sfu_shape(c, sfu_value(FN, PRECISE, h2d(a), 11, -14))),       \
               r = f64_to_f32_inline(sfu_shape(c, sfu_value(FN, PRECISE, (double)a, 24, -126))))
 
-EXEC(VEXP) { SFU_LOOP(exp, expl); }
+/* vexp's unmasked f32 lanes in the exact mode: their binary64 values a
+ * whole register at a time (lanes_exp, sim/lanes_simd.h: 4 lanes per AVX2
+ * instruction, within the error settle_midpoint allows), each then settled
+ * and rounded as SFU_LOOP does; the same bits as SFU_LOOP. */
+static int vexp_whole(npu_core *c, const npu_insn *in)
+{
+    if (!NPU_LITTLE_ENDIAN_HOST || in->dt != NPU_F32 || in->pm || c->cfg.sfu_mode != NPU_SFU_EXACT)
+        return 0;
+    const unsigned n = lanes_of(c, NPU_F32);
+    const uint8_t *a = vreg(c, in->rs1);
+    uint8_t *d = vreg(c, in->rd);
+    double y[NPU_MAX_LANES];
+    lanes_exp(y, a, n);
+    for (unsigned i = 0; i < n; i++) /* lane i read before it is written: d may be a */
+        put_f32(d, i, f64_to_f32_inline(settle_midpoint(y[i], (double)get_f32(a, i), expl, 24, -126)));
+    return 1;
+}
+
+EXEC(VEXP)
+{
+    if (vexp_whole(c, in))
+        return;
+    SFU_LOOP(exp, expl);
+}
 EXEC(VLN) { SFU_LOOP(log, logl); }
-EXEC(VRCP) { SFU_LOOP(rcp, NULL); }
+EXEC(VRCP)
+{
+    if (NPU_LITTLE_ENDIAN_HOST && in->dt == NPU_F32 && !in->pm && c->cfg.sfu_mode == NPU_SFU_EXACT) {
+        lanes_rcp(vreg(c, in->rd), vreg(c, in->rs1), lanes_of(c, NPU_F32)); /* SFU_LOOP's bits */
+        return;
+    }
+    SFU_LOOP(rcp, NULL);
+}
 EXEC(VRSQRT) { SFU_LOOP(rsqrt, NULL); }
 EXEC(VSQRT) { SFU_LOOP(sqrt, NULL); }

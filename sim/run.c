@@ -177,23 +177,22 @@ int npu_run_turn(npu_timed_core *const *tcs, unsigned n, unsigned core, uint64_t
 {
     npu_timed_core *tc = tcs[core];
     npu_core *c = npu_timed_core_core(tc);
-    /* Only a DMA backend (a shared memory) leaves transfers pending. */
-    const int shared = npu_timed_core_dma_backend(tc, NULL) != NULL;
     int progressed = 0;
     if (!npu_run_may_book(tcs, n, core))
         return 0;
     book(tc);
-    while (c->state == NPU_CORE_RUNNING) {
-        const uint64_t now = npu_timed_now(tc);
-        if (now >= horizon || over_limit(c, now, lim))
+    const uint64_t max_cycles = lim ? lim->max_cycles : 0, max_insns = lim ? lim->max_instructions : 0;
+    for (;;) {
+        uint64_t steps;
+        const int why = npu_timed_run(tc, horizon, max_cycles, max_insns, &steps);
+        progressed |= steps != 0;
+        if (why == NPU_TIMED_LIMIT)
+            over_limit(c, npu_timed_now(tc), lim);
+        if (why != NPU_TIMED_DMA)
             break;
-        npu_timed_step(tc);
-        progressed = 1;
-        if (shared && npu_timed_dma_pending(tc) != UINT64_MAX) {
-            if (!npu_run_may_book(tcs, n, core))
-                break; /* another core may still start a transfer earlier: its turn first */
-            book(tc);
-        }
+        if (!npu_run_may_book(tcs, n, core))
+            break; /* another core may still start a transfer earlier: its turn first */
+        book(tc);
     }
     return progressed;
 }

@@ -352,7 +352,7 @@ const uint64_t *npu_timed_pc_stalls(const npu_timed_core *tc, uint64_t pc)
 
 uint64_t npu_timed_now(const npu_timed_core *tc)
 {
-    return tc->any_issued ? tc->last_issue : 0;
+    return tc->last_issue; /* 0 until the first issue */
 }
 
 void npu_timed_release(npu_timed_core *tc, uint64_t cycle)
@@ -575,7 +575,7 @@ void npu_timed_book_dma(npu_timed_core *tc)
  * in which some slot accepting the class is not yet taken. */
 static uint64_t first_slot(const npu_timed_core *tc, unsigned cls, uint64_t t, unsigned *slot)
 {
-    uint32_t taken = (tc->any_issued && t == tc->last_issue) ? tc->slots_used : 0;
+    uint32_t taken = t == tc->last_issue ? tc->slots_used : 0; /* none before the first issue */
     uint32_t open = tc->class_slots[cls] & ~taken;
     if (!open) { /* every fitting slot is taken this cycle: the next one has them free */
         t++;
@@ -585,9 +585,11 @@ static uint64_t first_slot(const npu_timed_core *tc, unsigned cls, uint64_t t, u
     return t;
 }
 
-npu_core_state npu_timed_step(npu_timed_core *tc)
+/* One instruction (npu_timed_step); inlined into npu_timed_run's loop. */
+static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed_core *tc)
 {
-    npu_timed_book_dma(tc);
+    if (tc->dma_pending)
+        npu_timed_book_dma(tc);
     npu_core *c = tc->core;
     npu_step_info info;
     const uint64_t pc = c->pc;
@@ -600,7 +602,7 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
     const npu_unit_timing *ut = &cfg->unit[d->unit];
 
     /* The latest constraint wins; ties keep the earlier reason in npu_stall order. */
-    uint64_t t = tc->any_issued ? tc->last_issue : 0;
+    uint64_t t = tc->last_issue; /* 0 until the first issue */
     const uint64_t oldest = t;
     npu_stall why = NPU_STALL_SLOT;
     unsigned producer = 0;
@@ -768,6 +770,35 @@ npu_core_state npu_timed_step(npu_timed_core *tc)
         dma_complete(tc, &ev, start + transfer + cfg->dma_latency);
     }
     return c->state;
+}
+
+npu_core_state npu_timed_step(npu_timed_core *tc) { return timed_step(tc); }
+
+int npu_timed_run(npu_timed_core *tc, uint64_t horizon, uint64_t max_cycles, uint64_t max_instructions,
+                  uint64_t *steps)
+{
+    const npu_core *c = tc->core;
+    uint64_t n = 0;
+    int why = NPU_TIMED_STOPPED;
+    while (c->state == NPU_CORE_RUNNING) {
+        const uint64_t now = tc->last_issue;
+        if (now >= horizon) {
+            why = NPU_TIMED_HORIZON;
+            break;
+        }
+        if ((max_instructions && c->retired >= max_instructions) || (max_cycles && now >= max_cycles)) {
+            why = NPU_TIMED_LIMIT;
+            break;
+        }
+        timed_step(tc);
+        n++;
+        if (tc->dma_pending) {
+            why = NPU_TIMED_DMA;
+            break;
+        }
+    }
+    *steps = n;
+    return why;
 }
 
 void npu_timed_finish(npu_timed_core *tc)

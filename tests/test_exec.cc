@@ -136,6 +136,11 @@ TEST(Exec, TheWholeRegisterLanesAreTheSameEightAtATime)
         lanes_narrow_plain(d1, d1, b, n, 2 * n);
         lanes_narrow_avx2(d2, d2, b, n, 2 * n);
         ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "narrow round " << round;
+        std::memcpy(d1, a, sizeof a);
+        std::memcpy(d2, a, sizeof a);
+        lanes_rcp_plain(d1, d1, n);
+        lanes_rcp_avx2(d2, d2, n);
+        ASSERT_EQ(0, std::memcmp(d1, d2, 4 * n)) << "rcp round " << round;
     }
     // and all 65,536 halves widened, then narrowed back
     for (unsigned h0 = 0; h0 < 0x10000; h0 += 128) {

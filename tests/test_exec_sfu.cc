@@ -145,6 +145,73 @@ TEST(ExecSfu, RsqrtF32IsCorrectlyRoundedOnSampledSignificands) { check_rsqrt_f32
 //   unit_tests --gtest_also_run_disabled_tests --gtest_filter='*RsqrtF32*Every*'
 TEST(ExecSfu, DISABLED_RsqrtF32IsCorrectlyRoundedOnEverySignificand) { check_rsqrt_f32_significands(1); }
 
+namespace {
+
+// vexp f32 in the exact mode on every `step`-th binary32 input: unmasked (the
+// whole-register lanes, lanes_exp of sim/lanes_simd.h, 4 lanes per AVX2
+// instruction on a host that has it) and masked with every lane active (the
+// per-lane loop, libm's exp) give the same bits, e^x correctly rounded
+// (binary80, rounded once to binary32, exact for e^x: exec_sfu.c).
+void check_exp_f32(uint64_t step)
+{
+    Machine m(2048);
+    const unsigned n = m.lanes(NPU_F32);
+    std::memset(m.c.p[1], 0xff, sizeof m.c.p[1]);
+    unsigned wrong = 0;
+    for (uint64_t base = 0; base < (1ull << 32); base += n * step) {
+        for (unsigned i = 0; i < n; i++)
+            m.set_lane(1, NPU_F32, i, (uint32_t)std::min<uint64_t>(base + i * step, 0xffffffffu));
+        ASSERT_EQ(m.exec(insn(NPU_OP_VEXP, NPU_F32, 2, 1)), NPU_CORE_HALTED);
+        ASSERT_EQ(m.exec(masked(insn(NPU_OP_VEXP, NPU_F32, 3, 1), 1)), NPU_CORE_HALTED);
+        for (unsigned i = 0; i < n; i++) {
+            const float x = m.f32(1, i);
+            const uint32_t want = x != x ? kQNaN32 : FB((float)expl((long double)x));
+            if ((m.lane(2, NPU_F32, i) != want || m.lane(3, NPU_F32, i) != want) && wrong++ < 5)
+                ADD_FAILURE() << "exp " << std::hexfloat << x << ": whole register " << m.f32(2, i)
+                              << ", per lane " << m.f32(3, i) << ", want " << F(want);
+        }
+    }
+    EXPECT_EQ(wrong, 0u);
+}
+
+} // namespace
+
+TEST(ExecSfu, ExpF32WholeRegisterAndPerLaneAgreeOnSampledInputs) { check_exp_f32(4099); }
+
+// The 50 binary32 inputs whose e^x in binary64 (libm's) lies nearest a
+// binary32 midpoint, within 24 binary64 ULPs (an exhaustive search): a
+// whole-register exp a few ULPs worse than lanes_exp's 1.1 would misround
+// some of them.
+TEST(ExecSfu, ExpF32WholeRegisterRoundsTheInputsNearestAMidpoint)
+{
+    const float hard[] = {
+        -0x1.d2259ap+3f, -0x1.e1dbe2p-8f, 0x1.fdff02p-17f, -0x1.c1c4b8p-10f, -0x1p-25f, 0x1.8d7cb6p-12f,
+        0x1.cd3982p-14f, 0x1.344e9cp-5f, 0x1.747de2p-15f, 0x1.036492p+1f, 0x1.62b666p+1f,
+        0x1.cb763ap-12f, 0x1.fbff82p-18f, 0x1.112856p+6f, 0x1.7ffffep-23f, 0x1.bffffap-22f,
+        0x1.dffff2p-21f, 0x1.efffe2p-20f, 0x1.f7ffc2p-19f, 0x1.fffffep-25f, 0x1p-24f, -0x1.548c34p-7f,
+        0x1.cce332p+0f, -0x1.f02a66p+1f, -0x1.6e1ddp-8f, 0x1.5b3c52p-14f, 0x1.97f0f6p+4f,
+        -0x1.7acc62p+3f, 0x1.69a056p+1f, 0x1.2e3554p-6f, 0x1.f79a1p-11f, -0x1.71e81ep-6f,
+        0x1.5ffc5cp-6f, 0x1.c1141cp-7f, -0x1.7f4296p+0f, -0x1.e981d4p-16f, 0x1.31e68cp-9f,
+        0x1.bae196p+2f, -0x1.93813ep-16f, 0x1.b78498p-1f, -0x1.03d5bep+0f, -0x1.fffffep-26f,
+        0x1.192e5cp-8f, -0x1.e4854cp-11f, -0x1.edfb24p-1f, 0x1.f12cdcp+3f, 0x1.060e1ep+6f,
+        0x1.c87cd2p-15f, -0x1.6727d6p-4f, 0x1.fffffcp-25f
+    };
+    Machine m(2048);
+    const unsigned n = m.lanes(NPU_F32), count = sizeof hard / sizeof hard[0];
+    for (unsigned base = 0; base < count; base += n) {
+        for (unsigned i = 0; i < n; i++)
+            m.set_f32(1, i, hard[std::min(base + i, count - 1)]);
+        ASSERT_EQ(m.exec(insn(NPU_OP_VEXP, NPU_F32, 2, 1)), NPU_CORE_HALTED);
+        for (unsigned i = 0; i < n; i++)
+            EXPECT_EQ(m.lane(2, NPU_F32, i), FB((float)expl((long double)m.f32(1, i))))
+                << std::hexfloat << m.f32(1, i);
+    }
+}
+
+// Every binary32 input (about 12 minutes here):
+//   unit_tests --gtest_also_run_disabled_tests --gtest_filter='*ExpF32*Every*'
+TEST(ExecSfu, DISABLED_ExpF32WholeRegisterAndPerLaneAgreeOnEveryInput) { check_exp_f32(1); }
+
 TEST(ExecSfu, SpecialValuesFollowIeee)
 {
     Machine m;

@@ -231,3 +231,90 @@ TEST(Timing, CoreStatsMergeSumsEveryCountAndTakesTheLargerCyclesAndPath)
         summed += wt[i] == wa[i] + wb[i];
     EXPECT_EQ(summed, n - 2);  // all but cycles and critical_path
 }
+
+namespace {
+
+// One core and its timing model, not yet run.
+struct Stepper {
+    npu_program prog{};
+    std::vector<uint8_t> gm_bytes = std::vector<uint8_t>(1 << 16);
+    npu_gm gm{};
+    npu_core core{};
+    npu_timed_core *tc = nullptr;
+
+    Stepper(const std::string &src, npu_dma_backend backend = nullptr)
+    {
+        npu_program_init(&prog);
+        npu_diag d{};
+        EXPECT_EQ(npu_assemble("t.s", src.c_str(), src.size(), nullptr, &prog, &d), NPU_OK) << d.message;
+        gm = npu_gm{ gm_bytes.data(), gm_bytes.size(), nullptr };
+        npu_core_config cc;
+        npu_core_config_default(&cc);
+        EXPECT_EQ(npu_core_init(&core, &cc, &prog, &gm), NPU_OK);
+        const npu_timing_config t = defaults();
+        tc = npu_timed_core_new(&core, &t);
+        if (backend)
+            npu_timed_core_set_dma_backend(tc, backend, nullptr);
+    }
+    ~Stepper()
+    {
+        npu_timed_core_free(tc);
+        npu_core_fini(&core);
+        npu_program_free(&prog);
+    }
+    Stepper(const Stepper &) = delete;
+    Stepper &operator=(const Stepper &) = delete;
+};
+
+const char kLoop[] = "li s1, 40\nli s3, 64\n"
+                     "top:\nvfma.f32 v1, v1, v2, v3\nvadd.f32 v4, v1, v2\nsld s5, [s0 + 8]\n"
+                     "dmald s0, s0, s3, 0\ndmawait 0\nloop s1, top\nhalt\n";
+
+uint64_t answer_in_50(void *, unsigned, uint64_t start, const npu_dma_request *) { return start + 50; }
+
+}  // namespace
+
+TEST(Timing, TimedRunStepsAsTimedStepDoesAndStopsWhereItSays)
+{
+    // One instruction at a time, and all at once: the same stats.
+    Stepper one(kLoop), all(kLoop);
+    uint64_t stepped = 0, steps = 0;
+    while (one.core.state == NPU_CORE_RUNNING) {
+        npu_timed_step(one.tc);
+        stepped++;
+    }
+    EXPECT_EQ(npu_timed_run(all.tc, UINT64_MAX, 0, 0, &steps), NPU_TIMED_STOPPED);
+    EXPECT_EQ(steps, stepped);
+    EXPECT_EQ(all.core.state, NPU_CORE_HALTED);
+    npu_timed_finish(one.tc);
+    npu_timed_finish(all.tc);
+    EXPECT_EQ(std::memcmp(npu_timed_stats(one.tc), npu_timed_stats(all.tc), sizeof(npu_core_stats)), 0);
+    EXPECT_GT(npu_timed_stats(all.tc)->cycles, 100u);
+
+    // The horizon: it stops before the first instruction whose clock reaches it.
+    Stepper h(kLoop);
+    EXPECT_EQ(npu_timed_run(h.tc, 100, 0, 0, &steps), NPU_TIMED_HORIZON);
+    EXPECT_GE(npu_timed_now(h.tc), 100u);
+    EXPECT_EQ(h.core.retired, steps);
+    EXPECT_EQ(npu_timed_run(h.tc, 100, 0, 0, &steps), NPU_TIMED_HORIZON);
+    EXPECT_EQ(steps, 0u);
+
+    // The limits: instructions, then cycles; the run loops raise the trap.
+    Stepper li(kLoop), lc(kLoop);
+    EXPECT_EQ(npu_timed_run(li.tc, UINT64_MAX, 0, 7, &steps), NPU_TIMED_LIMIT);
+    EXPECT_EQ(steps, 7u);
+    EXPECT_EQ(li.core.retired, 7u);
+    EXPECT_EQ(npu_timed_run(lc.tc, UINT64_MAX, 100, 0, &steps), NPU_TIMED_LIMIT);
+    EXPECT_GE(npu_timed_now(lc.tc), 100u);
+    EXPECT_EQ(lc.core.state, NPU_CORE_RUNNING);
+
+    // With a DMA backend: it stops after each transfer issued, left pending.
+    Stepper d(kLoop, answer_in_50);
+    EXPECT_EQ(npu_timed_run(d.tc, UINT64_MAX, 0, 0, &steps), NPU_TIMED_DMA);
+    EXPECT_EQ(steps, 6u); // li, li, vfma, vadd, sld, dmald
+    EXPECT_NE(npu_timed_dma_pending(d.tc), UINT64_MAX);
+    npu_timed_book_dma(d.tc);
+    EXPECT_EQ(npu_timed_dma_pending(d.tc), UINT64_MAX);
+    EXPECT_EQ(npu_timed_run(d.tc, UINT64_MAX, 0, 0, &steps), NPU_TIMED_DMA);
+    EXPECT_EQ(steps, 6u); // dmawait, loop, then the next iteration's four
+}

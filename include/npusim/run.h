@@ -68,7 +68,8 @@ NPU_API uint64_t npu_run_horizon_within(struct npu_timed_core *const *cores, uns
 NPU_API int npu_run_settle(struct npu_timed_core *const *cores, unsigned num_cores);
 /* 1 when core's pending transfer (if any) may be booked now. */
 NPU_API int npu_run_may_book(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core);
-/* Steps one core (see above); returns 1 when it stepped at least once. */
+/* Steps one core (see above; npu_timed_run is its loop); returns 1 when it
+ * stepped at least once. */
 NPU_API int npu_run_turn(struct npu_timed_core *const *cores, unsigned num_cores, unsigned core, uint64_t horizon,
                          const npu_run_limits *lim);
 /* The end of a timed run, once every core has finished: when the cores share

@@ -163,6 +163,19 @@ NPU_API npu_dma_backend npu_timed_core_dma_backend(const npu_timed_core *tc, voi
  * order of the transfers' start cycles across cores (run.h); the next step
  * or npu_timed_finish books a transfer still pending first. */
 NPU_API npu_core_state npu_timed_step(npu_timed_core *tc);
+/* Steps the core until it stops running, its clock (npu_timed_now) reaches
+ * `horizon`, it is at a limit (its clock at or past max_cycles, or its
+ * instructions at max_instructions; 0: none), or a step leaves a transfer
+ * pending (a DMA backend is set). Returns why (npu_timed_stop), and the
+ * instructions stepped in *steps. The run loops' inner loop (run.c). */
+typedef enum npu_timed_stop {
+    NPU_TIMED_STOPPED, /* the core is no longer running (halted, at a barrier, trapped) */
+    NPU_TIMED_HORIZON,
+    NPU_TIMED_LIMIT,
+    NPU_TIMED_DMA
+} npu_timed_stop;
+NPU_API int npu_timed_run(npu_timed_core *tc, uint64_t horizon, uint64_t max_cycles, uint64_t max_instructions,
+                          uint64_t *steps);
 /* The start cycle of the transfer waiting for npu_timed_book_dma, or
  * UINT64_MAX when none waits. */
 NPU_API uint64_t npu_timed_dma_pending(const npu_timed_core *tc);
