@@ -82,7 +82,9 @@ static inline double settle_midpoint(double y, double x, long double (*precise)(
     if (biased != 0 && biased != 0x7ff && biased - 1023 >= lane_emin) {
         const unsigned below = 52u - (unsigned)(lane_bits - 1); /* 42 (f16), 29 (f32) */
         const uint64_t rest = u & ((1ull << below) - 1), half = 1ull << (below - 1);
-        if ((rest > half ? rest - half : half - rest) > 8)
+        /* |rest - half| > 8 as one unsigned compare: a branch on the side of
+         * the midpoint, which is random, mispredicted half the lanes */
+        if (rest - half + 8 > 16)
             return y;
     }
     return settle_midpoint_near(y, x, precise, lane_bits, lane_emin);

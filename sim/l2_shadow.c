@@ -1,8 +1,12 @@
 /* The L2's miss classifier: a fully-associative LRU cache of the same number
  * of lines (a hash index over a recency list, O(1) per access, allocated
- * once), and the history of lines ever touched (an open-addressing set that
- * doubles when half full: the only allocation after init, a logarithmic
- * number of times in a run). */
+ * once), and the history of lines ever touched: a bit per line, in pages of
+ * 4,096 consecutive lines (512 bytes) found through an open-addressing table
+ * of page numbers that doubles when half full. A kernel's lines come in
+ * runs, so consecutive touches share a page and a cache line of the host
+ * (a set of lines hashed one by one missed the host's caches on nearly every
+ * touch); pages are allocated as first touched, the table a logarithmic
+ * number of times in a run. */
 #include "l2_shadow.h"
 
 #include <stdlib.h>
@@ -15,14 +19,23 @@ typedef struct fa_node {
     uint32_t prev, next; /* towards MRU, towards LRU */
 } fa_node;
 
+enum { PAGE_SHIFT = 12, PAGE_WORDS = (1 << PAGE_SHIFT) / 64 };
+
+typedef struct seen_page {
+    uint64_t key;   /* line >> PAGE_SHIFT, plus 1; 0 = empty */
+    uint64_t *bits; /* bit l of the page: line (key - 1) << PAGE_SHIFT | l was touched */
+} seen_page;
+
 struct npu_l2_shadow {
     uint32_t capacity, count;
     uint32_t mru, lru;
     fa_node *node;
     uint32_t *index;     /* open addressing, linear probing: node ids or NIL */
     uint64_t index_mask;
-    uint64_t *seen;      /* line + 1, 0 = empty */
-    uint64_t seen_mask, seen_count;
+    seen_page *pages;    /* open addressing, linear probing */
+    uint64_t page_mask, page_count;
+    uint64_t last_key;   /* the page touched last (0: none), and its bits */
+    uint64_t *last_bits;
     int seen_broken;
 };
 
@@ -44,7 +57,7 @@ static uint64_t pow2_at_least(uint64_t n)
     return p;
 }
 
-enum { SEEN_INITIAL = 1024 };
+enum { PAGES_INITIAL = 64 };
 
 struct npu_l2_shadow *npu_l2_shadow_new(uint32_t capacity)
 {
@@ -56,12 +69,9 @@ struct npu_l2_shadow *npu_l2_shadow_new(uint32_t capacity)
     s->index_mask = slots - 1;
     s->node = malloc(sizeof *s->node * capacity);
     s->index = malloc(sizeof *s->index * slots);
-    uint64_t seen_slots = pow2_at_least(4 * (uint64_t)capacity);
-    if (seen_slots < SEEN_INITIAL)
-        seen_slots = SEEN_INITIAL;
-    s->seen = malloc(sizeof *s->seen * seen_slots);
-    s->seen_mask = seen_slots - 1;
-    if (!s->node || !s->index || !s->seen) {
+    s->pages = calloc(PAGES_INITIAL, sizeof *s->pages);
+    s->page_mask = PAGES_INITIAL - 1;
+    if (!s->node || !s->index || !s->pages) {
         npu_l2_shadow_free(s);
         return NULL;
     }
@@ -75,7 +85,10 @@ void npu_l2_shadow_free(struct npu_l2_shadow *s)
         return;
     free(s->node);
     free(s->index);
-    free(s->seen);
+    if (s->pages)
+        for (uint64_t i = 0; i <= s->page_mask; i++)
+            free(s->pages[i].bits);
+    free(s->pages);
     free(s);
 }
 
@@ -90,57 +103,82 @@ void npu_l2_shadow_flush(struct npu_l2_shadow *s)
 void npu_l2_shadow_reset(struct npu_l2_shadow *s)
 {
     npu_l2_shadow_flush(s);
-    memset(s->seen, 0, sizeof *s->seen * (s->seen_mask + 1));
-    s->seen_count = 0;
+    for (uint64_t i = 0; i <= s->page_mask; i++) {
+        free(s->pages[i].bits);
+        s->pages[i] = (seen_page){ 0, NULL };
+    }
+    s->page_count = 0;
+    s->last_key = 0;
+    s->last_bits = NULL;
     s->seen_broken = 0;
 }
 
 /* ---- first-touch history ------------------------------------------------ */
 
-static int seen_grow(struct npu_l2_shadow *s)
+/* The slot of page `key` in a table of mask + 1 slots: its own, or the
+ * empty one where it goes. */
+static uint64_t page_slot(const seen_page *pages, uint64_t mask, uint64_t key)
 {
-    uint64_t slots = (s->seen_mask + 1) * 2;
-    uint64_t *grown = calloc(slots, sizeof *grown);
+    uint64_t i = mix(key) & mask;
+    while (pages[i].key && pages[i].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int pages_grow(struct npu_l2_shadow *s)
+{
+    const uint64_t slots = (s->page_mask + 1) * 2;
+    seen_page *grown = calloc(slots, sizeof *grown);
     if (!grown)
         return -1;
-    for (uint64_t i = 0; i <= s->seen_mask; i++) {
-        uint64_t key = s->seen[i];
-        if (!key)
-            continue;
-        uint64_t j = mix(key) & (slots - 1);
-        while (grown[j])
-            j = (j + 1) & (slots - 1);
-        grown[j] = key;
-    }
-    free(s->seen);
-    s->seen = grown;
-    s->seen_mask = slots - 1;
+    for (uint64_t i = 0; i <= s->page_mask; i++)
+        if (s->pages[i].key)
+            grown[page_slot(grown, slots - 1, s->pages[i].key)] = s->pages[i];
+    free(s->pages);
+    s->pages = grown;
+    s->page_mask = slots - 1;
     return 0;
+}
+
+/* The bits of page `key`, created (all clear) if new; NULL when out of memory. */
+static uint64_t *page_bits(struct npu_l2_shadow *s, uint64_t key)
+{
+    uint64_t i = page_slot(s->pages, s->page_mask, key);
+    if (s->pages[i].key)
+        return s->pages[i].bits;
+    /* Keep the table at most half full, so probes stay short and always end. */
+    if ((s->page_count + 1) * 2 > s->page_mask + 1) {
+        if (pages_grow(s) != 0)
+            return NULL;
+        i = page_slot(s->pages, s->page_mask, key);
+    }
+    uint64_t *bits = calloc(PAGE_WORDS, sizeof *bits);
+    if (!bits)
+        return NULL;
+    s->pages[i] = (seen_page){ key, bits };
+    s->page_count++;
+    return bits;
 }
 
 int npu_l2_shadow_first_touch(struct npu_l2_shadow *s, uint64_t line)
 {
     if (s->seen_broken)
         return -1;
-    uint64_t key = line + 1; /* line numbers are addr >> 2 at most: never wraps */
-    uint64_t i = mix(key) & s->seen_mask;
-    while (s->seen[i]) {
-        if (s->seen[i] == key)
-            return 0;
-        i = (i + 1) & s->seen_mask;
-    }
-    /* Keep the table at most half full, so probes stay short and always end. */
-    if ((s->seen_count + 1) * 2 > s->seen_mask + 1) {
-        if (seen_grow(s) != 0) {
+    const uint64_t key = (line >> PAGE_SHIFT) + 1; /* line numbers are addr >> 2 at most: never wraps */
+    if (key != s->last_key) {
+        uint64_t *bits = page_bits(s, key);
+        if (!bits) {
             s->seen_broken = 1;
             return -1;
         }
-        i = mix(key) & s->seen_mask;
-        while (s->seen[i])
-            i = (i + 1) & s->seen_mask;
+        s->last_key = key;
+        s->last_bits = bits;
     }
-    s->seen[i] = key;
-    s->seen_count++;
+    uint64_t *w = &s->last_bits[(line >> 6) & (PAGE_WORDS - 1)];
+    const uint64_t bit = 1ull << (line & 63);
+    if (*w & bit)
+        return 0;
+    *w |= bit;
     return 1;
 }
 

@@ -82,8 +82,10 @@ struct npu_timed_core {
     void *dma_ctx;
     int dma_pending;
     uint64_t ub_bank_free[64];     /* UB banks, shared by every LSU: next free cycle */
+    unsigned bank_bytes_log2, banks_log2; /* log2 of ub_bank_bytes and ub_banks, when powers of two */
+    int bank_pow2;                 /* both are (then UB words and banks need no division) */
     ub_flight *fly;                /* UB loads and stores in flight, in issue order (a ring) */
-    unsigned fly_head, fly_count, fly_cap;
+    unsigned fly_head, fly_count, fly_cap; /* a ring of fly_cap entries, a power of two */
     uint64_t fly_lost;             /* the latest completion of one not kept (out of host memory) */
     /* A transfer issued into a DMA backend but not yet booked there (the run
      * loop books transfers of all cores in start order, see run.h). */
@@ -289,6 +291,10 @@ npu_timed_core *npu_timed_core_new(npu_core *core, const npu_timing_config *cfg)
     for (unsigned s = 0; s < cfg->issue_width; s++)
         for (unsigned c = 0; c < NPU_NUM_CLASSES; c++)
             tc->class_slots[c] |= ((cfg->slot_classes[s] >> c) & 1u) << s;
+    const unsigned bw = cfg->ub_bank_bytes, banks = cfg->ub_banks;
+    tc->bank_pow2 = (bw & (bw - 1)) == 0 && (banks & (banks - 1)) == 0;
+    tc->bank_bytes_log2 = (unsigned)__builtin_ctz(bw);
+    tc->banks_log2 = (unsigned)__builtin_ctz(banks);
     return tc;
 }
 
@@ -369,21 +375,37 @@ void npu_timed_release(npu_timed_core *tc, uint64_t cycle)
  * lanes touch; it starts in every bank at its issue cycle or when the bank
  * is free, whichever is later, and takes one cycle per word there. Returns
  * the extra cycles beyond the first: (latest bank end) - (issue + 1). */
+/* The UB word of byte address a, and the bank of word w; shifts and masks
+ * where the config's sizes are powers of two (the host's division is slow). */
+static inline uint64_t ub_word(const npu_timed_core *tc, uint64_t a)
+{
+    return tc->bank_pow2 ? a >> tc->bank_bytes_log2 : a / tc->cfg.ub_bank_bytes;
+}
+
+static inline unsigned ub_bank(const npu_timed_core *tc, uint64_t w)
+{
+    return (unsigned)(tc->bank_pow2 ? w & (tc->cfg.ub_banks - 1) : w % tc->cfg.ub_banks);
+}
+
 static unsigned ub_bank_book(npu_timed_core *tc, const npu_step_info *info, uint64_t t)
 {
-    const unsigned banks = tc->cfg.ub_banks, bw = tc->cfg.ub_bank_bytes;
+    const unsigned banks = tc->cfg.ub_banks;
     if (info->ub_lanes == 0)
         return 0;
     uint64_t end = t + 1;
     if (info->ub_stride == 0) {
         /* Contiguous: consecutive words go round-robin over the banks. */
-        const uint64_t first = info->ub_addr / bw, last = (info->ub_addr + info->ub_bytes - 1) / bw;
+        const uint64_t first = ub_word(tc, info->ub_addr), last = ub_word(tc, info->ub_addr + info->ub_bytes - 1);
         const uint64_t nwords = last - first + 1;
         const unsigned touched = nwords < banks ? (unsigned)nwords : banks;
-        for (unsigned i = 0; i < touched; i++) {
-            const unsigned b = (unsigned)((first + i) % banks);
-            /* Bank b holds the words first + i, first + i + banks, ... */
-            const uint64_t words = (nwords - i + banks - 1) / banks;
+        /* Bank b0 + i (mod banks) holds the words first + i, first + i +
+         * banks, ...: ceil((nwords - i) / banks) of them, which is q + 1
+         * for i < r and q after, nwords = q banks + r. */
+        const uint64_t q = tc->bank_pow2 ? nwords >> tc->banks_log2 : nwords / banks;
+        const uint64_t r = nwords - q * banks;
+        unsigned b = ub_bank(tc, first);
+        for (unsigned i = 0; i < touched; i++, b = b + 1 == banks ? 0 : b + 1) {
+            const uint64_t words = q + (i < r);
             const uint64_t from = tc->ub_bank_free[b] > t ? tc->ub_bank_free[b] : t;
             tc->ub_bank_free[b] = from + words;
             if (from + words > end)
@@ -399,8 +421,8 @@ static unsigned ub_bank_book(npu_timed_core *tc, const npu_step_info *info, uint
     memset(last_word, 0xff, sizeof last_word);
     const uint64_t stride = (uint64_t)(info->ub_stride < 0 ? -info->ub_stride : info->ub_stride);
     for (unsigned i = 0; i < info->ub_lanes; i++) {
-        const uint64_t w = (info->ub_addr + i * stride) / bw;
-        const unsigned b = (unsigned)(w % banks);
+        const uint64_t w = ub_word(tc, info->ub_addr + i * stride);
+        const unsigned b = ub_bank(tc, w);
         if (w != last_word[b]) {
             last_word[b] = w;
             words[b]++;
@@ -456,12 +478,15 @@ static void dma_complete(npu_timed_core *tc, npu_issue_event *ev, uint64_t done)
         tc->hook(tc->hook_ctx, ev);
 }
 
-/* Keeps a UB load or store issued at t until it completes; those that
- * completed by t are dropped (no later transfer starts before t). */
-static void fly_push(npu_timed_core *tc, uint64_t t, npu_span bytes, uint64_t done)
+/* Keeps a UB load or store issued at t (`bytes` of the UB from `addr`; a
+ * store when `write`) until it completes; those that completed by t are
+ * dropped (no later transfer starts before t). Its span is built in place:
+ * one passed by value was written a byte at a time and read back a word at
+ * a time, which stalled the host's store forwarding. */
+static void fly_push(npu_timed_core *tc, uint64_t t, int write, uint64_t addr, uint64_t bytes, uint64_t done)
 {
     while (tc->fly_count && tc->fly[tc->fly_head].done <= t) {
-        tc->fly_head = (tc->fly_head + 1) % tc->fly_cap;
+        tc->fly_head = (tc->fly_head + 1) & (tc->fly_cap - 1);
         tc->fly_count--;
     }
     if (tc->fly_count == tc->fly_cap) {
@@ -472,13 +497,15 @@ static void fly_push(npu_timed_core *tc, uint64_t t, npu_span bytes, uint64_t do
             return;
         }
         for (unsigned i = 0; i < tc->fly_count; i++)
-            grown[i] = tc->fly[(tc->fly_head + i) % tc->fly_cap];
+            grown[i] = tc->fly[(tc->fly_head + i) & (tc->fly_cap - 1)];
         free(tc->fly);
         tc->fly = grown;
         tc->fly_head = 0;
         tc->fly_cap = cap;
     }
-    tc->fly[(tc->fly_head + tc->fly_count++) % tc->fly_cap] = (ub_flight){ bytes, done };
+    ub_flight *f = &tc->fly[(tc->fly_head + tc->fly_count++) & (tc->fly_cap - 1)];
+    f->bytes = npu_span_range(NPU_SPACE_UB, write, addr, bytes);
+    f->done = done;
 }
 
 /* The latest completion of the core's UB stores (and loads, when `loads`)
@@ -487,7 +514,7 @@ static uint64_t fly_hazard(const npu_timed_core *tc, const npu_span *sp, int loa
 {
     uint64_t h = tc->fly_lost;
     for (unsigned i = 0; i < tc->fly_count; i++) {
-        const ub_flight *f = &tc->fly[(tc->fly_head + i) % tc->fly_cap];
+        const ub_flight *f = &tc->fly[(tc->fly_head + i) & (tc->fly_cap - 1)];
         if ((f->bytes.write || loads) && f->done > h && npu_spans_meet(&f->bytes, sp))
             h = f->done;
     }
@@ -713,10 +740,8 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
     tc->stats.class_issued[d->cls]++;
 
     if (info.ub_lanes) /* a UB load or store (T7: transfers over its bytes wait for it) */
-        fly_push(tc, t,
-                 npu_span_range(NPU_SPACE_UB, npu_insn_table[in->op].category == NPU_CAT_MEM && d->ndst == 0,
-                                info.ub_addr, info.ub_bytes),
-                 complete);
+        fly_push(tc, t, npu_insn_table[in->op].category == NPU_CAT_MEM && d->ndst == 0, info.ub_addr,
+                 info.ub_bytes, complete);
 
     /* The issue event: built only when a hook reads it or a DMA or cube
      * operation completes it. */

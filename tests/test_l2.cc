@@ -625,6 +625,23 @@ TEST(L2, ClassificationSurvivesALargeFootprint)
     EXPECT_EQ(c.stats().unclassified, 0u);
 }
 
+TEST(L2, ClassificationCountsFirstTouchesOverManyFarApartPages)
+{
+    // 3000 lines 5,000 lines apart (the history keeps pages of 4,096 lines:
+    // one page each, its table grown several times), then 3000 lines inside
+    // one page, each line touched twice in a row and again in a second pass.
+    Cache c(small_config());
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t k = 0; k < 3000; k++)
+            for (int twice = 0; twice < 2; twice++)
+                c.access((k * 5000 + 7) * kLine);
+        for (uint64_t line = 1u << 25; line < (1u << 25) + 3000; line++)
+            c.access(line * kLine);
+    }
+    EXPECT_EQ(c.stats().compulsory, 6000u);
+    EXPECT_EQ(c.stats().unclassified, 0u);
+}
+
 TEST(L2, CountersAddUpAcrossCoresAndTensors)
 {
     npu_l2_config cfg = small_config(NPU_L2_PLRU);

@@ -129,6 +129,30 @@ TEST(Timing, BankConflictsCostWhatTheConfigSays)
     EXPECT_EQ(u.stats().stall[NPU_STALL_UB_BANK], 0u);
 }
 
+TEST(Timing, BankConflictsCountWordsPerBankForAnyBankCount)
+{
+    // A 32-byte vector at 0 is words 0 .. 3 of 8 bytes. Over 3 banks, bank 0
+    // holds words 0 and 3: one extra cycle; over 2 banks, two each: one;
+    // over 4, none. At 8 (words 1 .. 4) over 3 banks, bank 1 holds two.
+    struct Case { unsigned banks, bytes, addr, extra; };
+    for (const Case &k : { Case{3, 8, 0, 1}, Case{2, 8, 0, 1}, Case{4, 8, 0, 0}, Case{3, 8, 8, 1},
+                           Case{5, 6, 0, 1}, Case{3, 16, 16, 0} }) {
+        npu_timing_config c = defaults();
+        c.ub_banks = k.banks;
+        c.ub_bank_bytes = k.bytes;
+        Timed t("li s2, " + std::to_string(k.addr) + "\nvld.f32 v1, [s2]\nhalt\n", c);
+        EXPECT_EQ(t.stats().ub_bank_extra, k.extra) << k.banks << " banks of " << k.bytes << " at " << k.addr;
+    }
+    // Strided by banks x bytes, every lane (8) in one bank, each its own word.
+    for (unsigned banks : {3u, 4u}) {
+        npu_timing_config c = defaults();
+        c.ub_banks = banks;
+        c.ub_bank_bytes = 8;
+        Timed t("li s2, 0\nli s3, " + std::to_string(banks * 8) + "\nvlds.f32 v1, [s2], s3\nhalt\n", c);
+        EXPECT_EQ(t.stats().ub_bank_extra, 7u) << banks << " banks";
+    }
+}
+
 TEST(Timing, MispredictedBranchPenaltyIsCharged)
 {
     // A backward loop branch is predicted taken: its 4 taken passes cost
