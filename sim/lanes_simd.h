@@ -28,6 +28,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define NPUSIM_LANES_AVX2 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -267,13 +268,29 @@ __attribute__((target("avx2,fma,f16c"))) static inline void lanes_exp_avx2(doubl
 }
 #endif
 
+#ifdef NPUSIM_LANES_AVX2
+/* Whether the host has F16C, which not every compiler's
+ * __builtin_cpu_supports names (clang 14's does not): CPUID leaf 1, asked
+ * once per translation unit (CPUID is slow, in a VM very slow). */
+static inline int lanes_f16c(void)
+{
+    static int known; /* 0: not asked yet, 1: no, 2: yes; the same answer from any thread */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    }
+    return k == 2;
+}
+#endif
+
 /* Whether the whole-register passes below may take the AVX2 loops: n lanes
  * a multiple of 8 on a host with AVX2, FMA and F16C. */
 static inline int lanes_wide(unsigned n)
 {
 #ifdef NPUSIM_LANES_AVX2
-    return n % 8 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return n % 8 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && lanes_f16c();
 #else
     (void)n;
     return 0;
