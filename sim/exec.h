@@ -142,6 +142,14 @@ static inline void put_i32(uint8_t *v, unsigned i, int32_t x) { put_u32(v, i, (u
 static inline float get_f32(const uint8_t *v, unsigned i) { return npu_f32_from_bits(get_u32(v, i)); }
 static inline void put_f32(uint8_t *v, unsigned i, float x) { put_u32(v, i, npu_f32_bits(x)); }
 
+/* An unmasked f32 instruction on a little-endian host takes the whole
+ * register at once (lanes_simd.h: the same lane rules, 8 lanes at a time
+ * where the host has AVX2; exec_vector.c, and exec_sfu.c in the exact mode). */
+static inline int whole_f32(const npu_insn *in)
+{
+    return NPU_LITTLE_ENDIAN_HOST && in->dt == NPU_F32 && !in->pm;
+}
+
 /* ---- lane arithmetic ---------------------------------------------------- */
 
 /* Any NaN a float lane produces is the canonical quiet NaN. */

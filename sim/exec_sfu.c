@@ -131,7 +131,7 @@ static inline double sfu_value(sfu_fn fn, sfu_precise_fn precise, double x, int 
  * and rounded as SFU_LOOP does; the same bits as SFU_LOOP. */
 static int vexp_whole(npu_core *c, const npu_insn *in)
 {
-    if (!NPU_LITTLE_ENDIAN_HOST || in->dt != NPU_F32 || in->pm || c->cfg.sfu_mode != NPU_SFU_EXACT)
+    if (!whole_f32(in) || c->cfg.sfu_mode != NPU_SFU_EXACT)
         return 0;
     const unsigned n = lanes_of(c, NPU_F32);
     const uint8_t *a = vreg(c, in->rs1);
@@ -152,7 +152,7 @@ EXEC(VEXP)
 EXEC(VLN) { SFU_LOOP(log, logl); }
 EXEC(VRCP)
 {
-    if (NPU_LITTLE_ENDIAN_HOST && in->dt == NPU_F32 && !in->pm && c->cfg.sfu_mode == NPU_SFU_EXACT) {
+    if (whole_f32(in) && c->cfg.sfu_mode == NPU_SFU_EXACT) {
         lanes_rcp(vreg(c, in->rd), vreg(c, in->rs1), lanes_of(c, NPU_F32)); /* SFU_LOOP's bits */
         return;
     }

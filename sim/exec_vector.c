@@ -25,14 +25,6 @@
 
 /* ---- arithmetic ------------------------------------------------------------ */
 
-/* An unmasked f32 instruction on a little-endian host takes the whole
- * register at once (lanes_simd.h: the same lane rules, 8 lanes at a time
- * where the host has AVX2). */
-static inline int whole_f32(const npu_insn *in)
-{
-    return NPU_LITTLE_ENDIAN_HOST && in->dt == NPU_F32 && !in->pm;
-}
-
 #define WHOLE_F32(OP)                                                                       \
     do {                                                                                    \
         if (whole_f32(in)) {                                                                \

@@ -1,12 +1,13 @@
 /* The L2's miss classifier: a fully-associative LRU cache of the same number
  * of lines (a hash index over a recency list, O(1) per access, allocated
  * once), and the history of lines ever touched: a bit per line, in pages of
- * 4,096 consecutive lines (512 bytes) found through an open-addressing table
- * of page numbers that doubles when half full. A kernel's lines come in
- * runs, so consecutive touches share a page and a cache line of the host
- * (a set of lines hashed one by one missed the host's caches on nearly every
- * touch); pages are allocated as first touched, the table a logarithmic
- * number of times in a run. */
+ * 512 consecutive lines (64 bytes, one host cache line) found through an
+ * open-addressing table of page numbers that doubles when half full. A
+ * kernel's lines come in runs, so consecutive touches share a page (a set of
+ * lines hashed one by one missed the host's caches on nearly every touch);
+ * a trace of scattered lines pays at most a page per line. Pages are
+ * allocated as first touched, the table a logarithmic number of times in a
+ * run. */
 #include "l2_shadow.h"
 
 #include <stdlib.h>
@@ -19,7 +20,7 @@ typedef struct fa_node {
     uint32_t prev, next; /* towards MRU, towards LRU */
 } fa_node;
 
-enum { PAGE_SHIFT = 12, PAGE_WORDS = (1 << PAGE_SHIFT) / 64 };
+enum { PAGE_SHIFT = 9, PAGE_WORDS = (1 << PAGE_SHIFT) / 64 };
 
 typedef struct seen_page {
     uint64_t key;   /* line >> PAGE_SHIFT, plus 1; 0 = empty */

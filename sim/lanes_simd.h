@@ -266,9 +266,7 @@ __attribute__((target("avx2,fma,f16c"))) static inline void lanes_exp_avx2(doubl
                     y[i + l] = exp((double)lanes_get(a, i + l));
     }
 }
-#endif
 
-#ifdef NPUSIM_LANES_AVX2
 /* Whether the host has F16C, which not every compiler's
  * __builtin_cpu_supports names (clang 14's does not): CPUID leaf 1, asked
  * once per translation unit (CPUID is slow, in a VM very slow). */

@@ -369,12 +369,6 @@ void npu_timed_release(npu_timed_core *tc, uint64_t cycle)
 
 /* ---- the issue of one instruction -------------------------------------- */
 
-/* UB banks: bank b holds the bank words (ub_bank_bytes wide) w with
- * w % ub_banks == b, and moves one word per cycle for every LSU (the banks
- * are shared). An access needs, in each bank, the distinct words its active
- * lanes touch; it starts in every bank at its issue cycle or when the bank
- * is free, whichever is later, and takes one cycle per word there. Returns
- * the extra cycles beyond the first: (latest bank end) - (issue + 1). */
 /* The UB word of byte address a, and the bank of word w; shifts and masks
  * where the config's sizes are powers of two (the host's division is slow). */
 static inline uint64_t ub_word(const npu_timed_core *tc, uint64_t a)
@@ -387,6 +381,12 @@ static inline unsigned ub_bank(const npu_timed_core *tc, uint64_t w)
     return (unsigned)(tc->bank_pow2 ? w & (tc->cfg.ub_banks - 1) : w % tc->cfg.ub_banks);
 }
 
+/* UB banks: bank b holds the bank words (ub_bank_bytes wide) w with
+ * w % ub_banks == b, and moves one word per cycle for every LSU (the banks
+ * are shared). An access needs, in each bank, the distinct words its active
+ * lanes touch; it starts in every bank at its issue cycle or when the bank
+ * is free, whichever is later, and takes one cycle per word there. Returns
+ * the extra cycles beyond the first: (latest bank end) - (issue + 1). */
 static unsigned ub_bank_book(npu_timed_core *tc, const npu_step_info *info, uint64_t t)
 {
     const unsigned banks = tc->cfg.ub_banks;

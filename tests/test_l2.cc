@@ -627,9 +627,9 @@ TEST(L2, ClassificationSurvivesALargeFootprint)
 
 TEST(L2, ClassificationCountsFirstTouchesOverManyFarApartPages)
 {
-    // 3000 lines 5,000 lines apart (the history keeps pages of 4,096 lines:
-    // one page each, its table grown several times), then 3000 lines inside
-    // one page, each line touched twice in a row and again in a second pass.
+    // 3000 lines 5,000 lines apart (the history keeps pages of 512 lines:
+    // one page each, its table grown several times), then 3000 consecutive
+    // lines, each line touched twice in a row and again in a second pass.
     Cache c(small_config());
     for (int pass = 0; pass < 2; pass++) {
         for (uint64_t k = 0; k < 3000; k++)
