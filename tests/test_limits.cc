@@ -3,11 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
+
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "error.h"
 #include "run_limits.h"
@@ -34,6 +41,55 @@ TEST(Limits, RunBytesCountTheProcessTensorsCopiesCoresAndL2)
     EXPECT_EQ(run_bytes_needed(l, RunFootprint{1, 0, 0, 0}), kProcessBytes + 128u + 32u * 4u);
     EXPECT_EQ(run_bytes_needed(l, RunFootprint{2, 3, 32768, 1000}),
               kProcessBytes + 2u * (128u + 128u) + 3u * (32768u + kCoreStateBytes) + 1000u * kL2BytesPerLine);
+}
+
+TEST(Limits, RunBytesTouchedAreTheRunsOwnAndItsTables)
+{
+    npu_layout l = layout(1, 8, 2, 2, 4);
+    const RunFootprint run{2, 3, 32768, 1000};
+    EXPECT_EQ(run_bytes_touched(l, run), run_bytes_needed(l, run) - kProcessBytes + kRunTableBytes);
+    RunFootprint held = run;
+    held.held = 5000;
+    EXPECT_EQ(run_bytes_touched(l, held), run_bytes_needed(l, run) - kProcessBytes + kRunTableBytes);
+    held.held = UINT64_MAX;  // more than the run: its tables alone
+    EXPECT_EQ(run_bytes_touched(l, held), kRunTableBytes);
+}
+
+// prefault_heap maps a run's bytes before the run takes them from malloc:
+// blocks allocated and written after it take a page fault for few of their
+// pages (without it, every 4 KiB page of these 256 KiB blocks faults, each
+// block a mapping of its own). The only test in this binary that calls it
+// (it acts once per process).
+TEST(Limits, PrefaultHeapMapsTheRunsBytesBeforeTheRunWritesThem)
+{
+#if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "glibc's malloc only (a sanitizer brings its own)";
+#else
+    {
+        void *probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(probe, MAP_FAILED);
+        const int rc = madvise(probe, 4096, MADV_POPULATE_WRITE);
+        const int err = errno;
+        munmap(probe, 4096);
+        if (rc != 0 && err == EINVAL)
+            GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+    }
+    constexpr size_t kBlock = 256 << 10, kBlocks = 48;  // 12 MiB, 3,072 pages
+    prefault_heap(16u << 20);
+    struct rusage before{}, after{};
+    ASSERT_EQ(getrusage(RUSAGE_SELF, &before), 0);
+    std::vector<char *> blocks;
+    for (size_t i = 0; i < kBlocks; i++) {
+        blocks.push_back(static_cast<char *>(std::malloc(kBlock)));
+        ASSERT_NE(blocks.back(), nullptr);
+        std::memset(blocks.back(), int(i), kBlock);
+    }
+    ASSERT_EQ(getrusage(RUSAGE_SELF, &after), 0);
+    const long faults = after.ru_minflt - before.ru_minflt;
+    EXPECT_LT(faults, long(kBlock * kBlocks / 4096 / 16)) << faults << " page faults writing 3,072 pages";
+    for (char *b : blocks)
+        std::free(b);
+#endif
 }
 
 TEST(Limits, RunBytesSaturateInsteadOfWrapping)

@@ -38,6 +38,7 @@
 #include "engine_plugin.h"
 #endif
 #include "report.h"
+#include "run_limits.h"
 #include "runner.h"
 #include "tiling.h"
 #include "trace.h"
@@ -272,6 +273,8 @@ int cmd_run(const RunOptions &base, const std::string &config_file, const std::v
     if (!tf.vcd.empty())
         throw Error("--vcd " + tf.vcd + ": this npusim was built without SystemC (meson -Dsystemc=disabled)");
 #endif
+    // One run, then the process exits: its heap is prefaulted for the run (run_limits.h).
+    opts.admitted = prefault_heap;
     RunResult r = run_kernel(opts);
 #if NPUSIM_HAVE_SYSTEMC
     vcd.deliver();

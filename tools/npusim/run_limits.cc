@@ -4,11 +4,17 @@
 #include "run_limits.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
@@ -86,6 +92,43 @@ uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run)
     need = sat_add(need, sat_mul(sat_add(run.ub_bytes, kCoreStateBytes), run.cores));
     need = sat_add(need, run.held);
     return sat_add(need, sat_mul(run.l2_lines, kL2BytesPerLine));
+}
+
+uint64_t run_bytes_touched(const npu_layout &layout, const RunFootprint &run)
+{
+    const uint64_t need = run_bytes_needed(layout, run), own = sat_add(kProcessBytes, run.held);
+    return sat_add(need > own ? need - own : 0, kRunTableBytes);
+}
+
+void prefault_heap(uint64_t bytes)
+{
+#if defined(__GLIBC__)
+    static std::atomic<bool> done{false};
+    if (done.exchange(true))  // a run's inner runs (its tiles measured) reuse what it freed
+        return;
+    constexpr uint64_t kMost = 256u << 20, kPage = 4096, kHuge = 2u << 20;
+    // Blocks up to kMost come from the heap (not a mapping of their own,
+    // faulted in again each time), and what is freed stays there.
+    mallopt(M_MMAP_THRESHOLD, int(kMost + kHuge));
+    mallopt(M_TRIM_THRESHOLD, int(2 * kMost));
+    bytes = std::min(bytes, kMost);
+    if (bytes < kHuge)
+        return;
+    char *block = static_cast<char *>(std::malloc(bytes));
+    if (!block)
+        return;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(block), end = (at + bytes) & ~(kPage - 1);
+    const uintptr_t huge_at = (at + kHuge - 1) & ~(kHuge - 1), huge_end = end & ~(kHuge - 1);
+    if (huge_end > huge_at)
+        madvise(reinterpret_cast<void *>(huge_at), huge_end - huge_at, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page_at = (at + kPage - 1) & ~(kPage - 1);
+    madvise(reinterpret_cast<void *>(page_at), end - page_at, MADV_POPULATE_WRITE);
+#endif
+    std::free(block);  // to the top of the heap, where the run's blocks are cut from
+#else
+    (void)bytes;
+#endif
 }
 
 uint64_t host_memory_available()

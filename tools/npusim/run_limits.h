@@ -59,6 +59,33 @@ constexpr uint64_t kCoreStateBytes = 16u << 10;
 constexpr uint64_t kL2BytesPerLine = 80;
 uint64_t run_bytes_needed(const npu_layout &layout, const RunFootprint &run);
 
+// The host bytes a run touches beyond the process's own, for
+// prefault_heap: run_bytes_needed less kProcessBytes and RunFootprint::held,
+// and kRunTableBytes more for the tables whose size does not follow the
+// tensors (the check's reference per fp16 value, 640 KB; the stall rows of
+// each instruction; the timing models), which run_bytes_needed leaves in
+// kProcessBytes. gelu_tanh fp16 1x64x56x56: 3.2 MB estimated, 3.7 MB
+// touched; with these 2 MiB more, 412 page faults in the run were 303.
+constexpr uint64_t kRunTableBytes = 2u << 20;
+uint64_t run_bytes_touched(const npu_layout &layout, const RunFootprint &run);
+
+// Prepares the heap of a process that makes one run and exits (npusim
+// run) for the `bytes` the run will touch: malloc keeps what it is given
+// back and serves blocks up to 256 MiB from its heap (mallopt), and the
+// run's bytes are mapped at once, in 2 MiB pages where the kernel has them
+// (MADV_HUGEPAGE) and with one call (MADV_POPULATE_WRITE), so that the run
+// takes them from there. A page faulted in one at a time costs 5 to 12 us
+// on a virtual machine (docs/performance.md, "Page faults"), a run like
+// gelu_tanh fp16 1x64x56x56 touches about 900 of them, and its engine takes
+// about 7 ms. It changes how malloc keeps memory for the whole process, so
+// a process that runs many (the C API, Python, compare, sweep) does not
+// call it; nor does anything else change: without glibc or these madvise
+// flags it does what it can, and no result depends on it. At most 256 MiB
+// are prefaulted; the rest of a larger run is faulted in as it is touched.
+// Only the first call acts: a run's inner runs (its tiles measured, one
+// after another) reuse the blocks the run before them freed.
+void prefault_heap(uint64_t bytes);
+
 // Memory this process may still allocate: MemAvailable from /proc/meminfo
 // (sysinfo's free + buffer RAM without it), capped by RLIMIT_AS and
 // RLIMIT_DATA when they are set. With `held`, the memory for a need that

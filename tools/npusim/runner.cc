@@ -1710,7 +1710,10 @@ static void plan_run(Plan &p, const RunOptions &opts)
     resolve_run(p.r, opts, *p.given);
     check_needs(p.r);
     p.shape = run_shape(p.r, opts, *p.given);
-    p.grant = admit_run(p.r.layout, footprint_of(p.r, opts));
+    const RunFootprint fp = footprint_of(p.r, opts);
+    p.grant = admit_run(p.r.layout, fp);
+    if (opts.admitted)
+        opts.admitted(run_bytes_touched(p.r.layout, fp));
     assemble_kernel(p.r, opts, p.prog.p);
 }
 

@@ -83,6 +83,11 @@ struct RunOptions {
     // (docs/kernels.md, "Tiles"); false runs the rule's pick unchecked, one
     // simulation.
     bool check_tiles = true;
+    // Called once the run is admitted (its memory checked), before it is
+    // assembled and simulated, with the host bytes it will touch beyond the
+    // process's own (run_bytes_touched): npusim run prefaults its heap for
+    // them (prefault_heap).
+    std::function<void(uint64_t bytes)> admitted;
     // Host bytes the caller holds beside the run and keeps through it (npusim
     // graph: its tensors), counted in the run's memory check (check_run_fits).
     uint64_t host_bytes_held = 0;
