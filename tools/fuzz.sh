@@ -13,6 +13,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build-fuzz"
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 
+"$ROOT/tools/install-deps.sh" clang  # and libFuzzer, its compiler-rt
 if [ ! -f "$BUILD/build.ninja" ]; then
     CC=clang CXX=clang++ meson setup "$BUILD" "$ROOT" -Dfuzz=true \
         -Db_sanitize=address,undefined -Db_lundef=false \

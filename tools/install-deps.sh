@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages npusim needs to build and test, and only the
-# missing ones, so a second run costs one dpkg query.
+# missing ones, so a second run costs one dpkg query. Packages named as
+# arguments are wanted too (tools/fuzz.sh: clang).
 set -eu
 
 PACKAGES="meson ninja-build pkg-config gcc g++ libsystemc-dev libyaml-cpp-dev \
 libgtest-dev libcli11-dev nlohmann-json3-dev parallel python3-matplotlib \
-pybind11-dev python3-dev python3-numpy python3-pandas"
+pybind11-dev python3-dev python3-numpy python3-pandas $*"
 
 missing=""
 for p in $PACKAGES; do
