@@ -295,6 +295,10 @@ typedef struct pipe_block {
     unsigned prologue_iterations;   /* the least count the scheduled code runs */
     size_t *marks;                  /* pcs of the emitted copies of body[0] */
     size_t nmarks, marks_cap;
+    /* least_lifetime_sum of the 'v' and 'p' files, once known (min_lifetimes
+     * asks up to three times per block; the ops and latencies do not change) */
+    long least_sum[2];
+    unsigned char least_known[2];
 } pipe_block;
 
 static int op_error(pipe_block *b, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -3467,13 +3471,23 @@ out:
 /* Huff's MinAvg inputs: the registers free for the block's values, and per
  * file the least lifetime sum above (0 on its own failure, which only an
  * allocation can cause: then the floor is lost, never overstated). */
-static void min_lifetimes(const pipe_block *b, npu_sched_loop *l)
+static long block_lifetime_sum(pipe_block *b, char file)
+{
+    const int k = file == 'p';
+    if (!b->least_known[k]) {
+        b->least_sum[k] = least_lifetime_sum(b, file);
+        b->least_known[k] = b->least_sum[k] >= 0; /* out of memory: asked again */
+    }
+    return b->least_sum[k];
+}
+
+static void min_lifetimes(pipe_block *b, npu_sched_loop *l)
 {
     l->regs_v = (unsigned)__builtin_popcount(b->vpool);
     l->regs_p = (unsigned)__builtin_popcount(b->ppool & 0xffu);
     if (!b->m)
         return;
-    const long sv = least_lifetime_sum(b, 'v'), sp = least_lifetime_sum(b, 'p');
+    const long sv = block_lifetime_sum(b, 'v'), sp = block_lifetime_sum(b, 'p');
     l->lifetime_sum_v = sv > 0 ? (unsigned long)sv : 0;
     l->lifetime_sum_p = sp > 0 ? (unsigned long)sp : 0;
 }
