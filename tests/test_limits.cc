@@ -59,7 +59,7 @@ TEST(Limits, RunBytesTouchedAreTheRunsOwnAndItsTables)
 // blocks allocated and written after it take a page fault for few of their
 // pages (without it, every 4 KiB page of these 256 KiB blocks faults, each
 // block a mapping of its own). The only test in this binary that calls it
-// (it acts once per process).
+// (it changes how malloc keeps memory).
 TEST(Limits, PrefaultHeapMapsTheRunsBytesBeforeTheRunWritesThem)
 {
 #if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -174,6 +174,7 @@ ScEngineFn systemc_engine_from_module(const ScOptions &sc, const std::string &fl
 {
     static NpusimSystemcEngineEntry entry = nullptr;
     if (!entry) {
+        prefault_heap(kSystemcLoadBytes);  // for libsystemc's sc_temp_heap (run_limits.h)
         void *module = dlopen(NPUSIM_SYSTEMC_ENGINE_MODULE, RTLD_NOW | RTLD_LOCAL);
         if (!module)
             throw Error(flag + ": the SystemC engine cannot be loaded: " + dlerror());

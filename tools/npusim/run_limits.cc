@@ -4,7 +4,6 @@
 #include "run_limits.h"
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -103,9 +102,6 @@ uint64_t run_bytes_touched(const npu_layout &layout, const RunFootprint &run)
 void prefault_heap(uint64_t bytes)
 {
 #if defined(__GLIBC__)
-    static std::atomic<bool> done{false};
-    if (done.exchange(true))  // a run's inner runs (its tiles measured) reuse what it freed
-        return;
     constexpr uint64_t kMost = 256u << 20, kPage = 4096, kHuge = 2u << 20;
     // Blocks up to kMost come from the heap (not a mapping of their own,
     // faulted in again each time), and what is freed stays there.

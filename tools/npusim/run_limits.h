@@ -82,8 +82,11 @@ uint64_t run_bytes_touched(const npu_layout &layout, const RunFootprint &run);
 // call it; nor does anything else change: without glibc or these madvise
 // flags it does what it can, and no result depends on it. At most 256 MiB
 // are prefaulted; the rest of a larger run is faulted in as it is touched.
-// Only the first call acts: a run's inner runs (its tiles measured, one
-// after another) reuse the blocks the run before them freed.
+// Each call maps its bytes: a run's inner runs (its tiles measured, one
+// after another) find them mapped already, in the blocks the run before
+// them freed, and npusim run also calls it before it loads SystemC, whose
+// static initialiser allocates and zeroes 3 MiB (kSystemcLoadBytes).
+constexpr uint64_t kSystemcLoadBytes = 3u << 20;
 void prefault_heap(uint64_t bytes);
 
 // Memory this process may still allocate: MemAvailable from /proc/meminfo
