@@ -4,6 +4,7 @@
 #include "c_locale.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,8 +475,200 @@ int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_o
     return rc;
 }
 
+/* ---- programs assembled before, from disk --------------------------------
+ * npu_assemble_file keeps the last kProgramsKept programs it assembled from
+ * disk, as ccache keeps compilations: each under its options (the path as
+ * given, include folders, defines, machine, schedule), with the log of
+ * every file the assembly tried (the bytes it read, or that it did not
+ * open) and every path it resolved. A later call with the same options
+ * whose log holds (every file read again gives the same bytes or fails the
+ * same way, every path resolves the same) takes a copy of the program: the
+ * assembly is a function of those, so a fresh one would give the same
+ * bits. A kernel run in a loop in one process (Python, compare, sweep)
+ * assembled its kernel every time, half of a small run's host time. */
+enum { kProgramsKept = 32 };
+
+typedef struct kept_program {
+    char *key;
+    size_t key_len;
+    asm_read_log log;
+    npu_program prog;
+} kept_program;
+
+static struct {
+    pthread_mutex_t lock;
+    kept_program e[kProgramsKept];
+    size_t count, next;
+} kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+typedef struct key_buf {
+    char *p;
+    size_t len, cap;
+    int broken;
+} key_buf;
+
+static void key_add(key_buf *k, const char *bytes, size_t n)
+{
+    if (k->broken)
+        return;
+    if (k->len + n + 1 > k->cap) {
+        size_t cap = k->cap ? k->cap : 256;
+        while (cap < k->len + n + 1)
+            cap *= 2;
+        char *bigger = realloc(k->p, cap);
+        if (!bigger) {
+            k->broken = 1;
+            return;
+        }
+        k->p = bigger;
+        k->cap = cap;
+    }
+    memcpy(k->p + k->len, bytes, n);
+    k->len += n;
+    k->p[k->len++] = '\0';
+}
+
+static void key_str(key_buf *k, const char *s) { key_add(k, s ? s : "", s ? strlen(s) : 0); }
+
+static void key_num(key_buf *k, unsigned long long v)
+{
+    char t[32];
+    key_add(k, t, (size_t)snprintf(t, sizeof t, "%llu", v));
+}
+
+/* Everything of the options an assembly depends on, NUL-separated; NULL when
+ * out of memory. */
+static char *program_key(const char *path, const npu_asm_options *opts, size_t *len)
+{
+    key_buf k = { 0 };
+    key_str(&k, path);
+    const size_t ndirs = opts && opts->include_dirs ? opts->num_include_dirs : 0;
+    const size_t ndefs = opts && opts->defines ? opts->num_defines : 0;
+    key_num(&k, ndirs);
+    for (size_t i = 0; i < ndirs; i++)
+        key_str(&k, opts->include_dirs[i]); /* NULL searches as "" does */
+    key_num(&k, ndefs);
+    for (size_t i = 0; i < ndefs; i++) {
+        key_num(&k, (opts->defines[i].name != NULL) | (opts->defines[i].value != NULL) << 1);
+        key_str(&k, opts->defines[i].name);
+        key_str(&k, opts->defines[i].value);
+    }
+    const npu_asm_machine *m = opts ? opts->machine : NULL;
+    key_num(&k, opts && opts->schedule);
+    key_num(&k, m != NULL);
+    if (m) {
+        key_num(&k, m->issue_width);
+        for (size_t i = 0; i < sizeof m->slot_classes / sizeof m->slot_classes[0]; i++)
+            key_num(&k, m->slot_classes[i]);
+        for (size_t u = 0; u < NPU_NUM_UNITS; u++) {
+            key_num(&k, m->unit[u].count);
+            key_num(&k, m->unit[u].latency);
+            key_num(&k, m->unit[u].interval);
+        }
+        key_num(&k, m->vlen_bytes);
+        key_num(&k, m->ub_bytes);
+    }
+    if (k.broken) {
+        free(k.p);
+        return NULL;
+    }
+    *len = k.len;
+    return k.p;
+}
+
+/* 1 with a copy of the kept program in *out, 0 when none holds, -1 out of memory. */
+static int kept_find(const char *key, size_t key_len, npu_program *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&kept.lock);
+    for (size_t i = 0; i < kept.count && !found; i++) {
+        kept_program *e = &kept.e[i];
+        if (e->key_len == key_len && memcmp(e->key, key, key_len) == 0 && asm_read_log_holds(&e->log))
+            found = asm_program_copy(out, &e->prog) == NPU_OK ? 1 : -1;
+    }
+    pthread_mutex_unlock(&kept.lock);
+    return found;
+}
+
+/* Keeps `prog` (copied) under `key` (taken) with `log` (taken), in place of
+ * an entry of the same key or the oldest. */
+static void kept_add(char *key, size_t key_len, asm_read_log *log, const npu_program *prog)
+{
+    npu_program copy;
+    if (asm_program_copy(&copy, prog) != NPU_OK) {
+        free(key);
+        asm_read_log_free(log);
+        return;
+    }
+    pthread_mutex_lock(&kept.lock);
+    size_t at = kept.count < kProgramsKept ? kept.count : kept.next;
+    for (size_t i = 0; i < kept.count; i++)
+        if (kept.e[i].key_len == key_len && memcmp(kept.e[i].key, key, key_len) == 0)
+            at = i;
+    if (at < kept.count) {
+        free(kept.e[at].key);
+        asm_read_log_free(&kept.e[at].log);
+        npu_program_free(&kept.e[at].prog);
+    } else {
+        kept.count++;
+    }
+    if (at == kept.next)
+        kept.next = (kept.next + 1) % kProgramsKept;
+    kept.e[at] = (kept_program){ key, key_len, *log, copy };
+    memset(log, 0, sizeof *log);
+    pthread_mutex_unlock(&kept.lock);
+}
+
+void asm_programs_clear(void)
+{
+    pthread_mutex_lock(&kept.lock);
+    for (size_t i = 0; i < kept.count; i++) {
+        free(kept.e[i].key);
+        asm_read_log_free(&kept.e[i].log);
+        npu_program_free(&kept.e[i].prog);
+    }
+    kept.count = kept.next = 0;
+    pthread_mutex_unlock(&kept.lock);
+}
+
+static int assemble_file(const char *path, const npu_asm_options *opts, npu_program *out, npu_diag *diag);
+
 int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
                       npu_diag *diag)
+{
+    if (opts && opts->reader) /* a host's files: not ours to read again */
+        return assemble_file(path, opts, out, diag);
+    size_t key_len = 0;
+    char *key = program_key(path ? path : "", opts, &key_len);
+    const int hit = key ? kept_find(key, key_len, out) : 0;
+    if (hit != 0) {
+        free(key);
+        if (hit > 0 && diag)
+            memset(diag, 0, sizeof *diag);
+        if (hit < 0) {
+            npu_program_init(out);
+            if (diag) {
+                memset(diag, 0, sizeof *diag);
+                snprintf(diag->message, sizeof diag->message, "out of memory");
+            }
+            return NPU_ENOMEM;
+        }
+        return NPU_OK;
+    }
+    asm_read_log log = { 0 };
+    asm_log_reads(&log);
+    const int rc = assemble_file(path, opts, out, diag);
+    asm_log_reads(NULL);
+    if (rc == NPU_OK && key && !log.broken) {
+        kept_add(key, key_len, &log, out);
+    } else {
+        free(key);
+        asm_read_log_free(&log);
+    }
+    return rc;
+}
+
+static int assemble_file(const char *path, const npu_asm_options *opts, npu_program *out, npu_diag *diag)
 {
     char *text = NULL;
     size_t len = 0;

@@ -288,6 +288,38 @@ char *asm_canonical_path(const char *path, int on_disk);
 /* Reads a whole source file through opts->reader, or from disk. */
 int asm_read_source(const npu_asm_options *opts, const char *path, char **text, size_t *len);
 
+/* What an assembly from disk read: each file it tried (its path, and its
+ * bytes or that it did not open) and each path it resolved (realpath, for
+ * include-once), in order. While a log is set on this thread (asm_log_reads;
+ * NULL stops), asm_read_source and asm_canonical_path append to it; a
+ * failed append marks it broken (it is then not used). npu_assemble_file
+ * keeps its programs with their logs (asm.c). */
+typedef struct asm_read {
+    char *path;
+    int resolved;  /* 0: a read (rc, text, len); 1: a realpath (text: its result, or NULL) */
+    int rc;
+    char *text;
+    size_t len;
+} asm_read;
+typedef struct asm_read_log {
+    asm_read *reads;
+    size_t count, cap;
+    int broken;
+} asm_read_log;
+void asm_log_reads(asm_read_log *log);
+void asm_read_log_free(asm_read_log *log);
+/* Whether every read and path of `log` gives the same now (the files are
+ * read and the paths resolved again). */
+int asm_read_log_holds(const asm_read_log *log);
+
+/* A deep copy of `src` into `dst` (initialised here): 0, or NPU_ENOMEM with
+ * dst empty. */
+int asm_program_copy(npu_program *dst, const npu_program *src);
+
+/* Forgets the programs npu_assemble_file keeps (npu_asm_cache_clear and
+ * npu_asm_cache_set_file call it). */
+void asm_programs_clear(void);
+
 /* ---- .pipeline blocks (asm_pipe.c) ------------------------------------------ */
 
 int asm_pipe_begin(asm_ctx *c, asm_lexer *lx, asm_token directive);

@@ -4214,6 +4214,7 @@ int npu_asm_cache_set_file(const char *path)
     disk.loaded = 0;
     disk_forget();
     pthread_mutex_unlock(&pipe_cache.lock);
+    asm_programs_clear();
     return NPU_OK;
 }
 
@@ -4284,6 +4285,7 @@ void npu_asm_cache_clear(void)
     pipe_cache.count = pipe_cache.next = 0;
     pipe_cache.hits = pipe_cache.misses = 0;
     pthread_mutex_unlock(&pipe_cache.lock);
+    asm_programs_clear();
 }
 
 void npu_asm_cache_stats(unsigned long *hits, unsigned long *misses)

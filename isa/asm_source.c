@@ -3,6 +3,7 @@
  * definition and substitution live in asm_macro.c). */
 #include "asm_internal.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,10 +81,57 @@ static char *normalize_path(const char *path)
     return out;
 }
 
+/* ---- what an assembly read (asm_read_log) ------------------------------- */
+
+static _Thread_local asm_read_log *read_log;
+
+void asm_log_reads(asm_read_log *log) { read_log = log; }
+
+void asm_read_log_free(asm_read_log *log)
+{
+    for (size_t i = 0; i < log->count; i++) {
+        free(log->reads[i].path);
+        free(log->reads[i].text);
+    }
+    free(log->reads);
+    memset(log, 0, sizeof *log);
+}
+
+/* Appends a record; `text` (len bytes, may be NULL) is copied. */
+static void log_read(const char *path, int resolved, int rc, const char *text, size_t len)
+{
+    asm_read_log *log = read_log;
+    if (!log || log->broken)
+        return;
+    const int saved_errno = errno; /* npu_assemble_file reports the read's */
+    if (log->count == log->cap) {
+        size_t cap = log->cap ? 2 * log->cap : 16;
+        asm_read *bigger = realloc(log->reads, cap * sizeof *bigger);
+        if (!bigger) {
+            log->broken = 1;
+            return;
+        }
+        log->reads = bigger;
+        log->cap = cap;
+    }
+    asm_read r = { strdup(path), resolved, rc, NULL, len };
+    if (text && (r.text = malloc(len + 1)))
+        memcpy(r.text, text, len + 1);
+    if (!r.path || (text && !r.text)) {
+        free(r.path);
+        free(r.text);
+        log->broken = 1;
+    } else {
+        log->reads[log->count++] = r;
+    }
+    errno = saved_errno;
+}
+
 char *asm_canonical_path(const char *path, int on_disk)
 {
     if (on_disk) {
         char *real = realpath(path, NULL);
+        log_read(path, 1, 0, real, real ? strlen(real) : 0);
         if (real)
             return real;
     }
@@ -133,7 +181,32 @@ int asm_read_source(const npu_asm_options *opts, const char *path, char **text, 
     *len = 0;
     if (opts && opts->reader)
         return opts->reader(opts->reader_ctx, path, text, len);
-    return read_disk(path, text, len);
+    const int rc = read_disk(path, text, len);
+    log_read(path, 0, rc, rc == NPU_OK ? *text : NULL, rc == NPU_OK ? *len : 0);
+    return rc;
+}
+
+int asm_read_log_holds(const asm_read_log *log)
+{
+    if (log->broken)
+        return 0;
+    for (size_t i = 0; i < log->count; i++) {
+        const asm_read *r = &log->reads[i];
+        char *text = NULL;
+        size_t len = 0;
+        int same;
+        if (r->resolved) {
+            text = realpath(r->path, NULL);
+            same = text ? r->text && strcmp(text, r->text) == 0 : !r->text;
+        } else {
+            const int rc = read_disk(r->path, &text, &len);
+            same = rc == r->rc && (rc != NPU_OK || (len == r->len && memcmp(text, r->text, len) == 0));
+        }
+        free(text);
+        if (!same)
+            return 0;
+    }
+    return 1;
 }
 
 /* dir/name, where dir is the folder part of `base` ("" for none). */

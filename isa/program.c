@@ -2,6 +2,8 @@
  * file format, and the one-line diagnostic formatter. */
 #include "npusim/program.h"
 
+#include "asm_internal.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +65,59 @@ void npu_program_free(npu_program *p)
     }
     free(p->loops);
     npu_program_init(p);
+}
+
+static void *dup_bytes(const void *src, size_t n)
+{
+    void *p = n ? malloc(n) : NULL;
+    if (p)
+        memcpy(p, src, n);
+    return p;
+}
+
+int asm_program_copy(npu_program *dst, const npu_program *src)
+{
+    npu_program_init(dst);
+    const size_t n = src->count;
+    if (n && (!(dst->words = dup_bytes(src->words, n * sizeof *src->words)) ||
+              !(dst->insns = dup_bytes(src->insns, n * sizeof *src->insns)) ||
+              (src->locs && !(dst->locs = dup_bytes(src->locs, n * sizeof *src->locs)))))
+        goto oom;
+    dst->count = dst->capacity = n;
+    if (src->nfiles) {
+        if (!(dst->files = calloc(src->nfiles, sizeof *dst->files)))
+            goto oom;
+        for (; dst->nfiles < src->nfiles; dst->nfiles++)
+            if (!(dst->files[dst->nfiles] = strdup(src->files[dst->nfiles])))
+                goto oom;
+    }
+    if (src->nloops) {
+        if (!(dst->loops = calloc(src->nloops, sizeof *dst->loops)))
+            goto oom;
+        for (; dst->nloops < src->nloops; dst->nloops++) {
+            const npu_sched_loop *from = &src->loops[dst->nloops];
+            npu_sched_loop *to = &dst->loops[dst->nloops];
+            *to = *from;
+            to->binding = to->table = NULL;
+            to->iter_pcs = NULL;
+            to->kernel_cycles = NULL;
+            if ((from->binding && !(to->binding = strdup(from->binding))) ||
+                (from->table && !(to->table = strdup(from->table))) ||
+                (from->n_iter_pcs &&
+                 !(to->iter_pcs = dup_bytes(from->iter_pcs, from->n_iter_pcs * sizeof *from->iter_pcs))) ||
+                (from->kernel_cycles && from->kernel_end > from->kernel_begin &&
+                 !(to->kernel_cycles = dup_bytes(from->kernel_cycles,
+                                                 (from->kernel_end - from->kernel_begin) *
+                                                     sizeof *from->kernel_cycles)))) {
+                dst->nloops++; /* freed with the others */
+                goto oom;
+            }
+        }
+    }
+    return NPU_OK;
+oom:
+    npu_program_free(dst);
+    return NPU_ENOMEM;
 }
 
 /* Grows all three arrays to hold `need` entries; a program built by hand

@@ -6,6 +6,10 @@
 // same bits as the loop in written order; bad blocks get one clear message.
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include <filesystem>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -891,6 +895,134 @@ TEST(Sched, APassBlockRunsOnceAKernelPassInCyclesTheBodyLeavesFree)
 // same bits, and another machine is a separate entry.
 
 std::vector<uint64_t> words(const Assembled &a) { return std::vector<uint64_t>(a.p.words, a.p.words + a.p.count); }
+
+// npu_assemble_file keeps what it assembled from disk (isa/asm.c): a later
+// call with the same options gets a copy, field for field the program a new
+// assembly gives, as long as every file it read reads the same and every
+// include resolves the same; an edited include, an include now found
+// elsewhere first, and other defines each assemble anew.
+void expect_same_program(const npu_program &a, const npu_program &b, const std::string &what)
+{
+    SCOPED_TRACE(what);
+    ASSERT_EQ(a.count, b.count);
+    EXPECT_EQ(std::vector<uint64_t>(a.words, a.words + a.count), std::vector<uint64_t>(b.words, b.words + b.count));
+    for (size_t i = 0; i < a.count; i++) {
+        EXPECT_EQ(a.insns[i].op, b.insns[i].op);
+        EXPECT_EQ(a.insns[i].imm, b.insns[i].imm);
+        EXPECT_EQ(a.locs[i].file, b.locs[i].file);
+        EXPECT_EQ(a.locs[i].line, b.locs[i].line);
+    }
+    ASSERT_EQ(a.nfiles, b.nfiles);
+    for (size_t i = 0; i < a.nfiles; i++)
+        EXPECT_STREQ(a.files[i], b.files[i]);
+    ASSERT_EQ(a.nloops, b.nloops);
+    for (size_t i = 0; i < a.nloops; i++) {
+        const npu_sched_loop &x = a.loops[i], &y = b.loops[i];
+        EXPECT_EQ(x.loc.line, y.loc.line);
+        EXPECT_EQ(x.begin, y.begin);
+        EXPECT_EQ(x.end, y.end);
+        EXPECT_EQ(x.kernel_begin, y.kernel_begin);
+        EXPECT_EQ(x.kernel_end, y.kernel_end);
+        EXPECT_EQ(x.scheduled, y.scheduled);
+        EXPECT_EQ(x.ops, y.ops);
+        EXPECT_EQ(x.trips, y.trips);
+        EXPECT_EQ(x.unroll, y.unroll);
+        EXPECT_EQ(x.ii, y.ii);
+        EXPECT_EQ(x.mii, y.mii);
+        EXPECT_EQ(x.stages, y.stages);
+        EXPECT_EQ(x.vregs, y.vregs);
+        EXPECT_EQ(x.max_live, y.max_live);
+        EXPECT_EQ(x.lifetime_sum_v, y.lifetime_sum_v);
+        EXPECT_EQ(x.regs_v, y.regs_v);
+        EXPECT_EQ(x.prologue_iterations, y.prologue_iterations);
+        EXPECT_EQ(x.vector_loads, y.vector_loads);
+        EXPECT_EQ(x.vector_stores, y.vector_stores);
+        EXPECT_STREQ(x.binding, y.binding);
+        EXPECT_STREQ(x.table, y.table);
+        ASSERT_EQ(x.n_iter_pcs, y.n_iter_pcs);
+        EXPECT_EQ(std::vector<size_t>(x.iter_pcs, x.iter_pcs + x.n_iter_pcs),
+                  std::vector<size_t>(y.iter_pcs, y.iter_pcs + y.n_iter_pcs));
+        ASSERT_EQ(x.kernel_cycles != nullptr, y.kernel_cycles != nullptr);
+        if (x.kernel_cycles) {
+            EXPECT_EQ(std::vector<uint32_t>(x.kernel_cycles, x.kernel_cycles + (x.kernel_end - x.kernel_begin)),
+                      std::vector<uint32_t>(y.kernel_cycles, y.kernel_cycles + (y.kernel_end - y.kernel_begin)));
+        }
+    }
+}
+
+struct FromDisk {
+    npu_program p{};
+    npu_diag d{};
+    unsigned long hits = 0, misses = 0;  // the schedule cache's, after it: unchanged when the program was kept
+    FromDisk(const std::string &path, const std::string &lib, const npu_asm_machine &m, const char *unroll = "1")
+    {
+        const char *dirs[] = {lib.c_str()};
+        const npu_asm_define defs[] = {{"UNROLLS", unroll}};
+        npu_asm_options o{};
+        o.include_dirs = dirs;
+        o.num_include_dirs = 1;
+        o.defines = defs;
+        o.num_defines = 1;
+        o.machine = &m;
+        o.schedule = 1;
+        npu_program_init(&p);
+        EXPECT_EQ(npu_assemble_file(path.c_str(), &o, &p, &d), NPU_OK) << d.message;
+        npu_asm_cache_stats(&hits, &misses);
+    }
+    ~FromDisk() { npu_program_free(&p); }
+};
+
+TEST(Sched, AProgramAssembledFromDiskAgainIsKeptWhileItsFilesReadTheSame)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("npusim_kept_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "lib");
+    fs::create_directories(dir / "k");
+    auto write = [](const fs::path &f, const std::string &text) { std::ofstream(f) << text; };
+    const std::string body = ".macro BODY\n    vld.f32 %x, [s10]\n    vmul.f32 %sq, %x, %x\n    vexp.f32 %e, %sq\n"
+                             "    vaddi.f32 %d, %e, 1.0\n    vrcp.f32 %r, %d\n    vmul.f32 %y, %r, %x\n"
+                             "    vst.f32 %y, [s11]\n.endm\n";
+    write(dir / "lib" / "body.s", body);
+    const std::string main = (dir / "k" / "main.s").string(), lib = (dir / "lib").string();
+    write(main, ".include \"body.s\"\n.if UNROLLS > 1\n    nop\n.endif\n" + loop("    BODY\n", 256));
+    const npu_asm_machine m = machine_of(default_timing());
+    auto fresh = [&](const char *unroll = "1") {
+        npu_asm_cache_clear();  // the schedules and the kept programs
+        return std::make_unique<FromDisk>(main, lib, m, unroll);
+    };
+
+    auto first = fresh();
+    FromDisk again(main, lib, m);
+    expect_same_program(first->p, again.p, "kept");
+    EXPECT_EQ(again.hits + again.misses, first->hits + first->misses) << "assembled anew, not kept";
+    ASSERT_GE(first->p.nloops, 1u);
+    EXPECT_TRUE(first->p.loops[0].scheduled);
+
+    // Another define: its own program.
+    FromDisk two(main, lib, m, "2");
+    EXPECT_EQ(two.p.count, first->p.count + 1);
+    EXPECT_GT(two.hits + two.misses, again.hits + again.misses) << "kept for other defines";
+
+    // The include edited (the same size, another instruction): assembled anew.
+    std::string edited = body;
+    edited.replace(edited.find("vmul.f32 %y"), 8, "vadd.f32");
+    write(dir / "lib" / "body.s", edited);
+    FromDisk after_edit(main, lib, m);
+    EXPECT_NE(std::vector<uint64_t>(after_edit.p.words, after_edit.p.words + after_edit.p.count),
+              std::vector<uint64_t>(first->p.words, first->p.words + first->p.count));
+    expect_same_program(fresh()->p, after_edit.p, "after the edit");
+
+    // A body.s next to main.s, which is searched before the include folder.
+    write(dir / "k" / "body.s", body);
+    FromDisk shadowed(main, lib, m);
+    expect_same_program(fresh()->p, shadowed.p, "the include found next to main.s");
+    EXPECT_EQ(std::vector<uint64_t>(shadowed.p.words, shadowed.p.words + shadowed.p.count),
+              std::vector<uint64_t>(first->p.words, first->p.words + first->p.count));
+    std::vector<std::string> files(shadowed.p.files, shadowed.p.files + shadowed.p.nfiles);
+    EXPECT_NE(std::find(files.begin(), files.end(), (dir / "k" / "body.s").string()), files.end());
+    fs::remove_all(dir);
+}
 
 TEST(Sched, ACachedScheduleIsTheSameAsASearchedOne)
 {

@@ -128,7 +128,15 @@ typedef struct npu_asm_options {
  * NPU_ESYNTAX (bad source, missing include), NPU_ENOMEM, with *diag holding
  * the first error and *out empty. `opts` and `diag` may be NULL.
  * npu_assemble_file reads `path` first; failing that it returns NPU_EIO with
- * a diag for the file (line 0). */
+ * a diag for the file (line 0). From disk (no opts->reader) it keeps the
+ * last 32 programs it assembled, as ccache keeps compilations: a call with
+ * the same path, include folders, defines, machine and schedule flag gets
+ * a copy of the kept program when every file the assembly tried reads the
+ * same bytes again (or fails to open again) and every path it resolved
+ * resolves the same; otherwise it assembles anew. The copy is the program
+ * the assembly would give, and takes no schedule (neither count of
+ * npu_asm_cache_stats moves); npu_asm_cache_clear and
+ * npu_asm_cache_set_file forget the kept programs too. */
 NPU_API int npu_assemble(const char *name, const char *text, size_t len, const npu_asm_options *opts,
                          npu_program *out, npu_diag *diag);
 NPU_API int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program *out,
@@ -140,7 +148,8 @@ NPU_API int npu_assemble_file(const char *path, const npu_asm_options *opts, npu
  * and the placement variant, or the placement itself where register relief
  * found it, and skips the search, giving the same bits. It holds at most 1,024 blocks (the
  * oldest goes first) and is shared by the process's threads.
- * npu_asm_cache_clear forgets every block and zeroes the counts;
+ * npu_asm_cache_clear forgets every block (and npu_assemble_file's kept
+ * programs) and zeroes the counts;
  * npu_asm_cache_stats gives how many scheduled blocks took a cached schedule
  * (hits) and how many were searched (misses) since then. */
 NPU_API void npu_asm_cache_clear(void);
