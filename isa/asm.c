@@ -557,16 +557,8 @@ static char *program_key(const char *path, const npu_asm_options *opts, size_t *
     key_num(&k, opts && opts->schedule);
     key_num(&k, m != NULL);
     if (m) {
-        key_num(&k, m->issue_width);
-        for (size_t i = 0; i < sizeof m->slot_classes / sizeof m->slot_classes[0]; i++)
-            key_num(&k, m->slot_classes[i]);
-        for (size_t u = 0; u < NPU_NUM_UNITS; u++) {
-            key_num(&k, m->unit[u].count);
-            key_num(&k, m->unit[u].latency);
-            key_num(&k, m->unit[u].interval);
-        }
-        key_num(&k, m->vlen_bytes);
-        key_num(&k, m->ub_bytes);
+        unsigned char bytes[sizeof *m]; /* its fields without padding fit */
+        key_add(&k, (const char *)bytes, asm_machine_bytes(m, bytes));
     }
     if (k.broken) {
         free(k.p);
@@ -643,17 +635,12 @@ int npu_assemble_file(const char *path, const npu_asm_options *opts, npu_program
     const int hit = key ? kept_find(key, key_len, out) : 0;
     if (hit != 0) {
         free(key);
-        if (hit > 0 && diag)
+        if (diag) {
             memset(diag, 0, sizeof *diag);
-        if (hit < 0) {
-            npu_program_init(out);
-            if (diag) {
-                memset(diag, 0, sizeof *diag);
+            if (hit < 0)
                 snprintf(diag->message, sizeof diag->message, "out of memory");
-            }
-            return NPU_ENOMEM;
         }
-        return NPU_OK;
+        return hit > 0 ? NPU_OK : NPU_ENOMEM; /* out is empty on NPU_ENOMEM (asm_program_copy) */
     }
     asm_read_log log = { 0 };
     asm_log_reads(&log);

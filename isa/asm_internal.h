@@ -312,6 +312,11 @@ void asm_read_log_free(asm_read_log *log);
  * read and the paths resolved again). */
 int asm_read_log_holds(const asm_read_log *log);
 
+/* Every field of `m` an assembly depends on, field by field (no padding),
+ * written to `out` (may be NULL); returns their size. The schedule cache's
+ * key and npu_assemble_file's kept programs both take it. */
+size_t asm_machine_bytes(const npu_asm_machine *m, unsigned char *out);
+
 /* A deep copy of `src` into `dst` (initialised here): 0, or NPU_ENOMEM with
  * dst empty. */
 int asm_program_copy(npu_program *dst, const npu_program *src);

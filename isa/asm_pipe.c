@@ -3735,6 +3735,22 @@ static unsigned char *put_bytes(unsigned char *o, const void *v, size_t n)
     return o + n;
 }
 
+size_t asm_machine_bytes(const npu_asm_machine *m, unsigned char *out)
+{
+    unsigned char buf[sizeof m->issue_width + sizeof m->slot_classes + (NPU_NUM_UNITS * 3 + 2) * sizeof(unsigned)];
+    unsigned char *o = out ? out : buf;
+    o = put_bytes(o, &m->issue_width, sizeof m->issue_width);
+    o = put_bytes(o, m->slot_classes, sizeof m->slot_classes);
+    for (int u = 0; u < NPU_NUM_UNITS; u++) {
+        o = put_bytes(o, &m->unit[u].count, sizeof(unsigned));
+        o = put_bytes(o, &m->unit[u].latency, sizeof(unsigned));
+        o = put_bytes(o, &m->unit[u].interval, sizeof(unsigned));
+    }
+    o = put_bytes(o, &m->vlen_bytes, sizeof(unsigned));
+    o = put_bytes(o, &m->ub_bytes, sizeof(unsigned));
+    return (size_t)(o - (out ? out : buf));
+}
+
 /* An instruction field by field (its padding bytes never take part). */
 static unsigned char *put_insn(unsigned char *o, const npu_insn *in)
 {
@@ -3747,8 +3763,7 @@ static unsigned char *put_insn(unsigned char *o, const npu_insn *in)
 
 static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, size_t *len)
 {
-    *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + sizeof m->issue_width +
-           sizeof m->slot_classes + NPU_NUM_UNITS * 3 * sizeof(unsigned) + 2 * sizeof(unsigned) +
+    *len = sizeof p->count_reg + sizeof p->temp_reg + sizeof p->trips + asm_machine_bytes(m, NULL) +
            p->nops * (sizeof(npu_insn) + sizeof(unsigned));
     if (p->npass) /* only then: the keys of blocks without one stay as they were */
         *len += sizeof p->pass_reg + sizeof p->pass_scale + p->npass * sizeof(npu_insn);
@@ -3759,15 +3774,7 @@ static unsigned char *cache_key(const asm_pipe *p, const npu_asm_machine *m, siz
     o = put_bytes(o, &p->count_reg, sizeof p->count_reg);
     o = put_bytes(o, &p->temp_reg, sizeof p->temp_reg);
     o = put_bytes(o, &p->trips, sizeof p->trips);
-    o = put_bytes(o, &m->issue_width, sizeof m->issue_width);
-    o = put_bytes(o, m->slot_classes, sizeof m->slot_classes);
-    for (int u = 0; u < NPU_NUM_UNITS; u++) {
-        o = put_bytes(o, &m->unit[u].count, sizeof(unsigned));
-        o = put_bytes(o, &m->unit[u].latency, sizeof(unsigned));
-        o = put_bytes(o, &m->unit[u].interval, sizeof(unsigned));
-    }
-    o = put_bytes(o, &m->vlen_bytes, sizeof(unsigned));
-    o = put_bytes(o, &m->ub_bytes, sizeof(unsigned));
+    o += asm_machine_bytes(m, o);
     for (size_t i = 0; i < p->nops; i++) {
         o = put_insn(o, &p->ops[i].in);
         o = put_bytes(o, &p->ops[i].virt, sizeof(unsigned));
