@@ -27,9 +27,23 @@ typedef struct race_op {
     uint8_t nspans, agent, tag;
 } race_op;
 
+/* A span in flight as the core's loads and stores see it: its extent, and
+ * the accesses that may conflict with it (bit 0: a load, the span writing;
+ * bit 1: a store, any span), both in its space. */
+typedef struct race_extent {
+    uint64_t lo, hi;
+    uint8_t space, against;
+} race_extent;
+
 typedef struct npu_race {
     race_op ops[RACE_MAX_OPS]; /* in issue order, oldest first */
     unsigned n;
+    /* The extents of ops' spans, made again after ops change (ext_stale):
+     * operations come and go with transfers and waits, the core's accesses
+     * are checked against them at every load and store. */
+    race_extent ext[RACE_MAX_OPS * RACE_MAX_SPANS];
+    unsigned next;
+    int ext_stale;
 } npu_race;
 
 static const char *const space_names[] = { "UB", "L1", "L0A", "L0B", "L0C", "GM" };
@@ -184,11 +198,49 @@ static void raise_race(npu_core *c, const race_op *op, const shape *p, const npu
                    (unsigned)op->tag);
 }
 
-int npu_race_access(npu_core *c, npu_agent agent, unsigned tag, const npu_span *spans, unsigned n)
+static void make_extents(npu_race *r)
 {
-    npu_race *r = c->race;
-    if (!r || (r->n == 0 && agent == NPU_AGENT_CORE))
-        return 1;
+    r->next = 0;
+    for (unsigned i = 0; i < r->n; i++)
+        for (unsigned a = 0; a < r->ops[i].nspans; a++) {
+            const shape *p = &r->ops[i].span[a];
+            r->ext[r->next++] = (race_extent){ p->lo, p->hi, p->space, (uint8_t)(p->write ? 3 : 2) };
+        }
+    r->ext_stale = 0;
+}
+
+/* Whether a span in flight may conflict with the core's access sp: the same
+ * space, one of the two writing, their extents overlapping. conflicts()
+ * holds for a core access only where this does (its agent rules exempt no
+ * operation from the core, and rows_meet starts with the extents), so an
+ * access this clears has no race: the loads and stores of a kernel that
+ * overlaps its transfers with compute pass here, a few compares per span in
+ * flight, without the rows. */
+static int core_may_conflict(npu_race *r, const npu_span *sp)
+{
+    uint64_t lo, hi;
+    if (sp->n0 == 1 && sp->n1 == 1) { /* a plain range, the common case */
+        lo = sp->base;
+        hi = sp->base + sp->row;
+    } else {
+        const shape x = shape_of(sp);
+        lo = x.lo;
+        hi = x.hi;
+    }
+    if (r->ext_stale)
+        make_extents(r);
+    const uint8_t mine = sp->write ? 2 : 1;
+    for (unsigned i = 0; i < r->next; i++) {
+        const race_extent *e = &r->ext[i];
+        if (e->lo < hi && lo < e->hi && e->space == sp->space && (e->against & mine))
+            return 1;
+    }
+    return 0;
+}
+
+/* npu_race_access where a span in flight may meet the access. */
+static int race_access(npu_core *c, npu_race *r, npu_agent agent, unsigned tag, const npu_span *spans, unsigned n)
+{
     n = n < RACE_MAX_SPANS ? n : RACE_MAX_SPANS;
     shape mine[RACE_MAX_SPANS];
     for (unsigned b = 0; b < n; b++)
@@ -209,12 +261,23 @@ int npu_race_access(npu_core *c, npu_agent agent, unsigned tag, const npu_span *
         r->n--;
     }
     race_op *op = &r->ops[r->n++];
+    r->ext_stale = 1;
     op->pc = c->pc;
     op->agent = (uint8_t)agent;
     op->tag = (uint8_t)tag;
     op->nspans = (uint8_t)n;
     memcpy(op->span, mine, n * sizeof *mine);
     return 1;
+}
+
+int npu_race_access(npu_core *c, npu_agent agent, unsigned tag, const npu_span *spans, unsigned n)
+{
+    npu_race *r = c->race;
+    if (!r || (r->n == 0 && agent == NPU_AGENT_CORE))
+        return 1;
+    if (agent == NPU_AGENT_CORE && n == 1 && !core_may_conflict(r, &spans[0]))
+        return 1;
+    return race_access(c, r, agent, tag, spans, n);
 }
 
 static void gm_wait(npu_core *c, unsigned tag);
@@ -238,6 +301,7 @@ void npu_race_wait(npu_core *c, unsigned tag)
     for (unsigned i = 0; i < r->n; i++)
         if (r->ops[i].tag != tag && i + 1 > last[r->ops[i].agent])
             r->ops[kept++] = r->ops[i];
+    r->ext_stale |= kept != r->n;
     r->n = kept;
 }
 
@@ -467,8 +531,10 @@ int npu_race_init(npu_core *c)
 
 void npu_race_reset(npu_core *c)
 {
-    if (c->race)
+    if (c->race) {
         c->race->n = 0;
+        c->race->ext_stale = 1;
+    }
     gm_core *me = gm_core_of(c);
     if (me) {
         me->n = me->first = 0;

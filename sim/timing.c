@@ -62,6 +62,7 @@ struct npu_timed_core {
     uint8_t producer[NUM_RIDS];    /* unit of that write */
     uint64_t unit_free[NPU_NUM_UNITS][NPU_MAX_UNIT_COUNT];
     uint8_t unit_bank[NPU_NUM_UNITS][NPU_MAX_UNIT_COUNT]; /* busy time includes bank conflicts */
+    uint8_t unit_next[NPU_NUM_UNITS]; /* the instance next in turn (every unit but the LSU) */
     uint64_t redirect;             /* first cycle after a taken branch's refetch */
     uint64_t sync_ready;           /* barrier release */
     uint64_t tag_done[NPU_NUM_DMA_TAGS];
@@ -666,10 +667,16 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
             producer = tc->producer[d->dst[i]];
         }
     }
-    unsigned inst = 0;
-    for (unsigned k = 1; k < ut->count; k++)
-        if (tc->unit_free[d->unit][k] < tc->unit_free[d->unit][inst])
-            inst = k;
+    /* The instance free first. Issue cycles never fall, and an instance of
+     * any unit but the LSU is busy for the unit's interval, so the instances
+     * free up in the order they were taken: the next in turn is free first
+     * (of equals, another than the lowest, which changes nothing). The LSU's
+     * bank conflicts stretch some of its accesses: its instances are searched. */
+    unsigned inst = tc->unit_next[d->unit];
+    if (d->unit == NPU_UNIT_LSU)
+        for (unsigned k = 1; k < ut->count; k++)
+            if (tc->unit_free[d->unit][k] < tc->unit_free[d->unit][inst])
+                inst = k;
     CONSTRAIN(tc->unit_free[d->unit][inst], tc->unit_bank[d->unit][inst] ? NPU_STALL_UB_BANK : NPU_STALL_UNIT_BUSY);
     CONSTRAIN(tc->redirect, NPU_STALL_BRANCH);
 #undef CONSTRAIN
@@ -706,11 +713,17 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
     }
     tc->unit_free[d->unit][inst] = t + ut->interval + extra;
     tc->unit_bank[d->unit][inst] = extra != 0;
+    if (d->unit != NPU_UNIT_LSU)
+        tc->unit_next[d->unit] = (uint8_t)(inst + 1 == ut->count ? 0 : inst + 1);
     const uint64_t complete = t + ut->latency + extra;
 
+    /* The destinations' ready cycles, and their dataflow limit: the same
+     * dependencies with unlimited slots and units (df, the latest source,
+     * was read with the RAW constraints above). */
     for (unsigned i = 0; i < d->ndst; i++) {
         tc->ready[d->dst[i]] = complete;
         tc->producer[d->dst[i]] = d->unit;
+        tc->df_ready[d->dst[i]] = df + ut->latency;
     }
     if (d->cf == NPU_CF_BRANCH || d->cf == NPU_CF_JUMP || d->cf == NPU_CF_INDIRECT) {
         /* Static prediction: direct jumps and backward conditional branches
@@ -725,10 +738,6 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
             tc->redirect = t + 1;
     }
 
-    /* Dataflow limit: the same dependencies with unlimited slots and units
-     * (df, the latest source, was read with the RAW constraints above). */
-    for (unsigned i = 0; i < d->ndst; i++)
-        tc->df_ready[d->dst[i]] = df + ut->latency;
     if (d->ndst && df + ut->latency > tc->stats.critical_path)
         tc->stats.critical_path = df + ut->latency;
 
@@ -805,14 +814,13 @@ int npu_timed_run(npu_timed_core *tc, uint64_t horizon, uint64_t max_cycles, uin
     const npu_core *c = tc->core;
     uint64_t n = 0;
     int why = NPU_TIMED_STOPPED;
+    /* Where the loop stops, in one compare each (0: no limit). */
+    const uint64_t cycle_stop = max_cycles && max_cycles < horizon ? max_cycles : horizon;
+    const uint64_t insn_stop = max_instructions ? max_instructions : UINT64_MAX;
     while (c->state == NPU_CORE_RUNNING) {
         const uint64_t now = tc->last_issue;
-        if (now >= horizon) {
-            why = NPU_TIMED_HORIZON;
-            break;
-        }
-        if ((max_instructions && c->retired >= max_instructions) || (max_cycles && now >= max_cycles)) {
-            why = NPU_TIMED_LIMIT;
+        if (now >= cycle_stop || c->retired >= insn_stop) {
+            why = now >= horizon ? NPU_TIMED_HORIZON : NPU_TIMED_LIMIT;
             break;
         }
         timed_step(tc);
