@@ -102,8 +102,9 @@ static int vector_access_ok(npu_core *c, const npu_insn *in, uint64_t base, uint
 static int whole_vector_access(npu_core *c, const npu_insn *in, npu_step_info *info, int store,
                                uint64_t base, uint64_t stride)
 {
-    const uint64_t es = esize_of(in->dt), bytes = lanes_of(c, in->dt) * es, size = c->cfg.ub_bytes;
-    if (in->pm || stride != es || base % es || size < bytes || base > size - bytes)
+    const unsigned lanes = lanes_of(c, in->dt);
+    const uint64_t es = esize_of(in->dt), bytes = lanes * es, size = c->cfg.ub_bytes;
+    if (in->pm || stride != es || (base & (es - 1)) || size < bytes || base > size - bytes) /* es: 2 or 4 */
         return 0;
     const npu_span span = npu_span_range(NPU_SPACE_UB, store, base, bytes);
     if (!npu_race_access(c, NPU_AGENT_CORE, 0, &span, 1))
@@ -117,7 +118,7 @@ static int whole_vector_access(npu_core *c, const npu_insn *in, npu_step_info *i
         info->ub_addr = base;
         info->ub_bytes = bytes;
         info->ub_stride = 0;
-        info->ub_lanes = (unsigned)(bytes / es);
+        info->ub_lanes = lanes;
     }
     return 1;
 }

@@ -28,12 +28,12 @@ static void broadcast_literal(npu_core *c, unsigned dt, uint32_t bits)
 {
     uint8_t *v = vreg(c, NPU_VREG_OPERAND);
     const unsigned n = lanes_of(c, dt);
-    for (unsigned i = 0; i < n; i++) {
-        if (esize_of(dt) == 2)
+    if (esize_of(dt) == 2)
+        for (unsigned i = 0; i < n; i++)
             put_u16(v, i, (uint16_t)bits);
-        else
+    else
+        for (unsigned i = 0; i < n; i++)
             put_u32(v, i, bits);
-    }
 }
 
 /* NAMEs: the scalar register in field SRC (rs2, or rs3 for the fma family)
