@@ -640,11 +640,14 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
     CONSTRAIN(tc->sync_ready, NPU_STALL_SYNC);
     if (d->wait_tag)
         CONSTRAIN(tc->tag_done[d->wait_tag - 1], NPU_STALL_DMA_WAIT);
-    if (info.has_dma && tc->dma_count >= cfg->dma_queue_depth)
-        CONSTRAIN(tc->dma_fifo[tc->dma_head], NPU_STALL_DMA_WAIT);
-    if (info.has_pipe && tc->pipe[info.pipe.pipe].count >= cfg->cube_queue_depth) {
-        const pipe_state *p = &tc->pipe[info.pipe.pipe];
-        CONSTRAIN(p->fifo[p->head], NPU_STALL_DMA_WAIT);
+    const int plain = !(info.has_dma | info.has_pipe); /* no DMA transfer or cube operation */
+    if (!plain) {
+        if (info.has_dma && tc->dma_count >= cfg->dma_queue_depth)
+            CONSTRAIN(tc->dma_fifo[tc->dma_head], NPU_STALL_DMA_WAIT);
+        if (info.has_pipe && tc->pipe[info.pipe.pipe].count >= cfg->cube_queue_depth) {
+            const pipe_state *p = &tc->pipe[info.pipe.pipe];
+            CONSTRAIN(p->fifo[p->head], NPU_STALL_DMA_WAIT);
+        }
     }
     uint64_t df = 0; /* dataflow limit (below), from the same sources */
     for (unsigned i = 0; i < d->nsrc; i++) {
@@ -754,12 +757,13 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
 
     /* The issue event: built only when a hook reads it or a DMA or cube
      * operation completes it. */
-    const int plain = !info.has_pipe && !info.has_dma;
-    if (plain && complete > tc->last_completion)
-        tc->last_completion = complete;
-    if (plain && !tc->hook) {
-        tc->seq++;
-        return c->state;
+    if (plain) {
+        if (complete > tc->last_completion)
+            tc->last_completion = complete;
+        if (!tc->hook) {
+            tc->seq++;
+            return c->state;
+        }
     }
     npu_issue_event ev = { tc->seq++, pc, in, oldest, t, complete, slot, (npu_unit)d->unit, why, gap,
                            tc->dma_count, 0, 0 };
