@@ -21,6 +21,8 @@
 #include "error.h"
 #include "config.h"
 #include "manifest.h"
+#include "parallel.h"
+#include "report.h"
 #include "runner.h"
 #include "sched_checker.h"
 
@@ -1663,4 +1665,34 @@ TEST(LibraryRun, ParametersAreFiniteInBinary32AndTileMaxIsNotMeasured)
     t.tile_max = 1024;
     t.measure_tiles = true;
     EXPECT_EQ(run_error(t), "tile_max 1024 with measured tiling: give one (tile_max fixes the tiles, measuring picks them)");
+}
+
+TEST(LibraryCheck, TheReferencesInThreadsGiveTheFiguresOfOneThread)
+{
+    // The check computes the references in threads (parallel.h) and takes
+    // the elements in index order: its figures, the failures it lists and
+    // the worst element are those of one thread (a run inside a
+    // parallel_for takes no more threads). Per element, with failures and
+    // --against; from the table of fp16 inputs, with --against; two inputs,
+    // one per channel.
+    std::vector<RunOptions> runs;
+    runs.push_back(options("mish", "fp32", {1, 16, 56, 56}, {"sfu.mode=approx", "sfu.bits=8"}));
+    runs.back().against = "gelu_erf";
+    runs.push_back(options("gelu_tanh", "fp16", {1, 64, 56, 56}));
+    runs.back().against = "gelu_erf";
+    runs.push_back(options("mish", "fp16", {1, 64, 56, 56}, {"sfu.mode=approx", "sfu.bits=8"}));
+    runs.push_back(options("prelu", "fp32", {2, 40, 30, 30}));
+    for (const RunOptions &o : runs) {
+        const RunResult threads = run_kernel(o);
+        RunResult one;
+        parallel_for(1, 1, [&](size_t) { one = run_kernel(o); });
+        nlohmann::json a = report_json(threads), b = report_json(one);
+        a.erase("sim");
+        b.erase("sim");
+        EXPECT_EQ(a, b) << o.kernel;
+        EXPECT_EQ(describe(threads), describe(one)) << o.kernel;
+        EXPECT_EQ(threads.against_worst_x, one.against_worst_x) << o.kernel;
+        EXPECT_TRUE(std::equal(threads.worst_inputs, threads.worst_inputs + NPU_REF_MAX_INPUTS, one.worst_inputs))
+            << o.kernel;
+    }
 }

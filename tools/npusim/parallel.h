@@ -12,15 +12,22 @@
 
 namespace npusim {
 
+// Whether this thread is one of a parallel_for's: work inside it (a run's
+// check inside compare's runs in threads) takes no more threads.
+inline thread_local bool in_parallel_for = false;
+
 // Calls work(i) for every i in [0, n), `jobs` at once (0: one per core; the
-// calling thread is one of them), each thread taking the next index not yet
-// taken. The first exception, in index order, is rethrown after all finish.
+// calling thread is one of them; one inside another parallel_for), each
+// thread taking the next index not yet taken. The first exception, in index
+// order, is rethrown after all finish.
 template <class Work>
 void parallel_for(size_t n, unsigned jobs, Work work)
 {
     std::vector<std::exception_ptr> errors(n);
     std::atomic<size_t> next{0};
     auto loop = [&] {
+        const bool outer = in_parallel_for;
+        in_parallel_for = true;
         for (size_t i; (i = next++) < n;) {
             try {
                 work(i);
@@ -28,8 +35,10 @@ void parallel_for(size_t n, unsigned jobs, Work work)
                 errors[i] = std::current_exception();
             }
         }
+        in_parallel_for = outer;
     };
-    const unsigned want = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned want =
+        in_parallel_for ? 1u : jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
     const size_t threads = std::min<size_t>(want, n);
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; t++)

@@ -1267,12 +1267,10 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
             ins.push_back(&pl);
     // One fp16 input takes at most 65,536 values: past that many elements,
     // the reference is computed once per distinct input (the function is
-    // pure: the same input and parameters give the same double). The table
-    // is left uninitialised (a bit per entry says which are set), so only
-    // the pages of values that occur are touched.
+    // pure: the same input and parameters give the same double), for the
+    // values that occur.
     const bool memo = r.dtype == NPU_F16 && ins.size() == 1 && count >= 65536;
     std::unique_ptr<double[]> memo_ref(memo ? new double[65536] : nullptr);
-    std::vector<uint64_t> memo_have(memo ? 65536 / 64 : 0);
     // With the table, the reference's fp16 rounding is kept beside it: an
     // output whose bits are that rounding has an error of 0 ULP and 0
     // absolute, so checking it (npu_accuracy_add) would only count it,
@@ -1281,46 +1279,85 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     std::unique_ptr<uint16_t[]> memo_round(memo ? new uint16_t[65536] : nullptr);
     const bool count_exact =
         memo && !against && (r.tolerance.max_ulp >= 0 || r.tolerance.max_abs >= 0);
+    const auto inputs_at = [&](uint64_t i, double *x) {
+        for (size_t k = 0; k < ins.size(); k++)
+            x[k] = npu_load_lane(ins[k]->nchw.data.data(), ins[k]->decl->per_channel ? i / plane % r.layout.c : i,
+                                 r.dtype);
+    };
+    // The references are computed in threads (parallel.h), the elements
+    // checked one after another in index order as before: each reference is
+    // a pure function of its inputs and the parameters, the same double in
+    // any thread, and the sums and the worst element are taken in the same
+    // order, so the figures do not depend on the threads.
+    if (memo) {
+        std::vector<uint64_t> present(65536 / 64);
+        for (uint64_t i = 0; i < count; i++) {
+            uint16_t bits;
+            std::memcpy(&bits, ins[0]->nchw.data.data() + 2 * i, 2);
+            present[bits / 64] |= uint64_t(1) << (bits % 64);
+        }
+        parallel_for(present.size(), 0, [&](size_t w) {
+            for (uint64_t m = present[w]; m; m &= m - 1) {
+                const unsigned bits = unsigned(w * 64 + unsigned(__builtin_ctzll(m)));
+                double x[NPU_REF_MAX_INPUTS] = {npu_f16_to_f32(uint16_t(bits))};
+                memo_ref[bits] = ref->fn(x, r.params.data());
+                memo_round[bits] = npu_f64_to_f16(memo_ref[bits]);
+            }
+        });
+    }
+    // Per element, a block at a time (bounded memory): the kernel's
+    // reference (without the table) and the one it is measured --against.
+    constexpr uint64_t kBlock = 1 << 16, kTask = 1 << 11;
+    const bool own_per_element = !memo;
+    std::vector<double> want_block(own_per_element ? std::min(count, kBlock) : 0);
+    std::vector<double> against_block(against ? std::min(count, kBlock) : 0);
     for (const Placed &pl : g.placed) {
         if (pl.decl->is_input)
             continue;
-        for (uint64_t i = 0; i < count; i++) {
-            double x[NPU_REF_MAX_INPUTS];
-            uint16_t bits = 0;
-            if (memo) {
-                std::memcpy(&bits, ins[0]->nchw.data.data() + 2 * i, 2);
-                if (!(memo_have[bits / 64] >> (bits % 64) & 1)) {
-                    x[0] = npu_f16_to_f32(bits);
-                    memo_ref[bits] = ref->fn(x, r.params.data());
-                    memo_round[bits] = npu_f64_to_f16(memo_ref[bits]);
-                    memo_have[bits / 64] |= uint64_t(1) << (bits % 64);
+        for (uint64_t s = 0; s < count; s += kBlock) {
+            const uint64_t n = std::min(kBlock, count - s);
+            if (own_per_element || against)
+                parallel_for((n + kTask - 1) / kTask, 0, [&](size_t t) {
+                    for (uint64_t i = s + t * kTask; i < s + std::min(n, (t + 1) * kTask); i++) {
+                        double x[NPU_REF_MAX_INPUTS];
+                        inputs_at(i, x);
+                        if (own_per_element)
+                            want_block[i - s] = ref->fn(x, r.params.data());
+                        if (against)
+                            against_block[i - s] = against->fn(x, against_params);
+                    }
+                });
+            for (uint64_t i = s; i < s + n; i++) {
+                uint16_t bits = 0;
+                if (memo) {
+                    std::memcpy(&bits, ins[0]->nchw.data.data() + 2 * i, 2);
+                    uint16_t got_bits;
+                    std::memcpy(&got_bits, pl.nchw.data.data() + 2 * i, 2);
+                    if (count_exact && got_bits == memo_round[bits] && r.accuracy.checked > 0) {
+                        r.accuracy.checked++;
+                        continue;
+                    }
                 }
-                uint16_t got_bits;
-                std::memcpy(&got_bits, pl.nchw.data.data() + 2 * i, 2);
-                if (count_exact && got_bits == memo_round[bits] && r.accuracy.checked > 0) {
-                    r.accuracy.checked++;
-                    continue;
+                double x[NPU_REF_MAX_INPUTS];
+                inputs_at(i, x);
+                double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
+                const double want = memo ? memo_ref[bits] : want_block[i - s];
+                if (against) {
+                    const double prev = r.against_accuracy.max_abs_err;
+                    npu_accuracy_add(&r.against_accuracy, i, got, against_block[i - s], r.dtype, &unbounded);
+                    if (r.against_accuracy.max_abs_err > prev)
+                        r.against_worst_x = x[0];
                 }
+                const uint64_t worst = r.accuracy.worst_index;
+                const double worst_ulp = r.accuracy.max_ulp;
+                if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.tolerance) &&
+                    r.failed.size() < kMaxFailedShown) {
+                    FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
+                    r.failed.push_back(f);
+                }
+                if (r.accuracy.worst_index != worst || r.accuracy.max_ulp != worst_ulp)
+                    std::copy(x, x + ins.size(), r.worst_inputs);
             }
-            for (size_t k = 0; k < ins.size(); k++)
-                x[k] = npu_load_lane(ins[k]->nchw.data.data(), ins[k]->decl->per_channel ? i / plane % r.layout.c : i,
-                                     r.dtype);
-            double got = npu_load_lane(pl.nchw.data.data(), i, r.dtype);
-            const double want = memo ? memo_ref[bits] : ref->fn(x, r.params.data());
-            if (against) {
-                const double prev = r.against_accuracy.max_abs_err;
-                npu_accuracy_add(&r.against_accuracy, i, got, against->fn(x, against_params), r.dtype, &unbounded);
-                if (r.against_accuracy.max_abs_err > prev)
-                    r.against_worst_x = x[0];
-            }
-            const uint64_t worst = r.accuracy.worst_index;
-            const double worst_ulp = r.accuracy.max_ulp;
-            if (!npu_accuracy_add(&r.accuracy, i, got, want, r.dtype, &r.tolerance) && r.failed.size() < kMaxFailedShown) {
-                FailedElement f{i, {x[0], ins.size() > 1 ? x[1] : 0.0}, got, want, npu_ulp_error(got, want, r.dtype)};
-                r.failed.push_back(f);
-            }
-            if (r.accuracy.worst_index != worst || r.accuracy.max_ulp != worst_ulp)
-                std::copy(x, x + ins.size(), r.worst_inputs);
         }
         r.padding_nonzero += npu_padding_nonzero(&r.layout, g.bytes.data() + pl.gm_addr);
     }
