@@ -211,7 +211,7 @@ int driver(const std::string &exe, const std::string &npusim)
 
     const double sc_cps = rate(sc, "cycles"), c_cps = rate(c, "cycles"), empty_cps = rate(empty, "cycles");
     const double whole_over_engine = cli / secs(c), over_empty = c_cps / empty_cps;
-    std::printf("npusim speed: gelu_tanh fp16 1x64x56x56, default config, every element checked, one host thread\n");
+    std::printf("npusim speed: gelu_tanh fp16 1x64x56x56, default config, every element checked, the engine in one host thread\n");
     std::printf("  workload: %llu cycles, %llu instructions; every figure the best of %d, taken in turn\n",
                 (unsigned long long)c["cycles"].get<uint64_t>(),
                 (unsigned long long)c["instructions"].get<uint64_t>(), kReps);

@@ -1267,10 +1267,12 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
             ins.push_back(&pl);
     // One fp16 input takes at most 65,536 values: past that many elements,
     // the reference is computed once per distinct input (the function is
-    // pure: the same input and parameters give the same double), for the
-    // values that occur.
+    // pure: the same input and parameters give the same double). The table
+    // is left uninitialised (a bit per entry says which are set), so only
+    // the pages of values that occur are touched.
     const bool memo = r.dtype == NPU_F16 && ins.size() == 1 && count >= 65536;
     std::unique_ptr<double[]> memo_ref(memo ? new double[65536] : nullptr);
+    std::vector<uint64_t> memo_have(memo ? 65536 / 64 : 0);
     // With the table, the reference's fp16 rounding is kept beside it: an
     // output whose bits are that rounding has an error of 0 ULP and 0
     // absolute, so checking it (npu_accuracy_add) would only count it,
@@ -1284,53 +1286,73 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
             x[k] = npu_load_lane(ins[k]->nchw.data.data(), ins[k]->decl->per_channel ? i / plane % r.layout.c : i,
                                  r.dtype);
     };
-    // The references are computed in threads (parallel.h), the elements
-    // checked one after another in index order as before: each reference is
-    // a pure function of its inputs and the parameters, the same double in
-    // any thread, and the sums and the worst element are taken in the same
-    // order, so the figures do not depend on the threads.
-    if (memo) {
-        std::vector<uint64_t> present(65536 / 64);
-        for (uint64_t i = 0; i < count; i++) {
-            uint16_t bits;
-            std::memcpy(&bits, ins[0]->nchw.data.data() + 2 * i, 2);
-            present[bits / 64] |= uint64_t(1) << (bits % 64);
-        }
-        parallel_for(present.size(), 0, [&](size_t w) {
-            for (uint64_t m = present[w]; m; m &= m - 1) {
-                const unsigned bits = unsigned(w * 64 + unsigned(__builtin_ctzll(m)));
-                double x[NPU_REF_MAX_INPUTS] = {npu_f16_to_f32(uint16_t(bits))};
-                memo_ref[bits] = ref->fn(x, r.params.data());
-                memo_round[bits] = npu_f64_to_f16(memo_ref[bits]);
-            }
-        });
-    }
-    // Per element, a block at a time (bounded memory): the kernel's
-    // reference (without the table) and the one it is measured --against.
+    // Per element (without the table), the references are computed a block
+    // at a time before the block's elements are checked: the kernel's own
+    // and the one it is measured --against. They are pure functions of the
+    // inputs and the parameters, the same double in any thread, and the
+    // elements are checked one after another in index order, so the
+    // figures, the failures listed and the worst element do not depend on
+    // threads. Threads (parallel.h) take a block's references where a
+    // task's time (the second: the first warms the caches) says the check's
+    // would take more than kThreadsWorth on one thread: a thread took 0.05
+    // to 0.4 ms to start on the development machine, and a block starts
+    // one, so a cheap reference (relu's, 2.5 ms for 200,704 elements there)
+    // is faster alone, mish's (9 ms) not.
     constexpr uint64_t kBlock = 1 << 16, kTask = 1 << 11;
+    constexpr double kThreadsWorth = 4e-3;  // seconds
     const bool own_per_element = !memo;
     std::vector<double> want_block(own_per_element ? std::min(count, kBlock) : 0);
     std::vector<double> against_block(against ? std::min(count, kBlock) : 0);
+    const auto refs = [&](uint64_t s, uint64_t i0, uint64_t i1) {
+        for (uint64_t i = i0; i < i1; i++) {
+            double x[NPU_REF_MAX_INPUTS];
+            inputs_at(i, x);
+            if (own_per_element)
+                want_block[i - s] = ref->fn(x, r.params.data());
+            if (against)
+                against_block[i - s] = against->fn(x, against_params);
+        }
+    };
+    int threads = -1;  // not yet decided
+    uint64_t outputs = 0;
+    for (const Placed &pl : g.placed)
+        outputs += !pl.decl->is_input;
     for (const Placed &pl : g.placed) {
         if (pl.decl->is_input)
             continue;
         for (uint64_t s = 0; s < count; s += kBlock) {
             const uint64_t n = std::min(kBlock, count - s);
-            if (own_per_element || against)
-                parallel_for((n + kTask - 1) / kTask, 0, [&](size_t t) {
-                    for (uint64_t i = s + t * kTask; i < s + std::min(n, (t + 1) * kTask); i++) {
-                        double x[NPU_REF_MAX_INPUTS];
-                        inputs_at(i, x);
-                        if (own_per_element)
-                            want_block[i - s] = ref->fn(x, r.params.data());
-                        if (against)
-                            against_block[i - s] = against->fn(x, against_params);
-                    }
-                });
+            if (own_per_element || against) {
+                uint64_t from = s;
+                if (threads < 0) {  // the first task warms the caches, the second is timed
+                    const uint64_t warm = s + std::min(n, kTask);
+                    refs(s, s, warm);
+                    const auto t0 = std::chrono::steady_clock::now();
+                    from = std::min(s + n, warm + kTask);
+                    refs(s, warm, from);
+                    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                    threads = from > warm &&
+                              took * double(count * outputs) / double(from - warm) > kThreadsWorth &&
+                              usable_cores() > 1;
+                }
+                const uint64_t tasks = (s + n - from + kTask - 1) / kTask;
+                if (threads)
+                    parallel_for(tasks, 0, [&](size_t t) {
+                        refs(s, from + t * kTask, std::min(s + n, from + (t + 1) * kTask));
+                    });
+                else
+                    refs(s, from, s + n);
+            }
             for (uint64_t i = s; i < s + n; i++) {
                 uint16_t bits = 0;
                 if (memo) {
                     std::memcpy(&bits, ins[0]->nchw.data.data() + 2 * i, 2);
+                    if (!(memo_have[bits / 64] >> (bits % 64) & 1)) {
+                        double x0[NPU_REF_MAX_INPUTS] = {npu_f16_to_f32(bits)};
+                        memo_ref[bits] = ref->fn(x0, r.params.data());
+                        memo_round[bits] = npu_f64_to_f16(memo_ref[bits]);
+                        memo_have[bits / 64] |= uint64_t(1) << (bits % 64);
+                    }
                     uint16_t got_bits;
                     std::memcpy(&got_bits, pl.nchw.data.data() + 2 * i, 2);
                     if (count_exact && got_bits == memo_round[bits] && r.accuracy.checked > 0) {

@@ -30,6 +30,7 @@
 #include "error.h"
 #include "json_text.h"
 #include "manifest.h"
+#include "parallel.h"
 #include "run_limits.h"
 #include "runner.h"
 #include "yaml_document.h"
@@ -880,7 +881,7 @@ SweepResult run_sweep(const SweepSpec &spec, const std::vector<SweepPoint> &poin
         limits.max_cycles = opts.limits.max_cycles;
     if (opts.limits.max_instructions)
         limits.max_instructions = opts.limits.max_instructions;
-    const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned jobs = opts.jobs ? opts.jobs : usable_cores();
     struct Running {
         const SweepPoint *point;
         uint64_t bytes;  // its share of the host's memory (room, below)
