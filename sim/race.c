@@ -42,7 +42,7 @@ typedef struct npu_race {
      * operations come and go with transfers and waits, the core's accesses
      * are checked against them at every load and store. */
     race_extent ext[RACE_MAX_OPS * RACE_MAX_SPANS];
-    unsigned next;
+    unsigned n_ext;
     int ext_stale;
 } npu_race;
 
@@ -200,11 +200,11 @@ static void raise_race(npu_core *c, const race_op *op, const shape *p, const npu
 
 static void make_extents(npu_race *r)
 {
-    r->next = 0;
+    r->n_ext = 0;
     for (unsigned i = 0; i < r->n; i++)
         for (unsigned a = 0; a < r->ops[i].nspans; a++) {
             const shape *p = &r->ops[i].span[a];
-            r->ext[r->next++] = (race_extent){ p->lo, p->hi, p->space, (uint8_t)(p->write ? 3 : 2) };
+            r->ext[r->n_ext++] = (race_extent){ p->lo, p->hi, p->space, (uint8_t)(p->write ? 3 : 2) };
         }
     r->ext_stale = 0;
 }
@@ -230,7 +230,7 @@ static int core_may_conflict(npu_race *r, const npu_span *sp)
     if (r->ext_stale)
         make_extents(r);
     const uint8_t mine = sp->write ? 2 : 1;
-    for (unsigned i = 0; i < r->next; i++) {
+    for (unsigned i = 0; i < r->n_ext; i++) {
         const race_extent *e = &r->ext[i];
         if (e->lo < hi && lo < e->hi && e->space == sp->space && (e->against & mine))
             return 1;
