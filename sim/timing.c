@@ -673,7 +673,7 @@ static inline __attribute__((always_inline)) npu_core_state timed_step(npu_timed
     /* The instance free first. Issue cycles never fall, and an instance of
      * any unit but the LSU is busy for the unit's interval, so the instances
      * free up in the order they were taken: the next in turn is free first
-     * (of equals, another than the lowest, which changes nothing). The LSU's
+     * (of equally free ones, not always the lowest: no figure tells). The LSU's
      * bank conflicts stretch some of its accesses: its instances are searched. */
     unsigned inst = tc->unit_next[d->unit];
     if (d->unit == NPU_UNIT_LSU)

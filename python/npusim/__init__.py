@@ -279,12 +279,14 @@ def _rows(rows):
 
 
 def _in_threads(fn, items, jobs):
-    """fn over items, `jobs` at once in threads (None: one per core), results
-    in order; the first exception, in order, is raised. Runs release the GIL,
-    so they proceed at once."""
+    """fn over items, `jobs` at once in threads (None: one per core this
+    process may run on, its CPU affinity's, as the library counts them),
+    results in order; the first exception, in order, is raised. Runs release
+    the GIL, so they proceed at once."""
     items = list(items)
     jobs = None if jobs is None else _whole("jobs", jobs)
-    jobs = min(jobs or _os.cpu_count() or 1, max(len(items), 1))
+    cores = len(_os.sched_getaffinity(0)) if hasattr(_os, "sched_getaffinity") else _os.cpu_count()
+    jobs = min(jobs or cores or 1, max(len(items), 1))
     if jobs <= 1:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor

@@ -31,10 +31,10 @@ inline unsigned usable_cores()
 // check inside compare's runs in threads) takes no more threads.
 inline thread_local bool in_parallel_for = false;
 
-// Calls work(i) for every i in [0, n), `jobs` at once (0: one per usable core; the
-// calling thread is one of them; one inside another parallel_for), each
-// thread taking the next index not yet taken. The first exception, in index
-// order, is rethrown after all finish.
+// Calls work(i) for every i in [0, n), `jobs` at once (0: one per usable
+// core; one inside another parallel_for; the calling thread is one of
+// them), each thread taking the next index not yet taken. The first
+// exception, in index order, is rethrown after all finish.
 template <class Work>
 void parallel_for(size_t n, unsigned jobs, Work work)
 {
@@ -52,8 +52,7 @@ void parallel_for(size_t n, unsigned jobs, Work work)
         }
         in_parallel_for = outer;
     };
-    const unsigned want =
-        in_parallel_for ? 1u : jobs ? jobs : usable_cores();
+    const unsigned want = in_parallel_for ? 1u : jobs ? jobs : usable_cores();
     const size_t threads = std::min<size_t>(want, n);
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; t++)

@@ -1295,7 +1295,7 @@ void check_accuracy(RunResult &r, const GlobalMemory &g, const npu_reference *ag
     // threads. Threads (parallel.h) take a block's references where a
     // task's time (the second: the first warms the caches) says the check's
     // would take more than kThreadsWorth on one thread: a thread took 0.05
-    // to 0.4 ms to start on the development machine, and a block starts
+    // to 0.36 ms to start on the development machine, and a block starts
     // one, so a cheap reference (relu's, 2.5 ms for 200,704 elements there)
     // is faster alone, mish's (9 ms) not.
     constexpr uint64_t kBlock = 1 << 16, kTask = 1 << 11;

@@ -24,7 +24,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "atomic_file.h"
 #include "error.h"
